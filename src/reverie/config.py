@@ -1,0 +1,107 @@
+"""Settings: the only module that reads the environment.
+
+Precedence, highest first: a value passed to :meth:`Settings.load`, then the environment
+variable ``REVERIE_<NAME>`` (for example ``REVERIE_MAX_INDEX_BYTES=131072``), then the default
+below. ``REVERIE_HOME`` picks the data directory (default ``./reverie-data``). The model
+endpoints' settings read the providers' own variables instead (``OPENAI_BASE_URL``,
+``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``), named in field metadata.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import RefusedInput
+
+__all__ = ["Settings"]
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Typed settings with their defaults (SPEC W3 limits, review and search knobs)."""
+
+    home: Path = field(default_factory=lambda: Path("reverie-data"))
+    #: W3: one file at most (topic files).
+    max_file_bytes: int = 8 * MIB
+    #: W3: one batch at most (the sum of its text).
+    max_batch_bytes: int = 32 * MIB
+    #: W3: ``MEMORY.md`` at most, on every path.
+    max_index_bytes: int = 64 * 1024
+    #: W3: a chat command's description and body.
+    max_chat_description_bytes: int = 512
+    max_chat_body_bytes: int = 8 * 1024
+    #: P1: how much of ``MEMORY.md`` goes into the prompt.
+    prompt_index_chars: int = 2000
+    #: A conversation idle this long has a complete tail (review may read it).
+    idle_window_seconds: int = 30 * 60
+    #: ``fts5`` (ranked, BM25) or ``scan`` (the bounded fallback, M2).
+    search_backend: str = "fts5"
+    #: The bounded scan reads at most this many indexed lines.
+    scan_max_lines: int = 50_000
+    #: fsync git objects and use SQLite ``synchronous=FULL``: survives power loss, not only
+    #: process crashes, at a cost per write (see docs/benchmarks.md).
+    durable: bool = False
+    #: W9: refused writes in a row, within one conversation, before the agent is told to stop.
+    max_failures_in_a_row: int = 3
+    #: ``openai:NAME`` or ``anthropic:NAME``; unset means the offline reviewer.
+    model: str | None = None
+    #: The providers' own variables (SPEC 15), read here and handed to the SDKs explicitly.
+    #: Keys stay out of reprs.
+    openai_base_url: str | None = field(default=None, metadata={"env": "OPENAI_BASE_URL"})
+    openai_api_key: str | None = field(default=None, repr=False, metadata={"env": "OPENAI_API_KEY"})
+    anthropic_base_url: str | None = field(default=None, metadata={"env": "ANTHROPIC_BASE_URL"})
+    anthropic_api_key: str | None = field(
+        default=None, repr=False, metadata={"env": "ANTHROPIC_API_KEY"}
+    )
+    #: One model request: seconds before it is abandoned, and retries on 429, 5xx, lost links.
+    model_timeout_seconds: int = 120
+    model_max_retries: int = 2
+    #: Model reviewer: prompt budget (estimated at four characters a token) and answer size.
+    model_prompt_tokens: int = 24_000
+    model_answer_tokens: int = 4096
+
+    @classmethod
+    def load(cls, home: str | Path | None = None, **overrides: Any) -> Settings:
+        """Build settings from arguments, then ``REVERIE_*`` variables, then defaults.
+
+        Raises:
+            RefusedInput: an environment variable holds a value of the wrong type.
+        """
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = os.environ.get(f.metadata.get("env", f"REVERIE_{f.name.upper()}"))
+            if raw is not None and raw != "":
+                values[f.name] = _coerce(f.name, f.type, raw)
+        if home is not None:
+            values["home"] = Path(home)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values["home"] = Path(values.get("home", "reverie-data")).expanduser().absolute()
+        return cls(**values)
+
+
+def _coerce(name: str, type_name: Any, raw: str) -> Any:
+    kind = str(type_name)
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "bool":
+            if raw.lower() in {"1", "true", "yes", "on"}:
+                return True
+            if raw.lower() in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+    except ValueError:
+        raise RefusedInput(
+            f"REVERIE_{name.upper()} must be {kind}; fix or unset the environment variable.",
+            code="invalid_setting",
+            setting=name,
+        ) from None
+    if kind == "Path":
+        return Path(raw)
+    return raw

@@ -1,0 +1,276 @@
+"""The shape of a memory's Markdown and the pure application of a batch to it (SPEC 1, W2).
+
+``MEMORY.md`` is the index: a title, the four standard sections and any free sections, each
+holding entries (list items). Topic files ``memory/<slug>.md`` hold detail and are linked from
+the index with ``[[memory/<slug>.md]]``. Nothing here does I/O: :func:`apply_batch` takes a
+loader for the files it needs and returns the new text of each file it changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from reverie.errors import NotFound, RefusedInput
+
+from .operations import Add, Batch, Remove, Replace, SetBody, WriteTopic
+from .paths import INDEX, normalize_source, topic_path
+
+__all__ = [
+    "STANDARD_SECTIONS",
+    "Applied",
+    "apply_batch",
+    "canonical_text",
+    "entry_lines",
+    "new_index",
+    "sections",
+]
+
+STANDARD_SECTIONS = ("People & preferences", "Decisions", "Environment & gotchas", "Project state")
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_BULLET = re.compile(r"^([ \t]*)([-*+]|\d{1,3}[.)])[ \t]+")
+
+Loader = Callable[[str], str | None]
+
+
+def new_index() -> str:
+    """The body of a new memory (revision 0): a title and the four standard sections."""
+    parts = ["# Memory", ""]
+    for name in STANDARD_SECTIONS:
+        parts += [f"## {name}", ""]
+    return "\n".join(parts)
+
+
+def canonical_text(text: str) -> str:
+    """Newlines as ``\\n``, no trailing blanks at the end, one final newline (none if empty)."""
+    text = text.replace("\r\n", "\n")
+    stripped = text.rstrip()
+    return stripped + "\n" if stripped else ""
+
+
+def sections(text: str) -> list[tuple[str, int, int]]:
+    """The level-2 sections of ``text`` as ``(name, heading_line, end_line)`` (end exclusive)."""
+    lines = text.split("\n")
+    found: list[tuple[str, int]] = []
+    for i, line in enumerate(lines):
+        m = _HEADING.match(line)
+        if m and len(m.group(1)) <= 2:
+            found.append((m.group(2) if len(m.group(1)) == 2 else "", i))
+    out = []
+    for k, (name, start) in enumerate(found):
+        end = found[k + 1][1] if k + 1 < len(found) else len(lines)
+        if name:
+            out.append((name, start, end))
+    return out
+
+
+def entry_lines(text: str) -> list[str]:
+    """An entry as list-item lines: a bullet on the first line, continuation lines indented."""
+    lines = [line.rstrip() for line in text.strip("\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    if not lines or not lines[0].strip():
+        raise RefusedInput("add needs a non-empty 'text'.", code="invalid_operation")
+    first = lines[0].strip()
+    if not _BULLET.match(first):
+        first = f"- {first}"
+    rest = [line if (not line or line[0] in " \t") else f"  {line}" for line in lines[1:]]
+    return [first, *rest]
+
+
+@dataclass
+class Applied:
+    """What a batch does to the files: new text per changed path (``None`` = deleted)."""
+
+    files: dict[str, str | None] = field(default_factory=dict)
+    #: The text each changed file had before the batch (``None`` = it did not exist).
+    before: dict[str, str | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def apply_batch(batch: Batch, load: Loader) -> Applied:
+    """Apply every operation of ``batch`` in order, in memory, to the files ``load`` returns.
+
+    Returns only the files whose text differs from what ``load`` gave.
+
+    Raises:
+        RefusedInput: ``no_match``, ``ambiguous_match`` or ``invalid_operation``.
+        NotFound: a ``replace``/``remove`` names a topic file that does not exist.
+    """
+    before: dict[str, str | None] = {}
+    work: dict[str, str | None] = {}
+
+    def get(path: str) -> str | None:
+        if path not in work:
+            text = load(path)
+            before[path] = text
+            work[path] = text
+        return work[path]
+
+    applied = Applied()
+    for i, op in enumerate(batch.operations):
+        where = f"operations[{i}]"
+        if isinstance(op, Add):
+            text = get(INDEX) or ""
+            new = _add(text, op)
+            if new == text:
+                applied.notes.append(f"{where}: the entry is already in {INDEX}; nothing added.")
+            work[INDEX] = new
+        elif isinstance(op, Replace | Remove):
+            path = normalize_source(op.source)
+            current = get(path)
+            if current is None:
+                raise NotFound(f"{path} does not exist in this memory.", path=path)
+            if isinstance(op, Replace):
+                work[path] = _replace(current, op, where, path)
+            else:
+                work[path] = _remove(current, op, where, path)
+        elif isinstance(op, WriteTopic):
+            path = topic_path(op.topic)
+            content = canonical_text(op.content)
+            get(path)
+            index = get(INDEX) or ""
+            if content:
+                work[path] = content
+                work[INDEX] = _ensure_link(index, path, content)
+            else:
+                work[path] = None
+                work[INDEX] = _drop_bare_link(index, path)
+        elif isinstance(op, SetBody):
+            get(INDEX)
+            work[INDEX] = canonical_text(op.text)
+    applied.files = {p: t for p, t in work.items() if t != before[p]}
+    applied.before = {p: before[p] for p in applied.files}
+    return applied
+
+
+def _add(text: str, op: Add) -> str:
+    block = entry_lines(op.text)
+    lines = text.split("\n") if text else []
+    if lines and lines[-1] == "":
+        lines.pop()
+    if _contains_block(lines, block):
+        return text
+    target = _find_section("\n".join(lines), op.section) if op.section else None
+    if target is None:
+        if op.section and _standard_name(op.section) is not None:
+            # A standard section that a whole-body write removed comes back at the end.
+            lines += (
+                ["", f"## {_standard_name(op.section)}"]
+                if lines
+                else [f"## {_standard_name(op.section)}"]
+            )
+        lines += block
+    else:
+        _, start, end = target
+        pos = end
+        while pos - 1 > start and not lines[pos - 1].strip():
+            pos -= 1
+        lines[pos:pos] = block
+        after = pos + len(block)
+        if after < len(lines) and lines[after].strip() and _HEADING.match(lines[after]):
+            lines.insert(after, "")
+    return canonical_text("\n".join(lines))
+
+
+def _contains_block(lines: list[str], block: list[str]) -> bool:
+    n = len(block)
+    return any(lines[i : i + n] == block for i in range(len(lines) - n + 1))
+
+
+def _standard_name(name: str) -> str | None:
+    key = name.strip().casefold()
+    return next((s for s in STANDARD_SECTIONS if s.casefold() == key), None)
+
+
+def _find_section(text: str, name: str) -> tuple[str, int, int] | None:
+    key = name.strip().casefold()
+    return next((s for s in sections(text) if s[0].casefold() == key), None)
+
+
+def _spans(text: str, old: str) -> list[tuple[int, int]]:
+    """Non-overlapping matches of ``old`` widened to whole lines, as ``(start, end)`` offsets."""
+    spans: list[tuple[int, int]] = []
+    pos = text.find(old)
+    while pos != -1:
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos + len(old))
+        end = len(text) if end == -1 else end
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+        pos = text.find(old, pos + len(old))
+    return spans
+
+
+def _require_old(old: str, where: str) -> None:
+    if not old.strip():
+        raise RefusedInput(
+            f"{where}.old is empty: give a piece of the line to change.", code="invalid_operation"
+        )
+
+
+def _replace(text: str, op: Replace, where: str, path: str) -> str:
+    _require_old(op.old, where)
+    if not op.text.strip():
+        raise RefusedInput(
+            f"{where}.text is empty: to delete the line use the remove action.",
+            code="invalid_operation",
+        )
+    spans = _spans(text, op.old)
+    count = text.count(op.old)
+    if not spans:
+        raise RefusedInput(
+            f"{where}: the text in 'old' is not in {path}; read the file and copy the exact "
+            "words of the line to change.",
+            code="no_match",
+            path=path,
+        )
+    if count > 1:
+        raise RefusedInput(
+            f"{where}: the text in 'old' is in {path} {count} times; include more of the "
+            "line so that it names exactly one place.",
+            code="ambiguous_match",
+            path=path,
+            matches=count,
+        )
+    start, end = spans[0]
+    new_lines = op.text.strip("\n").split("\n")
+    marker = _BULLET.match(text[start:end])
+    if marker and not _BULLET.match(new_lines[0]):
+        new_lines[0] = marker.group(0) + new_lines[0].lstrip()
+    return canonical_text(text[:start] + "\n".join(new_lines) + text[end:])
+
+
+def _remove(text: str, op: Remove, where: str, path: str) -> str:
+    _require_old(op.old, where)
+    spans = _spans(text, op.old)
+    if not spans:
+        raise RefusedInput(
+            f"{where}: the text in 'old' is not in {path}; read the file and copy the exact "
+            "words of the line to remove.",
+            code="no_match",
+            path=path,
+        )
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(text[pos:start])
+        pos = end + 1  # the line's newline goes with it
+    out.append(text[pos:])
+    return canonical_text("".join(out))
+
+
+def _ensure_link(index: str, path: str, content: str) -> str:
+    if f"[[{path}]]" in index:
+        return index
+    title = next((m.group(2) for line in content.split("\n") if (m := _HEADING.match(line))), "")
+    line = f"- [[{path}]]" + (f" {title[:80]}" if title else "")
+    return canonical_text(index.rstrip("\n") + ("\n" if index.strip() else "") + line)
+
+
+def _drop_bare_link(index: str, path: str) -> str:
+    bare = re.compile(rf"^[ \t]*[-*+][ \t]+\[\[{re.escape(path)}\]\][^\n]*$\n?", re.MULTILINE)
+    return canonical_text(bare.sub("", index))

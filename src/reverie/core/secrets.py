@@ -1,0 +1,774 @@
+"""Find credential-shaped text before it is written to memory (requirement W4).
+
+Memory holds ordinary chat facts, so the one rule that shapes everything here is: never refuse
+natural conversation. A refused write costs the user a fact and teaches the agent to distrust
+the store; a missed secret is caught by nothing else. So detection is precise first, then as
+broad as that allows:
+
+* **Vendor tokens** (Slack, GitHub, GitLab, npm, PyPI, Hugging Face, SendGrid, AWS, Google,
+  Stripe, OpenAI, Anthropic) carry a fixed prefix and a known body alphabet. A match needs the
+  prefix at a token boundary *and* a body that looks generated (long enough, mixed character
+  classes, no placeholder such as ``xxxxx``, ``EXAMPLE`` or ``your-token-here``).
+* **Structural secrets**: JSON Web Tokens (``eyJ`` header, three base64url parts), PEM private
+  key blocks (the armour line *and* a base64 body: a bare ``-----BEGIN ... PRIVATE KEY-----``
+  quoted in a sentence is talk about keys, not a key), Slack webhook URLs, and passwords inside
+  URLs (``scheme://user:password@host``; ``user@host``, ``user:password@`` style placeholders,
+  template references and a password equal to the user name, the common local-development
+  default ``postgres:postgres``, are not flagged).
+* **Contextual secrets** need a keyword and a value that does not read as language:
+  ``Authorization:``/``Bearer`` headers and assignments to ``api_key``, ``secret``,
+  ``password``, ``token``, ``client_secret``, ``access_token`` and the like (``=``, ``:``,
+  ``:=``, ``=>``; in prose ``the password is ...``). The value must be long enough, mix
+  character classes, and not be a placeholder (``<your key>``, ``changeme``, ``***``), a
+  reference (``${VAR}``, ``$VAR``, ``os.environ[...]``, ``vault:...``), a path, a URL, a date, a
+  version, an e-mail address, or a run of words and short numbers (``bert-base-uncased-v2``,
+  ``1Password``, ``OPENAI_API_KEY``). Keys that name metadata about a secret (``token_count``,
+  ``password_length``, ``secret_name``, ``tokenizer``) are not assignments of one.
+
+Everything else (hex commit ids, UUIDs, hashes, ordinary URLs, paths, versions) is never
+flagged on its own: a random-looking string without a prefix or a keyword is not evidence.
+
+A finding's span covers the secret material itself (what a redactor would blank out), not the
+key name in front of it. When two detectors match overlapping text, the more specific one wins
+(``API_KEY=sk-proj-...`` is an ``openai_key``, not a ``generic_assignment``).
+
+Backtracking safety: text comes from users and models, so scanning must stay linear on
+hostile input. Every pattern begins with a literal, a keyword or a fixed-width lookaround, so
+most start positions fail at once; every repetition is bounded or possessive (``++``,
+``{m,n}+``, Python 3.11), so no attempt can retry the ways of splitting a run; nothing is
+repeated inside a repetition without being possessive. Beyond the regexes: PEM footers are
+found in one pass rather than one search per header; a rejected assignment is rescanned from
+its value only when the value is short; identical candidates are judged once per call; and
+overlapping findings are merged in one linear pass. Crafted text costs about a microsecond per
+character at worst; ordinary text far less, and most messages skip most detectors through a
+substring test for their trigger words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["CREDENTIAL_KINDS", "CredentialFinding", "describe", "find_credentials"]
+
+
+@dataclass(frozen=True)
+class CredentialFinding:
+    """One credential-shaped span of scanned text.
+
+    ``kind`` is a stable short name (one of ``CREDENTIAL_KINDS``); ``line`` is the 1-based line
+    where the span starts; ``start``/``end`` are character offsets (``text[start:end]`` is the
+    secret material). The finding deliberately holds no copy of the secret.
+    """
+
+    kind: str
+    line: int
+    start: int
+    end: int
+
+
+# Human labels double as the list of kinds, so a new detector cannot ship without a message.
+_LABELS: Final[dict[str, str]] = {
+    "private_key": "private key block",
+    "jwt": "JSON Web Token",
+    "slack_webhook": "Slack webhook URL",
+    "slack_token": "Slack token",
+    "github_token": "GitHub token",
+    "gitlab_token": "GitLab token",
+    "npm_token": "npm token",
+    "pypi_token": "PyPI token",
+    "huggingface_token": "Hugging Face token",
+    "sendgrid_key": "SendGrid API key",
+    "anthropic_key": "Anthropic API key",
+    "openai_key": "OpenAI-style API key",
+    "stripe_key": "Stripe secret key",
+    "google_api_key": "Google API key",
+    "aws_access_key": "AWS access key ID",
+    "aws_secret_key": "AWS secret access key",
+    "url_password": "password inside a URL",
+    "bearer_token": "bearer or Authorization header token",
+    "generic_assignment": "secret assigned to a key, token or password field",
+}
+
+CREDENTIAL_KINDS: Final[tuple[str, ...]] = tuple(_LABELS)
+
+_Span = tuple[int, int]
+_Scanner = Callable[[str], Iterator[_Span]]
+
+# A character that may continue a token. A vendor prefix must not follow one, so that a
+# hyphenated word such as "task-..." is never read as the key "sk-...".
+_B = r"(?<![A-Za-z0-9_-])"
+
+# --- value heuristics ------------------------------------------------------------------------
+
+_PLACEHOLDER_WORDS: Final[tuple[str, ...]] = (
+    "example",
+    "your",
+    "placeholder",
+    "redacted",
+    "changeme",
+    "change_me",
+    "change-me",
+    "dummy",
+    "sample",
+    "insert",
+    "replace",
+)
+# The words in one case only ("your", "YOUR", "Your"): a random mixed-case key spells "yOUr"
+# now and then, a writer does not. Then xxxxx, ***, ..., or one character eight times: docs
+# write these, generators almost never do.
+_PLACEHOLDER_MARKER = re.compile(
+    "|".join(
+        re.escape(variant)
+        for word in _PLACEHOLDER_WORDS
+        for variant in (word, word.upper(), word.capitalize())
+    )
+    + r"|[xX]{5}|\*{3}|\.{3}|\u2026|(.)\1{7}"
+)
+# Template and reference syntax: a value that points at a secret is not the secret.
+_REFERENCE = re.compile(
+    r"\$\{[^}]*\}|\$\([^)]*\)|%[A-Za-z_][A-Za-z0-9_]*%|%\(\w+\)s|%s"
+    r"|\{\{.*\}\}|\{[A-Za-z_][A-Za-z0-9_.]*\}|<[^<>]*>|\[[^\[\]]*\]"
+    r"|(?i:env[.:(\[]|os\.|process\.env|getenv|secrets?[.:]|vault:|ssm:|arn:|op:|settings\."
+    r"|config\.|self\.|this\.|ref\().*",
+    re.DOTALL,
+)
+_DATE_OR_VERSION = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?"
+    r"|[vV]?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.-]{1,40})?"
+)
+# An Ethereum-style address is public ("the token is 0x1f98..."); a 64-digit key is not.
+_PUBLIC_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+_EMAIL = re.compile(r"[^@\s]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
+# A word (lower, Capitalised, ACRONYM, or camelCase parts of two letters or more; "iPhone"
+# too) with at most two trailing digits, a short number with an optional word ("2nd",
+# "1Password"), a short letters+number code ("v2", "py311", "MP3") or a single letter. Random
+# strings rarely split this way ("auFmOS", "qXb5" do not). Possessive throughout: the parts
+# could otherwise split a run in many ways.
+_WORDISH_SEGMENT = re.compile(
+    r"(?:[a-z](?=[A-Z]))?+(?:[A-Z]{2,}+(?![a-z])|[A-Z]?+[a-z]{2,}+)++[0-9]{0,2}+"
+    r"|[0-9]{1,4}+(?:[A-Z]{2,}+(?![a-z])|[A-Z]?+[a-z]{2,}+)*+"
+    r"|(?:[A-Z]?+[a-z]{0,2}+|[A-Z]{1,3}+)[0-9]{1,4}+"
+    r"|[A-Za-z]"
+)
+_SEGMENT_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
+# Identifiers, paths, module names and type hints use only these; "+&#!%^*=?" are not.
+_NOT_IDENTIFIER_CHAR = re.compile(r"[^\w./:\[\]\\-]")
+_SPACE = re.compile(r"\s")
+_LETTER = re.compile(r"[^\W\d_]")
+_WINDOWS_PATH = re.compile(r"[A-Za-z]:\\")
+
+
+def _is_reference(value: str) -> bool:
+    """``${VAR}``, ``$DB_PASSWORD``, ``<token>``, ``os.environ[...]``: a pointer, not a secret."""
+    if _REFERENCE.fullmatch(value):
+        return True
+    # "$" + a name is a shell variable when the name reads as words; "$Hv8Fq..." is a password.
+    name = value[1:]
+    return value.startswith("$") and name.isidentifier() and _is_wordish(name)
+
+
+_LOWER: Final[frozenset[str]] = frozenset(string.ascii_lowercase)
+_UPPER: Final[frozenset[str]] = frozenset(string.ascii_uppercase)
+_DIGITS: Final[frozenset[str]] = frozenset(string.digits)
+_ASCII_ALNUM: Final[frozenset[str]] = _LOWER | _UPPER | _DIGITS
+
+
+def _alnum_classes(value: str) -> int:
+    """How many of lower case, upper case and digits occur: punctuation does not count."""
+    chars = set(value)
+    return (
+        (not chars.isdisjoint(_LOWER))
+        + (not chars.isdisjoint(_UPPER))
+        + (not chars.isdisjoint(_DIGITS))
+    )
+
+
+def _char_classes(value: str) -> int:
+    """Lower case, upper case, digits, and anything else: how many of the four occur."""
+    return _alnum_classes(value) + (not set(value) <= _ASCII_ALNUM)
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in Counter(value).values())
+
+
+def _has_placeholder_marker(value: str) -> bool:
+    return _PLACEHOLDER_MARKER.search(value) is not None
+
+
+def _is_periodic(value: str) -> bool:
+    """A short pattern repeated ("abc123abc123..."): generated keys almost never repeat."""
+    if len(value) < 12:
+        return False
+    trigrams = {value[i : i + 3] for i in range(len(value) - 2)}
+    return len(trigrams) * 3 < len(value) - 2
+
+
+def _is_placeholder(value: str) -> bool:
+    # Fewer than six distinct characters ("0000-1111", "AKIAAAAA...") or a repeated pattern:
+    # a mask or a filler, not a key.
+    return _has_placeholder_marker(value) or len(set(value)) < 6 or _is_periodic(value)
+
+
+def _is_wordish(value: str) -> bool:
+    """True when the value reads as words and short numbers joined like an identifier.
+
+    ``bert-base-uncased-v2``, ``OPENAI_API_KEY``, ``prod/db/password``, ``1Password`` and
+    ``Optional[str]`` are wordish; ``ukg95+-2shNX&Mbib`` (a symbol no identifier uses) and
+    ``5pssGLMFIHJ`` (a three-letter "word" without a vowel) are not.
+    """
+    if _NOT_IDENTIFIER_CHAR.search(value):
+        return False
+    segments = [s for s in _SEGMENT_SPLIT.split(value) if s]
+    if not all(_WORDISH_SEGMENT.fullmatch(s) for s in segments):
+        return False
+    # Words of three letters or more have a vowel; short acronyms ("HTTPS", "SQL") need none.
+    words = (w for s in segments for w in _WORD_PART.findall(s))
+    return all(
+        len(w) < 3 or (w.isupper() and len(w) <= 5) or any(c in "aeiouyAEIOUY" for c in w)
+        for w in words
+    )
+
+
+def _generated_body(body: str, *, min_len: int, classes: int = 2) -> bool:
+    """Does a vendor token's body look machine-generated rather than written by hand?
+
+    Wordish bodies are identifiers that happen to share a prefix (``hf_modelDownloadConfig``).
+    Single-case bodies skip that test: every upper-case run reads as an acronym.
+    """
+    if len(body) < min_len or _alnum_classes(body) < classes or _is_placeholder(body):
+        return False
+    return body.isupper() or body.islower() or not _is_wordish(body)
+
+
+def _value_is_secret(value: str, *, password_like: bool, prose: bool) -> bool:
+    """Decide whether a value assigned to a secret-sounding key is itself a secret.
+
+    Cheap tests first: hostile text can hold one candidate value every few characters.
+    """
+    if len(value) < (8 if password_like else 16):
+        return False
+    classes = _char_classes(value)
+    if classes < (3 if password_like and prose else 2) or not _LETTER.search(value):
+        return False
+    if _SPACE.search(value):
+        # Spaces mean prose or a passphrase; we only claim single-token values.
+        return False
+    if "(" in value or "://" in value or value[0] in "/~" or value.startswith(("./", "../")):
+        return False
+    if _WINDOWS_PATH.match(value) or _is_reference(value):
+        return False
+    if _DATE_OR_VERSION.fullmatch(value) or _EMAIL.fullmatch(value):
+        return False
+    if _PUBLIC_ADDRESS.fullmatch(value) or _is_placeholder(value) or _is_wordish(value):
+        return False
+    if password_like:
+        return True
+    # 2.5 bits: a random 24-digit hex string can dip to 2.9; "aaaabbbb1111..." cannot pass.
+    if _entropy(value) < 2.5:
+        return False
+    return not prose or any(c.isdigit() for c in value)
+
+
+# --- scanners --------------------------------------------------------------------------------
+
+
+def _regex_scanner(pattern: str, check: Callable[[re.Match[str]], _Span | None]) -> _Scanner:
+    compiled = re.compile(pattern)
+
+    def scan(text: str) -> Iterator[_Span]:
+        # Checks read only the match, so a repeated match (text built to be slow, or the same
+        # key pasted twice) is judged once; spans are cached relative to the match start.
+        verdicts: dict[str, _Span | None] = {}
+        for match in compiled.finditer(text):
+            origin = match.start()
+            if match[0] not in verdicts:
+                span = check(match)
+                verdicts[match[0]] = None if span is None else (span[0] - origin, span[1] - origin)
+            relative = verdicts[match[0]]
+            if relative is not None:
+                yield origin + relative[0], origin + relative[1]
+
+    return scan
+
+
+def _body_check(
+    group: str, *, min_len: int, classes: int = 2, need_digit: bool = False
+) -> Callable[[re.Match[str]], _Span | None]:
+    """Accept the whole match when the named group looks generated."""
+
+    def check(match: re.Match[str]) -> _Span | None:
+        body = match[group]
+        if body is None:
+            return None
+        if need_digit and not any(c.isdigit() for c in body):
+            return None
+        if not _generated_body(body, min_len=min_len, classes=classes):
+            return None
+        return match.span()
+
+    return check
+
+
+def _first_group_check(
+    groups: tuple[str, ...], *, min_len: int, classes: int = 2
+) -> Callable[[re.Match[str]], _Span | None]:
+    """Like _body_check for patterns with alternative bodies (one named group per variant)."""
+
+    def check(match: re.Match[str]) -> _Span | None:
+        body = next((match[g] for g in groups if match[g] is not None), None)
+        if body is None or not _generated_body(body, min_len=min_len, classes=classes):
+            return None
+        return match.span()
+
+    return check
+
+
+# PEM: the armour line, optional RFC 1421 / OpenPGP header lines ("Proc-Type: 4,ENCRYPTED",
+# "Version: ..."), then a first body line of at least 40 base64 characters. Line breaks may be
+# real or escaped ("\n" inside a JSON string).
+_PEM_BREAK = r"(?:\s|\\[rn])"
+_PEM_BEGIN = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+    rf"(?:{_PEM_BREAK}++[A-Za-z][A-Za-z0-9-]{{0,31}}:[^\r\n\\]{{0,256}}+){{0,6}}+"
+    rf"{_PEM_BREAK}*+[A-Za-z0-9+/=]{{40,}}+"
+)
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+# A body is a few KiB even for RSA-8192; a footer further away belongs to another block.
+_PEM_MAX_BLOCK = 65_536
+
+
+def _scan_private_keys(text: str) -> Iterator[_Span]:
+    if "PRIVATE KEY" not in text:
+        return
+    # One pass for all footers, then a bisect per header: never one search per header.
+    footers = [m.end() for m in _PEM_END.finditer(text)]
+    for match in _PEM_BEGIN.finditer(text):
+        start, end = match.span()
+        i = bisect_left(footers, end)
+        if i < len(footers) and footers[i] - start <= _PEM_MAX_BLOCK:
+            end = footers[i]
+        yield start, end
+
+
+_JWT = _B + r"eyJ[A-Za-z0-9_-]{12,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"
+
+
+def _check_jwt(match: re.Match[str]) -> _Span | None:
+    signature = match[0].rsplit(".", 1)[1]
+    # An unsigned token ("alg": "none") is still replayable against lax servers, so it counts;
+    # a signature of "xxxxx" is documentation.
+    if signature and _is_placeholder(signature):
+        return None
+    return match.span()
+
+
+_SLACK_WEBHOOK = (
+    r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"(?P<path>[A-Za-z0-9_/-]{16,512}+)"
+)
+
+
+def _check_slack_webhook(match: re.Match[str]) -> _Span | None:
+    parts = [p for p in match["path"].split("/") if p]
+    if len(parts) < 2 or not _generated_body(parts[-1], min_len=16):
+        return None
+    if any(_has_placeholder_marker(p) for p in parts):
+        return None
+    return match.span()
+
+
+_SLACK_TOKEN = _B + r"(?:xox[abeprs]|xapp)-(?P<body>[A-Za-z0-9_-]{16,512}+)"
+_GITHUB_TOKEN = (
+    _B
+    + r"(?:gh[pousr]_(?P<classic>[A-Za-z0-9]{30,255}+)|github_pat_(?P<pat>[A-Za-z0-9_]{40,255}+))"
+)
+_GITLAB_TOKEN = _B + r"glpat-(?P<body>[A-Za-z0-9_-]{20,255}+)"
+_NPM_TOKEN = _B + r"npm_(?P<body>[A-Za-z0-9]{36,255}+)"
+# Every PyPI token starts with the same macaroon bytes: base64 of "\x02\x01\x08pypi.org".
+_PYPI_TOKEN = _B + r"pypi-AgEIcHlwaS5vcmc(?P<body>[A-Za-z0-9_-]{40,4096}+)"
+_HUGGINGFACE_TOKEN = _B + r"hf_(?P<body>[A-Za-z0-9]{30,64}+)"
+_SENDGRID_KEY = _B + r"SG\.(?P<body>[A-Za-z0-9_-]{16,32}+\.[A-Za-z0-9_-]{30,64}+)"
+_ANTHROPIC_KEY = _B + r"sk-ant-(?P<body>[A-Za-z0-9_-]{24,1024}+)"
+# Legacy OpenAI keys are sk- plus one alphanumeric run; current ones name their type first.
+# Other OpenAI-compatible providers (DeepSeek, Together, local servers) reuse sk- + hex.
+_OPENAI_KEY = (
+    _B + r"sk-(?:(?:proj|svcacct|admin|None)-(?P<typed>[A-Za-z0-9_-]{20,1024}+)"
+    r"|(?P<legacy>[A-Za-z0-9]{32,1024}+))"
+)
+# Publishable keys (pk_live_, pk_test_) are designed to ship in web pages: not secrets.
+_STRIPE_KEY = (
+    _B + r"(?:(?:sk|rk)_(?:live|test)_(?P<secret>[A-Za-z0-9]{16,255}+)"
+    r"|whsec_(?P<webhook>[A-Za-z0-9+/=]{24,255}+))"
+)
+# Fixed length, no right boundary: a word glued after the key does not hide it.
+_GOOGLE_API_KEY = _B + r"AIza(?P<body>[A-Za-z0-9_-]{35})"
+# Bounded on the right too: "ASIAPACIFICSUMMIT2024" is one word, not a key plus a tail.
+_AWS_ACCESS_KEY = r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)(?P<body>[A-Z0-9]{16})(?![A-Z0-9])"
+_AWS_SECRET_KEY = (
+    r"(?i:aws_?secret_?(?:access_?)?key)[\"']?[ \t]*+(?:=>|:=|[:=])[ \t]*+[\"']?"
+    r"(?P<body>[A-Za-z0-9/+]{40})"
+)
+
+
+def _check_aws_secret(match: re.Match[str]) -> _Span | None:
+    body = match["body"]
+    if not _generated_body(body, min_len=40) or _entropy(body) < 3.5:
+        return None
+    return match.span("body")
+
+
+# Userinfo is found after "://" so the scheme needs no pattern of its own.
+_URL_PASSWORD = (
+    r"(?<=://)(?P<user>[^\s:/?#@\[\]]{0,128}+):(?P<password>[^\s/?#@]{1,256}+)@"
+    r"(?=[A-Za-z0-9\[])"
+)
+_URL_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
+    {"password", "passwd", "pass", "pwd", "pw", "pword", "secret", "mypassword", "my_password",
+     "guest", "anonymous", "foo", "bar", "baz", "test", "demo"}
+)  # fmt: skip
+
+
+def _check_url_password(match: re.Match[str]) -> _Span | None:
+    user, password = match["user"], match["password"]
+    lowered = password.lower()
+    if lowered in _URL_PLACEHOLDERS or lowered == user.lower():
+        return None
+    if _has_placeholder_marker(password) or lowered.startswith("%3c"):
+        return None
+    if password.isdigit() and len(password) <= 5:
+        # "http://host:8080@other" is a port in a phishing example, not a password.
+        return None
+    if _is_reference(password) or set(password) <= {"*", "x", "X", "."}:
+        return None
+    return match.span("password")
+
+
+# RFC 6750 token68 syntax: "=" only as trailing padding, so "Bearer API_KEY=..." is not one
+# token (the assignment after it is reported as such).
+_BEARER = (
+    r"(?i:authorization)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+    r"(?:(?i:bearer|token|basic|bot|digest|apikey)[ \t]++)?"
+    r"(?P<header>[A-Za-z0-9._~+/-]{12,4096}+={0,2}+)"
+    r"|(?i:bearer)[ \t]++(?P<bearer>[A-Za-z0-9._~+/-]{16,4096}+={0,2}+)"
+)
+
+
+def _check_bearer(match: re.Match[str]) -> _Span | None:
+    group = "header" if match["header"] is not None else "bearer"
+    start, end = match.span(group)
+    token = match[group].rstrip(".")
+    end = start + len(token)
+    if len(token) < 12 or _char_classes(token) < 2 or not _LETTER.search(token):
+        return None
+    if _is_placeholder(token) or _is_wordish(token) or _DATE_OR_VERSION.fullmatch(token):
+        return None
+    if _entropy(token) < 2.5:
+        return None
+    return start, end
+
+
+_GENERIC = (
+    # The lookahead lets the engine skip to a possible first letter instead of trying the
+    # case-insensitive alternation at every position (three times faster on prose).
+    r"(?=[AaSsPpTtCcEe])"
+    r"(?i:(?P<stem>api[ _-]?key|apikey|secret|passw(?:or)?d|passphrase|pwd|token"
+    r"|access[ _-]?key|private[ _-]?key|auth[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|credentials?|pass(?=[\"']?[ \t]*[:=])))"
+    r"(?P<suffix>[A-Za-z0-9_-]{0,24}+)"
+    r"(?:[\"']?[ \t]*+(?:=>|:=|[:=])[ \t]*+|[ \t]++(?P<verb>(?i:is|was))[ \t]++)"
+    r"(?:\"(?P<dq>[^\"\r\n]{1,256}+)\"|'(?P<sq>[^'\r\n]{1,256}+)'|`(?P<bq>[^`\r\n]{1,256}+)`"
+    r"|(?P<bare>[^\s\"'`,;]{1,256}+))"
+)
+# Key names that describe a secret rather than hold one, and English words that merely
+# start with a stem ("secretary", "tokenizer", "passwordless").
+_NOT_A_SECRET_KEY = re.compile(
+    r"(?:[_-]?(?:ids?|names?|types?|counts?|limits?|len|length|size|urls?|uris?|paths?|files?"
+    r"|dir|env|vars?|hash|hashed|ttl|expiry|expires|expiration|lifetime|timeout|header|prefix"
+    r"|field|policy|mode|version|format|endpoint|rotation|manager|provider|store|storage|vault"
+    r"|source|ref|reference|location|hint|required|enabled|min|max|encoding|budget|usage|cost"
+    r"|price|rate|window)(?:$|[_-])"
+    r"|(?:ary|aries|ion|ions|ive|ize|ized|izer|izers|ization|ise|ised|iser|ed|ing|less|ly|s)"
+    r"(?:$|[_-]))",
+    re.IGNORECASE,
+)
+# Identifier words in front of the stem that make a token non-secret by design.
+# The word must end at a separator ("next_page_", "max_") so that letters glued in front of a
+# key in prose ("...maxapi_key") are not mistaken for one.
+_NOT_A_SECRET_PREFIX = re.compile(
+    r"(?:^|[^A-Za-z])(?:page|next|continuation|sync|cursor|public|publishable|max|num|total"
+    r"|hash|hashed)[_.-]$",
+    re.IGNORECASE,
+)
+_NOT_A_SECRET_WORDS = (
+    "Page|Next|Continuation|Sync|Cursor|Public|Publishable|Max|Num|Total|Hash|Hashed"
+)
+# camelCase: "nextPageToken", "maxTokens": the word is capitalised or is the whole prefix.
+_NOT_A_SECRET_CAMEL = re.compile(
+    rf"(?:{_NOT_A_SECRET_WORDS})$|(?:^|(?<=[^A-Za-z]))(?i:{_NOT_A_SECRET_WORDS})$"
+)
+_IDENTIFIER_CHARS = string.ascii_letters + string.digits + "_.-"
+_STRIP_TRAILING = ".,;:)]}!?"
+_QUERY_CONTINUATION = re.compile(r"&(?=[A-Za-z_][A-Za-z0-9_.-]*=)")
+_RESCAN_LIMIT = 64
+
+
+def _key_prefix(text: str, stem_start: int) -> str:
+    """The identifier characters just before the stem (at most 40), e.g. ``next_page_``."""
+    window = text[max(0, stem_start - 40) : stem_start]
+    return window[len(window.rstrip(_IDENTIFIER_CHARS)) :]
+
+
+def _generic_scanner() -> _Scanner:
+    compiled = re.compile(_GENERIC)
+
+    def accept(
+        text: str, match: re.Match[str], group: str, verdicts: dict[tuple[str, bool, bool], bool]
+    ) -> _Span | None:
+        start, end = match.span(group)
+        value = match[group]
+        prefix = _key_prefix(text, match.start())
+        if group == "bare":
+            # In a URL query ("?api_key=...&page=2") "&name=" starts the next parameter; a
+            # password may hold "&". Sentence punctuation after the value is not part of it.
+            key_start = match.start() - len(prefix)
+            if key_start > 0 and text[key_start - 1] in "?&":
+                value = _QUERY_CONTINUATION.split(value, maxsplit=1)[0]
+            value = value.rstrip(_STRIP_TRAILING)
+            end = start + len(value)
+        # Judge the value without base64 padding: "password=" is a word and an equals sign.
+        core = value.rstrip("=")
+        if len(core) < 8:  # the shortest value any rule accepts; most candidates stop here
+            return None
+        stem = match["stem"]
+        key = (core, stem[:4].lower() == "pass" or stem.lower() == "pwd", match["verb"] is not None)
+        # Repeated candidates (a pasted config, or text built to be slow) are judged once.
+        verdict = verdicts.get(key)
+        if verdict is None:
+            verdict = verdicts[key] = _value_is_secret(core, password_like=key[1], prose=key[2])
+        if not verdict:
+            return None
+        suffix = match["suffix"]
+        if suffix and _NOT_A_SECRET_KEY.match(suffix):
+            return None
+        if _NOT_A_SECRET_PREFIX.search(prefix):
+            return None
+        if stem[0].isupper() and _NOT_A_SECRET_CAMEL.search(prefix):
+            return None
+        return start, end
+
+    def scan(text: str) -> Iterator[_Span]:
+        verdicts: dict[tuple[str, bool, bool], bool] = {}
+        position = 0
+        while (match := compiled.search(text, position)) is not None:
+            # The value groups close last, so lastgroup names the one that matched.
+            group = match.lastgroup or "bare"
+            span = accept(text, match, group, verdicts)
+            if span is not None:
+                yield span
+                position = match.end()
+            elif match.end(group) - match.start(group) <= _RESCAN_LIMIT:
+                # A rejected value may itself begin the real assignment ("the password is
+                # password = ..."), so resume at the value, not after it. The value starts
+                # after the key, so the scan moves forward; the limit bounds the text scanned
+                # twice, so hostile input cannot make this quadratic.
+                position = match.start(group)
+            else:
+                position = match.end()
+
+    return scan
+
+
+@dataclass(frozen=True)
+class _Detector:
+    kind: str
+    # Literals of which at least one must occur (in the lower-cased text when ``folded``)
+    # before the regex runs: a substring test is far cheaper than a scan, and most chat
+    # messages contain none of them.
+    triggers: tuple[str, ...]
+    folded: bool
+    scan: _Scanner
+
+
+def _detector(
+    kind: str, triggers: tuple[str, ...], scan: _Scanner, *, folded: bool = False
+) -> _Detector:
+    return _Detector(kind=kind, triggers=triggers, folded=folded, scan=scan)
+
+
+# Order is priority: when spans overlap, the earlier (more specific) detector wins.
+_DETECTORS: Final[tuple[_Detector, ...]] = (
+    _detector("private_key", ("PRIVATE KEY",), _scan_private_keys),
+    _detector("jwt", ("eyJ",), _regex_scanner(_JWT, _check_jwt)),
+    _detector(
+        "slack_webhook",
+        ("hooks.slack.com",),
+        _regex_scanner(_SLACK_WEBHOOK, _check_slack_webhook),
+    ),
+    _detector(
+        "slack_token",
+        ("xox", "xapp-"),
+        _regex_scanner(_SLACK_TOKEN, _body_check("body", min_len=20, need_digit=True)),
+    ),
+    _detector(
+        "github_token",
+        ("gh", "github_pat_"),
+        _regex_scanner(_GITHUB_TOKEN, _first_group_check(("classic", "pat"), min_len=30)),
+    ),
+    _detector(
+        "gitlab_token",
+        ("glpat-",),
+        _regex_scanner(_GITLAB_TOKEN, _body_check("body", min_len=20)),
+    ),
+    _detector("npm_token", ("npm_",), _regex_scanner(_NPM_TOKEN, _body_check("body", min_len=36))),
+    _detector(
+        "pypi_token",
+        ("pypi-",),
+        _regex_scanner(_PYPI_TOKEN, _body_check("body", min_len=40)),
+    ),
+    _detector(
+        "huggingface_token",
+        ("hf_",),
+        _regex_scanner(_HUGGINGFACE_TOKEN, _body_check("body", min_len=30)),
+    ),
+    _detector(
+        "sendgrid_key",
+        ("SG.",),
+        _regex_scanner(_SENDGRID_KEY, _body_check("body", min_len=47)),
+    ),
+    _detector(
+        "anthropic_key",
+        ("sk-ant-",),
+        _regex_scanner(_ANTHROPIC_KEY, _body_check("body", min_len=24)),
+    ),
+    _detector(
+        "openai_key",
+        ("sk-",),
+        _regex_scanner(_OPENAI_KEY, _first_group_check(("typed", "legacy"), min_len=20)),
+    ),
+    _detector(
+        "stripe_key",
+        ("sk_", "rk_", "whsec_"),
+        _regex_scanner(_STRIPE_KEY, _first_group_check(("secret", "webhook"), min_len=16)),
+    ),
+    _detector(
+        "google_api_key",
+        ("AIza",),
+        _regex_scanner(_GOOGLE_API_KEY, _body_check("body", min_len=35)),
+    ),
+    _detector(
+        "aws_access_key",
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        _regex_scanner(_AWS_ACCESS_KEY, _body_check("body", min_len=16, classes=1)),
+    ),
+    _detector(
+        "aws_secret_key",
+        ("secret",),
+        _regex_scanner(_AWS_SECRET_KEY, _check_aws_secret),
+        folded=True,
+    ),
+    _detector("url_password", ("://",), _regex_scanner(_URL_PASSWORD, _check_url_password)),
+    _detector(
+        "bearer_token",
+        ("bearer", "authorization"),
+        _regex_scanner(_BEARER, _check_bearer),
+        folded=True,
+    ),
+    _detector(
+        "generic_assignment",
+        ("key", "secret", "pass", "pwd", "token", "credential"),
+        _generic_scanner(),
+        folded=True,
+    ),
+)
+
+
+def find_credentials(text: str) -> list[CredentialFinding]:
+    """Find credential-shaped spans in ``text``, in order of position.
+
+    Pure and total: any string is accepted and nothing is raised. Overlapping matches are
+    reported once, under the most specific kind. An empty list means the text may be stored.
+    """
+    # Only used to test for trigger words; offsets always come from ``text`` itself.
+    folded = text.lower()
+    spans: list[tuple[int, int, str]] = []
+    for detector in _DETECTORS:
+        haystack = folded if detector.folded else text
+        if not any(trigger in haystack for trigger in detector.triggers):
+            continue
+        candidates = sorted(span for span in detector.scan(text) if span[0] < span[1])
+        if candidates:
+            spans = _merge(spans, candidates, detector.kind)
+    findings: list[CredentialFinding] = []
+    line, position = 1, 0
+    for start, end, kind in spans:
+        # Spans are sorted, so counting newlines incrementally stays linear in the text.
+        line += text.count("\n", position, start)
+        position = start
+        findings.append(CredentialFinding(kind=kind, line=line, start=start, end=end))
+    return findings
+
+
+def _merge(
+    accepted: list[tuple[int, int, str]], candidates: list[_Span], kind: str
+) -> list[tuple[int, int, str]]:
+    """Add candidates that overlap nothing already accepted; both inputs sorted by start.
+
+    A linear merge rather than an insert per finding, so that text crafted to produce many
+    findings of several kinds cannot make this step quadratic.
+    """
+    merged: list[tuple[int, int, str]] = []
+    j = 0
+    last_end = -1
+    for start, end in candidates:
+        while j < len(accepted) and accepted[j][0] <= start:
+            merged.append(accepted[j])
+            last_end = max(last_end, accepted[j][1])
+            j += 1
+        if last_end > start or (j < len(accepted) and accepted[j][0] < end):
+            continue
+        merged.append((start, end, kind))
+        last_end = end
+    merged.extend(accepted[j:])
+    return merged
+
+
+def describe(findings: list[CredentialFinding]) -> str:
+    """Name what was found and where, for the message that refuses a write.
+
+    For example ``"GitHub token on lines 1 and 3; Google API key on line 3"``: a phrase the
+    caller embeds in its own refusal (which says what to do instead). It never quotes the
+    secret: findings hold offsets, not text, and only kinds and line numbers are used. Long
+    lists of lines are cut ("lines 1, 2, ... 8 and 40 more").
+    """
+    if not findings:
+        return "no credential-shaped text"
+    lines_by_kind: dict[str, set[int]] = {}
+    for finding in findings:
+        lines_by_kind.setdefault(finding.kind, set()).add(finding.line)
+    parts = []
+    for kind, lines in lines_by_kind.items():
+        label = _LABELS.get(kind, kind.replace("_", " "))
+        numbers = [str(n) for n in sorted(lines)]
+        if len(numbers) == 1:
+            parts.append(f"{label} on line {numbers[0]}")
+        elif len(numbers) <= _LINES_SHOWN:
+            parts.append(f"{label} on lines {', '.join(numbers[:-1])} and {numbers[-1]}")
+        else:
+            shown = ", ".join(numbers[:_LINES_SHOWN])
+            parts.append(f"{label} on lines {shown} and {len(numbers) - _LINES_SHOWN} more")
+    return "; ".join(parts)
+
+
+_LINES_SHOWN = 8

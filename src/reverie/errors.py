@@ -1,0 +1,98 @@
+"""The one exception tree of Reverie.
+
+Every refusal and fault that crosses the public API is one of these, with a stable ``code``
+that scripts and other programs can match on, and a message that says what to do::
+
+    ReverieError                 catch-all; never raised directly
+    ├── RefusedInput             the request itself is wrong; nothing was written (exit 3)
+    │                            memory writes: invalid_operation, invalid_path,
+    │                            memory_too_large, memory_credential_rejected,
+    │                            memory_invalid_control_character, no_match, ambiguous_match,
+    │                            idempotency_key_reused; reads: invalid_limit, invalid_range,
+    │                            invalid_cursor; workspace and import: invalid_name,
+    │                            invalid_id, invalid_channel, channel_kind_mismatch,
+    │                            invalid_role, invalid_time, invalid_import, message_too_large,
+    │                            already_exists, invalid_tokenizer, invalid_setting
+    ├── PermissionDenied         the caller, path or conversation may not do this (exit 3)
+    │                            codes: permission_denied, memory_read_only (W10),
+    │                            memory_off (O3, M4)
+    ├── RevisionConflict         the memory moved since the caller read it (exit 4)
+    ├── NotFound                 the agent, memory, revision, file or conversation does not
+    │                            exist (exit 5); codes: not_found, home_not_found,
+    │                            conversation_deleted
+    └── StorageFault             the data directory is damaged or unreachable (exit 1)
+
+Model providers add ``reverie.llm.ProviderError`` (``model_unavailable``,
+``model_bad_answer``, exit 1), translated at the provider boundary.
+
+Errors of lower libraries (sqlite3, pygit2) are translated into ``StorageFault`` at the store
+boundary with ``raise ... from exc``; they never reach a surface untranslated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "NotFound",
+    "PermissionDenied",
+    "RefusedInput",
+    "ReverieError",
+    "RevisionConflict",
+    "StorageFault",
+]
+
+
+class ReverieError(Exception):
+    """Base of every Reverie error; carries a stable ``code`` and JSON-ready ``details``."""
+
+    exit_code: ClassVar[int] = 1
+    default_code: ClassVar[str] = "error"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.details: dict[str, Any] = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as the ``{"error": {...}}`` payload of the JSON surfaces."""
+        return {"code": self.code, "message": self.message, **self.details}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class RefusedInput(ReverieError):
+    """The request is invalid (shape, path, size, content, match); nothing was written."""
+
+    exit_code = 3
+    default_code = "invalid_operation"
+
+
+class PermissionDenied(ReverieError):
+    """The caller, or the path it writes through, is not allowed to do this."""
+
+    exit_code = 3
+    default_code = "permission_denied"
+
+
+class RevisionConflict(ReverieError):
+    """The write expected an older revision; ``details["current_revision"]`` has the new one."""
+
+    exit_code = 4
+    default_code = "revision_conflict"
+
+
+class NotFound(ReverieError):
+    """The named agent, memory, revision, source or conversation does not exist."""
+
+    exit_code = 5
+    default_code = "not_found"
+
+
+class StorageFault(ReverieError):
+    """The data directory is damaged or unreachable; the message says how to repair it."""
+
+    exit_code = 1
+    default_code = "storage_fault"

@@ -1,0 +1,197 @@
+"""The full-text index of memory files: derived from git, rebuilt by ``reverie reindex`` (M2).
+
+Each non-blank, non-heading line of a memory file is one row (an entry or a line of detail),
+so a hit points at the line that matched. Rows are kept in ``memory_lines``; an FTS5 table with
+external content indexes them (Porter stemming over unicode61), kept in step by triggers.
+Updates are line diffs, so a write costs what it changes, not the size of the memory. Where
+FTS5 is missing the same rows are searched by a bounded scan.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+
+__all__ = [
+    "FTS_SCHEMA",
+    "LINES_SCHEMA",
+    "SearchHit",
+    "fts5_available",
+    "fts_query",
+    "index_lines",
+    "query_terms",
+    "replace_file",
+    "search",
+]
+
+LINES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_lines (
+    id INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_lines_by_file ON memory_lines (memory_id, path);
+"""
+
+FTS_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
+    text, topic, content='memory_lines', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS memory_lines_ai AFTER INSERT ON memory_lines BEGIN
+    INSERT INTO memory_fts (rowid, text, topic) VALUES (new.id, new.text, new.topic);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_lines_ad AFTER DELETE ON memory_lines BEGIN
+    INSERT INTO memory_fts (memory_fts, rowid, text, topic)
+    VALUES ('delete', old.id, old.text, old.topic);
+END;
+"""
+
+_HEADING = re.compile(r"^#{1,6}\s")
+_WORD = re.compile(r"\w+")
+MAX_TERMS = 32
+EXCERPT_CHARS = 300
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: the file, the matching line (cut to an excerpt) and its score."""
+
+    source: str
+    excerpt: str
+    score: float
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite build has FTS5."""
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._reverie_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp._reverie_probe")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def index_lines(text: str | None) -> list[str]:
+    """The lines of a file that the index holds: non-blank and not headings."""
+    if not text:
+        return []
+    return [s for line in text.split("\n") if (s := line.strip()) and not _HEADING.match(s)]
+
+
+def _topic(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ").replace("_", " ")
+
+
+def replace_file(
+    conn: sqlite3.Connection, memory_id: str, path: str, old: str | None, new: str | None
+) -> None:
+    """Bring the rows of one file from its ``old`` text to its ``new`` text (a line diff)."""
+    before = Counter(index_lines(old))
+    after = Counter(index_lines(new))
+    for line, n in (before - after).items():
+        conn.execute(
+            "DELETE FROM memory_lines WHERE id IN (SELECT id FROM memory_lines "
+            "WHERE memory_id = ? AND path = ? AND text = ? LIMIT ?)",
+            (memory_id, path, line, n),
+        )
+    topic = _topic(path) if path != "MEMORY.md" else ""
+    conn.executemany(
+        "INSERT INTO memory_lines (memory_id, path, topic, text) VALUES (?, ?, ?, ?)",
+        [(memory_id, path, topic, line) for line, n in (after - before).items() for _ in range(n)],
+    )
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct words of a query, lower-cased, at most 32 (the rest adds little)."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        seen.setdefault(word, None)
+    return list(seen)[:MAX_TERMS]
+
+
+def fts_query(text: str) -> str | None:
+    """A MATCH expression for any user text: each word a quoted phrase, joined by OR.
+
+    Quoting makes FTS5 syntax (``NOT``, ``*``, ``:``, quotes, parentheses) plain text, so no
+    input can break the query. ``None`` when the text has no words.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def search(
+    conn: sqlite3.Connection,
+    memory_id: str,
+    query: str,
+    limit: int,
+    *,
+    use_fts: bool = True,
+    scan_max_lines: int = 50_000,
+) -> list[SearchHit]:
+    """Rank the lines of one memory against ``query``, best first."""
+    if use_fts:
+        expr = fts_query(query)
+        if expr is None:
+            return []
+        rows = conn.execute(
+            "SELECT l.path, l.text, bm25(memory_fts, 1.0, 0.5) AS r FROM memory_fts "
+            "JOIN memory_lines l ON l.id = memory_fts.rowid "
+            "WHERE memory_fts MATCH ? AND l.memory_id = ? ORDER BY r LIMIT ?",
+            (expr, memory_id, limit),
+        ).fetchall()
+        return [SearchHit(p, _excerpt(t, query), _score(-r)) for p, t, r in rows]
+    return _scan(conn, memory_id, query, limit, scan_max_lines)
+
+
+def _scan(
+    conn: sqlite3.Connection, memory_id: str, query: str, limit: int, max_lines: int
+) -> list[SearchHit]:
+    """The bounded fallback: score at most ``max_lines`` rows by matching words (idf-weighted)."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    rows = conn.execute(
+        "SELECT path, text FROM memory_lines WHERE memory_id = ? ORDER BY id LIMIT ?",
+        (memory_id, max_lines),
+    ).fetchall()
+    words = [set(_WORD.findall(t.lower())) for _, t in rows]
+    df = {t: sum(1 for w in words if _has(w, t)) for t in terms}
+    n = len(rows)
+    scored = []
+    for (path, text), w in zip(rows, words, strict=True):
+        score = sum(math.log(1 + n / df[t]) for t in terms if df[t] and _has(w, t))
+        if score > 0:
+            scored.append(SearchHit(path, _excerpt(text, query), _score(score)))
+    scored.sort(key=lambda h: -h.score)
+    return scored[:limit]
+
+
+def _score(value: float) -> float:
+    # BM25 scores on a small memory are tiny (FTS5 floors the idf at 1e-6): keep six
+    # significant digits rather than a fixed number of decimals.
+    return float(f"{value:.6g}")
+
+
+def _has(words: set[str], term: str) -> bool:
+    # A crude stand-in for stemming: a prefix match of the shorter form.
+    return term in words or any(
+        w.startswith(term) or term.startswith(w) for w in words if len(w) > 3 and len(term) > 3
+    )
+
+
+def _excerpt(text: str, query: str) -> str:
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    lower = text.lower()
+    first = min((i for t in query_terms(query) if (i := lower.find(t)) >= 0), default=0)
+    start = max(0, first - EXCERPT_CHARS // 3)
+    cut = text[start : start + EXCERPT_CHARS]
+    return ("…" if start else "") + cut + ("…" if start + EXCERPT_CHARS < len(text) else "")

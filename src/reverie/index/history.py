@@ -1,0 +1,347 @@
+"""Full-text search over conversation history (SPEC H1, H2, O3, and 15 ``context search``).
+
+Derived from the ``messages`` table and rebuilt from it. Each user or assistant message of a
+memory-on conversation is one row of ``history_docs`` (a tool log never is: review and the
+agent's history tools read conversation text, not tool output). An FTS5 table with external
+content indexes the rows, kept in step by triggers inside the transaction that writes the
+message, so search never lags the history.
+
+A row is made of three fields, built by one function (:func:`default_document`, or any
+:data:`DocumentBuilder` a deployment or a benchmark passes instead): ``body`` (the text),
+``speaker`` and ``date``. Ranking is BM25 with a weight per field. The tokenizer is part of
+the FTS5 table; :func:`rebuild` recreates the table with another one.
+
+The store keeps rows only for memory-on, not deleted conversations, and every query also
+filters on the conversation's mode, so a conversation that turns off leaves search at once
+even if a row were left behind.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from reverie.errors import RefusedInput
+
+from .fts import fts_query, query_terms
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "DOCS_SCHEMA",
+    "TOKENIZE",
+    "Document",
+    "DocumentBuilder",
+    "HistoryHit",
+    "MessageText",
+    "dated_document",
+    "default_document",
+    "drop_conversation",
+    "ensure",
+    "excerpt",
+    "fts_schema",
+    "index_messages",
+    "rebuild",
+    "search",
+]
+
+#: The default tokenizer: Porter stemming over Unicode words, accents folded.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+#: BM25 weights of ``body``, ``speaker`` and ``date``.
+DEFAULT_WEIGHTS = (1.0, 0.5, 0.5)
+EXCERPT_CHARS = 300
+
+DOCS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS history_docs (
+    id INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+    conversation_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    speaker TEXT NOT NULL,
+    date TEXT NOT NULL,
+    scope TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS history_docs_by_conversation
+    ON history_docs (conversation_id, position);
+"""
+
+_TRIGGERS = """
+CREATE TRIGGER IF NOT EXISTS history_docs_ai AFTER INSERT ON history_docs BEGIN
+    INSERT INTO history_fts (rowid, body, speaker, date, scope)
+    VALUES (new.id, new.body, new.speaker, new.date, new.scope);
+END;
+CREATE TRIGGER IF NOT EXISTS history_docs_ad AFTER DELETE ON history_docs BEGIN
+    INSERT INTO history_fts (history_fts, rowid, body, speaker, date, scope)
+    VALUES ('delete', old.id, old.body, old.speaker, old.date, old.scope);
+END;
+"""
+
+_TOKENIZE_OK = re.compile(r"^[A-Za-z0-9_ '\"./:-]{1,200}$")
+
+
+@dataclass(frozen=True)
+class MessageText:
+    """What a document is built from: one message of a conversation."""
+
+    role: str
+    author: str | None
+    text: str
+    time: float
+
+
+@dataclass(frozen=True)
+class Document:
+    """The indexed fields of one message."""
+
+    body: str
+    speaker: str = ""
+    date: str = ""
+
+
+#: Builds the indexed fields of a message; the one place to put a speaker or a date in.
+DocumentBuilder = Callable[[MessageText], Document]
+
+
+def default_document(message: MessageText) -> Document:
+    """The text as body and the author as speaker; no date (dates rarely occur in queries)."""
+    return Document(message.text, message.author or "", "")
+
+
+def dated_document(message: MessageText) -> Document:
+    """Like :func:`default_document`, with the day written out (``8 May 2023``)."""
+    day = datetime.fromtimestamp(message.time, UTC)
+    return Document(message.text, message.author or "", f"{day.day} {day:%B %Y}")
+
+
+@dataclass(frozen=True)
+class HistoryHit:
+    """One search result: a message range of a conversation, ready for ``context_read``."""
+
+    conversation: str
+    start: int
+    end: int
+    excerpt: str
+    score: float
+
+
+def fts_schema(tokenize: str = TOKENIZE) -> str:
+    """The FTS5 table over ``history_docs`` with this tokenizer, and its triggers.
+
+    Raises:
+        RefusedInput: ``invalid_tokenizer`` for text that is not a tokenizer specification.
+    """
+    if not _TOKENIZE_OK.match(tokenize):
+        raise RefusedInput(
+            f"{tokenize!r} is not a tokenizer specification, such as {TOKENIZE!r}.",
+            code="invalid_tokenizer",
+        )
+    quoted = "'" + tokenize.replace("'", "''") + "'"
+    return (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5 (\n"
+        "    body, speaker, date, scope, content='history_docs', content_rowid='id',\n"
+        f"    tokenize={quoted}\n);\n" + _TRIGGERS
+    )
+
+
+def ensure(conn: sqlite3.Connection) -> None:
+    """Create the FTS5 table and its triggers if they are missing, filled from the rows.
+
+    Call inside a write transaction, only where FTS5 exists (without it the triggers would
+    make every insert fail).
+    """
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'history_fts'").fetchone()
+    for statement in _split(fts_schema()):
+        conn.execute(statement)
+    if not exists:  # rows may have been written by a build without FTS5
+        conn.execute("INSERT INTO history_fts (history_fts) VALUES ('rebuild')")
+
+
+#: ``(message id, agent id, conversation id, position, message)``: one message to index.
+Row = tuple[int, str, str, int, MessageText]
+
+
+def scope_token(agent_id: str) -> str:
+    """The one-word token that marks an agent's rows, so FTS5 ranks only that agent's rows."""
+    return "scope" + re.sub(r"[^0-9A-Za-z]", "", agent_id).lower()
+
+
+def index_messages(
+    conn: sqlite3.Connection, rows: Iterable[Row], builder: DocumentBuilder = default_document
+) -> int:
+    """Index messages; tool logs are skipped. Call inside the caller's transaction.
+
+    Returns the number of rows written.
+    """
+    values = []
+    for message_id, agent_id, conversation_id, position, message in rows:
+        if message.role == "tool":
+            continue
+        doc = builder(message)
+        values.append(
+            (
+                message_id,
+                conversation_id,
+                position,
+                doc.body,
+                doc.speaker,
+                doc.date,
+                scope_token(agent_id),
+            )
+        )
+    # IGNORE, not REPLACE: a replaced row would not pass through the delete trigger.
+    conn.executemany(
+        "INSERT OR IGNORE INTO history_docs (id, conversation_id, position, body, speaker, date,"
+        " scope) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        values,
+    )
+    return len(values)
+
+
+def drop_conversation(conn: sqlite3.Connection, conversation_id: str) -> None:
+    """Remove a conversation from search (it turned off, or was deleted)."""
+    conn.execute("DELETE FROM history_docs WHERE conversation_id = ?", (conversation_id,))
+
+
+def rebuild(
+    conn: sqlite3.Connection,
+    rows: Iterable[Row],
+    builder: DocumentBuilder = default_document,
+    *,
+    tokenize: str | None = None,
+    has_fts5: bool = True,
+) -> int:
+    """Rebuild every row from ``rows``, and the FTS5 table with ``tokenize`` if given.
+
+    A tokenizer given here stays with the table: later opens keep it. Returns the rows
+    written. Call inside the caller's transaction.
+
+    Raises:
+        RefusedInput: ``invalid_tokenizer`` (FTS5 refused the specification).
+    """
+    schema = fts_schema(tokenize or TOKENIZE)
+    if has_fts5:
+        # Empty the index without the triggers: an FTS5 'delete' of a row the index does not
+        # hold (as in a freshly created table) corrupts it.
+        conn.execute("DROP TRIGGER IF EXISTS history_docs_ai")
+        conn.execute("DROP TRIGGER IF EXISTS history_docs_ad")
+    conn.execute("DELETE FROM history_docs")
+    if has_fts5:
+        if tokenize is not None:
+            conn.execute("DROP TABLE IF EXISTS history_fts")
+        try:
+            for statement in _split(schema):  # IF NOT EXISTS: an unchanged table stays
+                conn.execute(statement)
+        except sqlite3.OperationalError as exc:
+            raise RefusedInput(
+                f"FTS5 refused the tokenizer {tokenize!r}: {exc}.", code="invalid_tokenizer"
+            ) from None
+        conn.execute("INSERT INTO history_fts (history_fts) VALUES ('delete-all')")
+    return index_messages(conn, rows, builder)
+
+
+# Only rows of the agent's memory-on, not deleted conversations count: the rows of any other
+# conversation should not exist, and this filter makes sure that they never show.
+_VISIBLE = (
+    "JOIN conversations c ON c.id = d.conversation_id "
+    "AND c.agent_id = ? AND c.memory_mode = 'on' AND c.deleted = 0"
+)
+
+
+def search(
+    conn: sqlite3.Connection,
+    agent_id: str,
+    query: str,
+    limit: int,
+    *,
+    use_fts: bool = True,
+    weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+    scan_max_rows: int = 50_000,
+) -> list[HistoryHit]:
+    """Rank the agent's visible messages against ``query``, best first; one message per hit."""
+    if not use_fts:
+        return _scan(conn, agent_id, query, limit, scan_max_rows)
+    expr = fts_query(query)  # quoted, so no user text can break the MATCH
+    if expr is None:
+        return []
+    terms = query_terms(query)
+    # The agent's scope token is ANDed in, so FTS5 scores only this agent's rows (BM25 over
+    # every agent's matches costs ten times more with ten agents). Ranking runs first, on the
+    # index alone, in a materialized subquery: joined in one query, SQLite may pick a plan
+    # that scans the tables and tests MATCH row by row.
+    scoped = f'scope:"{scope_token(agent_id)}" AND ({expr})'
+    want = limit
+    while True:
+        rows = conn.execute(
+            "WITH ranked AS MATERIALIZED (SELECT rowid AS id, bm25(history_fts, ?, ?, ?, 0.0) "
+            "AS r FROM history_fts WHERE history_fts MATCH ? ORDER BY r LIMIT ?) "
+            "SELECT d.conversation_id, d.position, d.body, ranked.r FROM ranked "
+            f"JOIN history_docs d ON d.id = ranked.id {_VISIBLE} ORDER BY ranked.r LIMIT ?",
+            (*weights, scoped, want, agent_id, limit),
+        ).fetchall()
+        # Rows the filter drops should not exist; if some did, rank deeper rather than
+        # answer short.
+        if len(rows) == limit or want >= 10_000 or not _more(conn, scoped, want):
+            break
+        want *= 4
+    return [HistoryHit(c, p, p + 1, excerpt(t, terms), _score(-r)) for c, p, t, r in rows]
+
+
+def _more(conn: sqlite3.Connection, expr: str, than: int) -> bool:
+    row = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM history_fts WHERE history_fts MATCH ? LIMIT ?)",
+        (expr, than + 1),
+    ).fetchone()
+    return int(row[0]) > than
+
+
+def _scan(
+    conn: sqlite3.Connection, agent_id: str, query: str, limit: int, max_rows: int
+) -> list[HistoryHit]:
+    """The bounded fallback without FTS5: idf-weighted word matches over the newest rows."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    rows = conn.execute(
+        f"SELECT d.conversation_id, d.position, d.body, d.speaker FROM history_docs d {_VISIBLE} "
+        "ORDER BY d.id DESC LIMIT ?",
+        (agent_id, max_rows),
+    ).fetchall()
+    words = [set(re.findall(r"\w+", f"{b} {s}".lower())) for _, _, b, s in rows]
+    df = {t: sum(1 for w in words if t in w) for t in terms}
+    n = len(rows)
+    hits = []
+    for (conv, pos, body, _), w in zip(rows, words, strict=True):
+        score = sum(math.log(1 + n / df[t]) for t in terms if df[t] and t in w)
+        if score > 0:
+            hits.append(HistoryHit(conv, pos, pos + 1, excerpt(body, terms), _score(score)))
+    hits.sort(key=lambda h: -h.score)
+    return hits[:limit]
+
+
+def _score(value: float) -> float:
+    return float(f"{value:.6g}")
+
+
+def excerpt(text: str, terms: list[str]) -> str:
+    """At most ``EXCERPT_CHARS`` characters of ``text``, around the first matching word."""
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    lower = text.lower()
+    first = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
+    start = max(0, first - EXCERPT_CHARS // 3)
+    cut = text[start : start + EXCERPT_CHARS]
+    return ("…" if start else "") + cut + ("…" if start + EXCERPT_CHARS < len(text) else "")
+
+
+def _split(script: str) -> list[str]:
+    # Triggers hold ';' inside BEGIN ... END: split where SQLite says a statement is complete.
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return [s for s in out if s]

@@ -1,0 +1,218 @@
+"""Anthropic's Messages API, through the official ``anthropic`` SDK.
+
+``REVERIE_MODEL=anthropic:NAME``; ``ANTHROPIC_API_KEY`` and, for a proxy or gateway,
+``ANTHROPIC_BASE_URL``. Structured output is a tool: the schema becomes the ``input_schema``
+of one tool, ``tool_choice`` forces the model to call it, and the answer is the ``input`` of the
+``tool_use`` block. A gateway that ignores ``tool_choice`` and answers in text still works: the
+JSON is then extracted from the text.
+
+Transport retries are the SDK's: ``max_retries`` more attempts on 408, 409, 429, 5xx (529
+"overloaded" included) and lost connections, with exponential backoff or the server's
+``retry-after``. The Messages API documents no idempotency key, so none is sent: a repeated
+call costs tokens but cannot write anything (reviewers never write).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from .base import (
+    MODEL_BAD_ANSWER,
+    MODEL_UNAVAILABLE,
+    Completion,
+    Message,
+    ProviderError,
+    describe_failure,
+    extract_json,
+    mentions_secret,
+    public_url,
+    redact,
+)
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import Message as AnthropicMessage
+    from anthropic.types import MessageParam
+
+__all__ = ["DEFAULT_BASE_URL", "AnthropicProvider"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+# The one tool a structured answer is given through.
+TOOL_NAME = "record_answer"
+_PLACEHOLDER_KEY = "no-key-configured"
+_MISSING_SDK = "The Anthropic provider needs the anthropic package: pip install 'reverie[llm]'."
+
+
+class AnthropicProvider:
+    """A :class:`~reverie.llm.base.Provider` for Anthropic's Messages API."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
+        """Build the SDK client; no request is made until :meth:`complete`.
+
+        The key is always passed explicitly (a placeholder when none is configured), so the
+        SDK never looks for credentials of its own in the environment or on disk.
+
+        Raises:
+            ProviderError: ``model_unavailable`` when the ``anthropic`` package is missing or
+                rejects the settings.
+        """
+        try:
+            import anthropic
+        except ImportError as exc:
+            raise ProviderError(_MISSING_SDK, code=MODEL_UNAVAILABLE, provider=self.name) from exc
+        self.model = model
+        self.base_url = base_url or DEFAULT_BASE_URL
+        self._secrets = (api_key,)
+        self._timeout = timeout
+        self._max_retries = max_retries
+        try:
+            self._client = anthropic.Anthropic(
+                api_key=api_key or _PLACEHOLDER_KEY,
+                base_url=self.base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+            )
+        except (anthropic.AnthropicError, ValueError, TypeError) as exc:
+            raise ProviderError(
+                f"The anthropic client refused its settings: {redact(str(exc), self._secrets)}",
+                code=MODEL_UNAVAILABLE,
+                provider=self.name,
+                model=model,
+            ) from None
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        max_tokens: int = 4096,
+        idempotency_key: str | None = None,
+    ) -> Completion:
+        """Ask the Messages API once (SDK retries included).
+
+        ``idempotency_key`` is accepted for the Protocol and not sent (see the module).
+
+        Raises:
+            ProviderError: ``model_unavailable`` when the endpoint cannot answer;
+                ``model_bad_answer`` when the response is of a shape this client cannot read.
+        """
+        import anthropic
+
+        del idempotency_key
+        chat: list[MessageParam] = []
+        for message in messages:
+            if message["role"] == "assistant":
+                chat.append({"role": "assistant", "content": message["content"]})
+            else:
+                chat.append({"role": "user", "content": message["content"]})
+        try:
+            if schema is None:
+                response = self._client.messages.create(
+                    model=self.model, system=system, messages=chat, max_tokens=max_tokens
+                )
+            else:
+                response = self._client.messages.create(
+                    model=self.model,
+                    system=system,
+                    messages=chat,
+                    max_tokens=max_tokens,
+                    tools=[
+                        {
+                            "name": TOOL_NAME,
+                            "description": "Record your answer. Call this exactly once.",
+                            "input_schema": schema,
+                        }
+                    ],
+                    tool_choice={"type": "tool", "name": TOOL_NAME},
+                )
+        except anthropic.APIStatusError as exc:
+            raise self._failure(exc.status_code, _said(exc)) from self._cause(exc)
+        except anthropic.APITimeoutError as exc:
+            raise self._failure(None, None, timed_out=True) from self._cause(exc)
+        except anthropic.APIConnectionError as exc:
+            raise self._failure(None, None) from self._cause(exc)
+        except anthropic.AnthropicError as exc:
+            raise self._failure(None, str(exc)) from self._cause(exc)
+        return self._completion(response, schema is not None)
+
+    def _completion(self, response: AnthropicMessage, structured: bool) -> Completion:
+        texts: list[str] = []
+        tool_input: dict[str, Any] | None = None
+        try:
+            for block in response.content:
+                if block.type == "tool_use" and block.name == TOOL_NAME and tool_input is None:
+                    tool_input = dict(block.input)
+                elif block.type == "text":
+                    texts.append(block.text)
+            usage = response.usage
+            tokens_in = (
+                usage.input_tokens
+                + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+                + (getattr(usage, "cache_read_input_tokens", None) or 0)
+            )
+            tokens_out = usage.output_tokens
+        except (AttributeError, TypeError) as exc:
+            raise ProviderError(
+                f"anthropic model {self.model!r} at {public_url(self.base_url)} answered in a "
+                f"shape this client does not know ({type(exc).__name__}).",
+                code=MODEL_BAD_ANSWER,
+                provider=self.name,
+                model=self.model,
+            ) from None
+        if tool_input is not None:
+            text = json.dumps(tool_input, ensure_ascii=False)
+            parsed: Any | None = tool_input
+        else:
+            text = "".join(texts)
+            parsed = extract_json(text) if structured else None
+        return Completion(
+            text=text,
+            parsed_json=parsed,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            model=response.model or self.model,
+            stop_reason=response.stop_reason,
+        )
+
+    def _failure(
+        self, status: int | None, server_message: str | None, *, timed_out: bool = False
+    ) -> ProviderError:
+        return describe_failure(
+            provider=self.name,
+            model=self.model,
+            where=public_url(self.base_url),
+            status=status,
+            server_message=server_message,
+            secrets=self._secrets,
+            retries=self._max_retries,
+            timeout=self._timeout,
+            timed_out=timed_out,
+        )
+
+    def _cause(self, exc: BaseException) -> BaseException | None:
+        """The SDK error to chain, unless its text quotes the key (then nothing is chained)."""
+        return None if mentions_secret(str(exc), self._secrets) else exc
+
+
+def _said(exc: anthropic.APIStatusError) -> str:
+    """The server's own explanation: ``error.message`` of the body, else the SDK's text."""
+    body = exc.body
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return exc.message

@@ -1,0 +1,1 @@
+"""Review ("dreaming"): keep each agent's memory current from its finished conversations."""

@@ -1,0 +1,530 @@
+"""The offline reviewer: keeps memory current by rules, with no network and no model (R6, R8).
+
+It reads each user and assistant message sentence by sentence (:mod:`.rules` decides what a
+sentence says), then works on a model of the memory it was given, one statement at a time, so
+that the batch behaves as if its statements had been reviewed one after the other:
+
+* a statement whose meaning is already there (up to case, punctuation, stop words and the
+  source suffix) is a duplicate and changes nothing;
+* a statement with the same subject and single-valued attribute as an entry ("Ada lives in
+  Paris" / "I moved to Berlin") replaces that entry, in place, with its new source;
+* "we switched from X to Y" rewrites the entries that say X is used; "we no longer use X"
+  removes the entries that mention X;
+* anything else is a new entry under its standard section.
+
+Then the model is compared with what was given and turned into store operations: ``replace``
+and ``remove`` for changed index entries, ``add`` for new ones, and ``write_topic`` for topic
+files. When ``MEMORY.md`` would exceed the prompt cap, the oldest entries of the largest
+sections move into one topic file per section (``memory/decisions.md``, ...), linked from the
+section. The operations are dry-run with the store's own pure :func:`apply_batch`, so what this
+reviewer proposes is what the store will do.
+
+Deterministic: the same input gives the same operations and message. Never writes anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from reverie.core.markdown import STANDARD_SECTIONS, apply_batch, canonical_text, sections
+from reverie.core.operations import parse_batch
+from reverie.core.paths import INDEX, topic_path
+from reverie.core.secrets import find_credentials
+from reverie.errors import ReverieError
+
+from . import rules
+from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
+
+__all__ = ["OfflineReviewer", "topic_slug"]
+
+_ENTRY = re.compile(r"^([-*+]|\d{1,3}[.)])[ \t]+(.*)$")
+# An index shrunk by moving detail out keeps this share of the cap free, so that the next few
+# batches add entries without moving something again every time.
+_HEADROOM = 0.75
+_MESSAGE_LINE = 160
+
+
+def topic_slug(section: str) -> str:
+    """The topic that holds a section's moved entries: "Project state" -> "project-state"."""
+    return re.sub(r"[^a-z0-9]+", "-", section.lower()).strip("-") or "notes"
+
+
+@dataclass
+class _Entry:
+    """One list item of a memory file, as given and as the review leaves it."""
+
+    path: str
+    section: str | None
+    text: str  # current text, source included
+    original: str | None = None  # the text as stored; None for a new entry
+    marker: str = "-"
+    line: int = -1  # line number in the given file; -1 for a new entry
+    removed: bool = False
+    movable: bool = False  # a single-line index entry in a standard section
+    #: How ``remove``/``replace`` can name it: "unique" (its text is in the file once),
+    #: "copies" (every occurrence is an identical entry: ``remove`` drops them all), or
+    #: "shared" (its text is also inside other lines: it cannot be named, so it stays).
+    naming: str = "unique"
+    moved_to: str | None = None  # topic path it moves to
+    order: int = 0  # creation order of new entries (after every existing one)
+
+    @property
+    def live(self) -> bool:
+        return not self.removed and self.moved_to is None
+
+
+@dataclass
+class _Memory:
+    index: str
+    topics: dict[str, str]
+    entries: list[_Entry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
+        memory = cls(index=canonical_text(index), topics=dict(sorted(topics.items())))
+        memory._read(INDEX, memory.index)
+        for path, text in memory.topics.items():
+            memory._read(path, text)
+        return memory
+
+    def _read(self, path: str, text: str) -> None:
+        lines = text.split("\n")
+        names: dict[int, str] = {}
+        for name, start, end in sections(text):
+            for i in range(start, end):
+                names[i] = name
+        bodies = Counter(m.group(2).rstrip() for line in lines if (m := _ENTRY.match(line)))
+        for i, line in enumerate(lines):
+            m = _ENTRY.match(line)
+            if not m or not m.group(2).strip():
+                continue
+            body = m.group(2).rstrip()
+            found = text.count(body)
+            naming = "unique" if found == 1 else "copies" if found == bodies[body] else "shared"
+            continued = i + 1 < len(lines) and lines[i + 1][:1] in {" ", "\t"}
+            section = names.get(i)
+            self.entries.append(
+                _Entry(
+                    path=path,
+                    section=section,
+                    text=body,
+                    original=body,
+                    marker=m.group(1),
+                    line=i,
+                    naming=naming,
+                    movable=(
+                        path == INDEX
+                        and section in STANDARD_SECTIONS
+                        and not continued
+                        and "[[" not in body
+                        and naming == "unique"
+                    ),
+                )
+            )
+
+    def present(self) -> list[_Entry]:
+        """Entries still in memory after this review (moved ones included)."""
+        return [e for e in self.entries if not e.removed]
+
+    # statements
+
+    def fact(self, found: rules.Candidate, source: str) -> str:
+        meaning = rules.normalize(found.text)
+        live = self.present()
+        if any(rules.normalize(e.text) == meaning for e in live):
+            return "duplicate"
+        text = f"{found.text} {source}"
+        key = rules.entry_key(found.text)
+        same = [e for e in live if key is not None and rules.entry_key(e.text) == key]
+        if same:
+            same[0].text = text
+            for other in same[1:]:
+                other.removed = True
+            return "updated"
+        self.entries.append(
+            _Entry(path=INDEX, section=found.section, text=text, order=len(self.entries))
+        )
+        return "added"
+
+    def switch(self, found: rules.Candidate, source: str) -> str:
+        live = self.present()
+        if any(_cites(e.text, source) for e in live):
+            return "duplicate"  # this very message was reviewed before
+        uses = re.compile(
+            r"\b(?:uses?|using|use of|on|runs?|running|chose|picked|go(?:ing)? with|went with"
+            r"|stick(?:ing)? with|adopt(?:ed)?|standardi[sz]ed on|switch(?:ed)? to|move(?:d)? to"
+            r"|migrate(?:d)? to|relies on|hosted on|deployed (?:to|on)|is on)\s+(?:the\s+)?"
+            rf"{re.escape(found.old)}\b",
+            re.I,
+        )
+        # The old value and a version glued to it: "MySQL 5.7" becomes "PostgreSQL", not
+        # "PostgreSQL 5.7".
+        value = re.compile(rf"\b{re.escape(found.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
+        targets = [
+            e
+            for e in live
+            if uses.search(rules.strip_source(e.text))
+            and not rules.strip_source(e.text).startswith("Switched from")
+        ]
+        if not targets:
+            return self.fact(rules.Candidate(found.section, found.text), source)
+        for e in targets:
+            new = value.sub(lambda _: found.new, rules.strip_source(e.text))
+            e.text = f"{new} {source}"
+        return "updated"
+
+    def retire(self, found: rules.Candidate) -> str:
+        gone = [
+            e
+            for e in self.present()
+            if rules.mentions(e.text, found.old)
+            and "[[" not in e.text
+            and not rules.strip_source(e.text).startswith("Switched from")
+        ]
+        for e in gone:
+            e.removed = True
+        return "removed" if gone else "nothing to remove"
+
+    # the outcome
+
+    def changes(self) -> tuple[list[str], Counter[str]]:
+        """One line per changed entry (moves grouped per topic), and how many of each kind."""
+        lines: list[str] = []
+        counts: Counter[str] = Counter()
+        moved: Counter[tuple[str, str]] = Counter()
+        for e in self.entries:
+            where = e.section or e.path
+            if e.original is None:
+                if not e.removed:
+                    lines.append(f"+ [{e.moved_to or where}] {e.text}")
+                    counts["added"] += 1
+                continue
+            if e.removed:
+                lines.append(f"- [{where}] {e.text}")
+                counts["removed"] += 1
+                continue
+            if e.text != e.original:
+                lines.append(f"~ [{where}] {_short(e.original)} -> {e.text}")
+                counts["updated"] += 1
+            if e.moved_to is not None:
+                moved[(where, e.moved_to)] += 1
+                counts["moved to topics"] += 1
+        lines += [
+            f"> [{where}] {n} older entries moved to {path}"
+            for (where, path), n in sorted(moved.items())
+        ]
+        return [_short(line, _MESSAGE_LINE) for line in lines], counts
+
+    # operations
+
+    def operations(self, cap: int) -> list[dict[str, Any]]:
+        """The store operations that turn the given memory into this one."""
+        self._settle()
+        if self._index_length() > cap:
+            self._make_room(cap)
+        ops, dropped = _accepted(self._index_ops() + self._topic_ops(), self.index, self.topics)
+        self.notes += dropped
+        return ops
+
+    def _index_length(self) -> int:
+        ops, _ = _accepted(self._index_ops(), self.index, self.topics)
+        return len(_simulate(ops, self.index, self.topics))
+
+    def _settle(self) -> None:
+        for e in self.entries:
+            if e.path == INDEX and e.naming == "shared" and e.original is not None:
+                if e.removed or e.text != e.original:
+                    self.notes.append(
+                        f"left {e.original!r} as it is: its text is also part of other lines, "
+                        "so no operation can name it alone"
+                    )
+                e.removed, e.text = False, e.original
+        # An entry rewritten to the same meaning (only its source differs, say after a
+        # value went back and forth in one batch) keeps its stored text: no churn.
+        for e in self.entries:
+            same = e.original is not None and rules.normalize(e.text) == rules.normalize(e.original)
+            if same and not e.removed and e.original is not None:
+                e.text = e.original
+
+    def _index_ops(self) -> list[dict[str, Any]]:
+        edits: list[dict[str, Any]] = []
+        adds: list[dict[str, Any]] = []
+        links: list[dict[str, Any]] = []
+        gone: set[str] = set()  # texts already removed: every copy goes with the first remove
+        for e in self.entries:
+            if e.path != INDEX:
+                continue
+            if e.original is None:
+                if e.live:
+                    adds.append({"action": "add", "section": e.section, "text": e.text})
+                continue
+            changed = e.removed or e.moved_to is not None or e.text != e.original
+            if not changed or e.original in gone:
+                continue
+            if e.removed or e.moved_to is not None:
+                edits.append({"action": "remove", "old": e.original})
+                gone.add(e.original)
+            elif e.naming == "unique":
+                edits.append({"action": "replace", "old": e.original, "text": e.text})
+            else:
+                # Identical copies: a replace would match them all, which the store refuses.
+                # Remove every copy and add the new text once, in the same section.
+                edits.append({"action": "remove", "old": e.original})
+                gone.add(e.original)
+                adds.append({"action": "add", "section": e.section, "text": e.text})
+        for section, path in self._moved_sections():
+            if f"[[{path}]]" not in self.index:
+                links.append({"action": "add", "section": section, "text": f"More: [[{path}]]"})
+        return edits + adds + links
+
+    def _moved_sections(self) -> list[tuple[str, str]]:
+        seen: dict[str, str] = {}
+        for e in self.entries:
+            if e.moved_to is not None and e.section is not None:
+                seen.setdefault(e.section, e.moved_to)
+        return sorted(seen.items())
+
+    def _make_room(self, cap: int) -> None:
+        target = int(cap * _HEADROOM)
+        candidates = [e for e in self.entries if e.live and (e.movable or (e.original is None))]
+        # Oldest first: existing entries in file order, then new ones in the order said.
+        candidates.sort(key=lambda e: (e.original is None, e.line, e.order))
+        while candidates:
+            if self._index_length() <= target:
+                return
+            sizes: Counter[str] = Counter()
+            for e in candidates:
+                sizes[e.section or ""] += len(e.text)
+            # The largest section gives first; ties go to the standard order of sections.
+            section = max(sizes, key=lambda s: (sizes[s], -_section_rank(s)))
+            victim = next(e for e in candidates if (e.section or "") == section)
+            victim.moved_to = self._topic_for(section)
+            candidates.remove(victim)
+        self.notes.append(
+            f"{INDEX} is still over its {cap}-character cap: nothing more can move "
+            "(free sections and multi-line entries stay where people put them)."
+        )
+
+    def _topic_for(self, section: str) -> str:
+        base = topic_slug(section)
+        for n in range(1, 100):
+            slug = base if n == 1 else f"{base}-{n}"
+            path = topic_path(slug)
+            # A linked topic that was not given to us may hold text we cannot see: writing it
+            # whole would erase that text, so use the next free name instead.
+            if path in self.topics or f"[[{path}]]" not in self.index:
+                return path
+        raise ReverieError(f"No free topic name for section {section!r}.")  # pragma: no cover
+
+    def _topic_ops(self) -> list[dict[str, Any]]:
+        ops: list[dict[str, Any]] = []
+        targets = sorted(
+            {e.path for e in self.entries if e.path != INDEX}
+            | {e.moved_to for e in self.entries if e.moved_to is not None}
+        )
+        for path in targets:
+            before = self.topics.get(path)
+            after = self._topic_text(path, before)
+            if after != (canonical_text(before) if before is not None else None):
+                slug = path.removeprefix("memory/").removesuffix(".md")
+                ops.append({"action": "write_topic", "topic": slug, "content": after})
+        return ops
+
+    def _topic_text(self, path: str, before: str | None) -> str:
+        if before is None:
+            section = next(e.section for e in self.entries if e.moved_to == path)
+            lines = [f"# {section}", ""]
+        else:
+            lines = canonical_text(before).rstrip("\n").split("\n")
+            mine = {e.line: e for e in self.entries if e.path == path}
+            kept: list[str] = []
+            for i, line in enumerate(lines):
+                e = mine.get(i)
+                if e is None:
+                    kept.append(line)
+                elif e.live:
+                    kept.append(f"{e.marker} {e.text}")
+            lines = kept
+        lines += [f"- {e.text}" for e in self.entries if e.moved_to == path and not e.removed]
+        return canonical_text("\n".join(lines))
+
+
+def _section_rank(section: str) -> int:
+    return (
+        STANDARD_SECTIONS.index(section) if section in STANDARD_SECTIONS else len(STANDARD_SECTIONS)
+    )
+
+
+def _cites(text: str, source: str) -> bool:
+    return source in text
+
+
+def _accepted(
+    ops: list[dict[str, Any]], index: str, topics: dict[str, str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The operations the store will accept, in order, and a note for each one it would not.
+
+    The reviewer plans its operations so that each names exactly one place; this is the guard
+    for what the plan did not foresee, so that one bad operation never sinks the batch.
+    """
+    try:
+        _simulate(ops, index, topics)
+        return ops, []
+    except ReverieError:
+        pass
+    kept: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for op in ops:
+        try:
+            _simulate([*kept, op], index, topics)
+        except ReverieError as exc:
+            notes.append(f"dropped a {op['action']} the store would refuse: {exc}")
+            continue
+        kept.append(op)
+    return kept, notes
+
+
+def _simulate(ops: list[dict[str, Any]], index: str, topics: dict[str, str]) -> str:
+    """``MEMORY.md`` after ``ops``, computed by the store's own pure apply (no I/O).
+
+    Raises:
+        ReverieError: the store would refuse ``ops`` (no match, ambiguous match, bad path).
+    """
+    if not ops:
+        return index
+    applied = apply_batch(
+        parse_batch({"operations": ops}), lambda p: index if p == INDEX else topics.get(p)
+    )
+    new = applied.files.get(INDEX, index)
+    return new or ""
+
+
+class OfflineReviewer:
+    """The built-in reviewer used when no model is configured (R8): rules, no network.
+
+    ``review`` never raises on content: what it cannot read it skips, and says so in
+    ``notes``. It makes no model call, so ``model_calls``, ``tokens_in`` and ``tokens_out``
+    are 0.
+    """
+
+    def review(self, batch: ReviewInput) -> ReviewOutput:
+        """Propose operations that bring the memory up to date with ``batch.turns``."""
+        memory = _Memory.parse(batch.index, batch.topics)
+        skipped: Counter[str] = Counter()
+        outcomes: Counter[str] = Counter()
+        for turn, listener in _turns(batch.turns):
+            if turn.role not in {"user", "assistant"}:
+                skipped["tool output"] += 1  # review never reads tool logs (R5)
+                continue
+            source = format_source(turn.conversation_id, turn.position, turn.position + 1)
+            secret_spans = [(f.start, f.end) for f in find_credentials(turn.text)]
+            speaker = _display(turn.author) if turn.role == "user" else "The assistant"
+            for start, end, sentence in rules.sentences(turn.text):
+                if any(a < end and start < b for a, b in secret_spans):
+                    skipped["secret"] += 1
+                    continue
+                for found in rules.classify(
+                    sentence, role=turn.role, speaker=speaker, listener=listener, when=turn.time
+                ):
+                    if isinstance(found, str):
+                        skipped[found] += 1
+                    elif find_credentials(found.text):
+                        skipped["secret"] += 1
+                    elif found.kind == "switch":
+                        outcomes[memory.switch(found, source)] += 1
+                    elif found.kind == "retire":
+                        outcomes[memory.retire(found)] += 1
+                    else:
+                        outcomes[memory.fact(found, source)] += 1
+        ops = memory.operations(batch.index_cap_chars)
+        read = _ranges(batch.turns)
+        notes = [
+            f"read {len(batch.turns)} messages: {', '.join(read) or 'none'}",
+            "statements: " + _counts(outcomes),
+            "skipped: " + _counts(skipped),
+            *memory.notes,
+        ]
+        return ReviewOutput(
+            operations=ops,
+            message=_message(*memory.changes(), read) if ops else _message([], Counter(), read),
+            model_calls=0,
+            tokens_in=0,
+            tokens_out=0,
+            notes=notes,
+        )
+
+
+def _turns(turns: list[Turn]) -> list[tuple[Turn, str]]:
+    """Turns in conversation order, each with who "you" is in it (the last user who spoke)."""
+    first_seen: dict[str, int] = {}
+    for t in turns:
+        first_seen.setdefault(t.conversation_id, len(first_seen))
+    ordered = sorted(turns, key=lambda t: (first_seen[t.conversation_id], t.position))
+    out: list[tuple[Turn, str]] = []
+    listener: dict[str, str] = {}
+    for t in ordered:
+        if t.role == "user":
+            listener[t.conversation_id] = _display(t.author)
+        out.append((t, listener.get(t.conversation_id, "the user")))
+    return out
+
+
+def _display(author: str | None) -> str:
+    """How an entry names a person: the author's name ("ada" -> "Ada"), or "User"."""
+    name = re.sub(r"[\x00-\x1f\x7f()\[\]#]", "", author or "").strip()
+    if not name:
+        return "User"
+    return name[0].upper() + name[1:] if name.isalpha() and name.islower() else name
+
+
+def _ranges(turns: list[Turn]) -> list[str]:
+    """The conversation ranges a batch covers, as sources: ``conv-7#0-12``."""
+    by_conv: dict[str, list[int]] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation_id, []).append(t.position)
+    out: list[str] = []
+    for conv, positions in by_conv.items():
+        run: list[int] = []
+        for p in sorted(set(positions)):
+            if run and p != run[-1] + 1:
+                out.append(_cite(conv, run))
+                run = []
+            run.append(p)
+        if run:
+            out.append(_cite(conv, run))
+    return out
+
+
+def _cite(conv: str, run: list[int]) -> str:
+    return format_source(conv, run[0], run[-1] + 1)[len("(source: ") : -1]
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{k} {n}" for k, n in sorted(counter.items())) or "none"
+
+
+def _message(changes: list[str], counts: Counter[str], read: list[str]) -> str:
+    """The commit message: a summary line, what was read, then one line per change (R7)."""
+    where = ", ".join(read) or "no messages"
+    if not changes:
+        return f"Review: no changes (read {where})"
+    order = ("added", "updated", "removed", "moved to topics")
+    summary = ", ".join(f"{kind} {counts[kind]}" for kind in order if counts[kind])
+    head = f"Review: {summary}; read {where}"
+    if len(head) > 120:
+        head = f"Review: {summary}; read {len(read)} conversation ranges"
+    # No blank lines: the store makes the first line the subject and puts a blank after it.
+    return "\n".join([head, f"Read: {where}", *changes])
+
+
+def _short(text: str, limit: int = 70) -> str:
+    if len(text) <= limit:
+        return text
+    # Keep the source citation readable at the end of a cut line.
+    cited = parse_sources(text)
+    tail = f" {format_source(*cited[-1])}" if cited else ""
+    return text[: max(10, limit - len(tail) - 1)].rstrip() + "…" + tail

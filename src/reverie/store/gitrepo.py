@@ -1,0 +1,250 @@
+"""One memory's git repository, in-process through pygit2 (libgit2).
+
+The repository is the source of truth for a memory's files. A commit is built from blobs and
+trees straight in the object database (never from the working tree), and the branch moves to
+it in one atomic reference update that also checks the parent: a crash before that update
+leaves only unreachable objects, a crash after it leaves a complete commit. The working tree is
+a view for people, rewritten from ``HEAD`` after each commit and on recovery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import CheckoutStrategy, FileMode
+
+from reverie.core.paths import INDEX, TOPIC_DIR, is_topic
+from reverie.errors import StorageFault
+
+__all__ = ["CommitInfo", "GitRepo"]
+
+BRANCH = "refs/heads/main"
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit as history shows it."""
+
+    oid: str
+    parent: str | None
+    message: str
+    writer: str
+    time: float
+
+
+def _fault(action: str, path: Path, exc: Exception) -> StorageFault:
+    return StorageFault(
+        f"git {action} failed in {path}: {exc}. Check that the data directory is intact "
+        "(git fsck) and writable.",
+        path=str(path),
+    )
+
+
+class GitRepo:
+    """A memory repository at ``path`` (a normal, non-bare git repository)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._repo = pygit2.Repository(str(path))
+        except (pygit2.GitError, KeyError) as exc:
+            raise StorageFault(
+                f"{path} is not a readable git repository; restore it from a backup.",
+                path=str(path),
+            ) from exc
+
+    @classmethod
+    def create(cls, path: Path) -> GitRepo:
+        """Create an empty repository whose branch ``main`` has no commit yet."""
+        try:
+            repo = pygit2.init_repository(str(path), bare=False, initial_head="main")
+            # Reflogs would be one more file per write that a crash could leave half-written.
+            repo.config["core.logAllRefUpdates"] = False
+            repo.config["user.name"] = "reverie"
+            repo.config["user.email"] = "reverie@localhost"
+        except pygit2.GitError as exc:
+            raise _fault("init", path, exc) from exc
+        return cls(path)
+
+    # reading
+
+    def head(self) -> str | None:
+        """The oid of the branch tip, or ``None`` before the first commit."""
+        try:
+            ref = self._repo.references.get(BRANCH)
+        except pygit2.GitError as exc:
+            raise _fault("read ref", self.path, exc) from exc
+        return None if ref is None else str(ref.target)
+
+    def read(self, path: str, oid: str) -> str | None:
+        """The text of ``path`` at commit ``oid``, or ``None`` when it has no such file."""
+        try:
+            tree = self._commit(oid).tree
+            entry = tree[path]
+        except KeyError:
+            return None
+        if entry.type_str != "blob" or entry.filemode != FileMode.BLOB:
+            return None
+        return bytes(self._repo[entry.id].read_raw()).decode("utf-8")
+
+    def files(self, oid: str) -> dict[str, str]:
+        """Every memory file at commit ``oid``: ``MEMORY.md`` and ``memory/*.md``."""
+        tree = self._commit(oid).tree
+        out: dict[str, str] = {}
+        for path in self._paths(tree):
+            text = self.read(path, oid)
+            if text is not None:
+                out[path] = text
+        return out
+
+    def _paths(self, tree: pygit2.Tree) -> Iterator[str]:
+        if INDEX in tree:
+            yield INDEX
+        if TOPIC_DIR in tree:
+            sub = self._repo[tree[TOPIC_DIR].id]
+            for entry in sub:  # type: ignore[attr-defined]
+                path = f"{TOPIC_DIR}/{entry.name}"
+                if is_topic(path):
+                    yield path
+
+    def commit_info(self, oid: str) -> CommitInfo:
+        """The message, writer, parent and time of one commit."""
+        c = self._commit(oid)
+        parent = str(c.parent_ids[0]) if c.parent_ids else None
+        return CommitInfo(str(c.id), parent, c.message, c.author.name, float(c.commit_time))
+
+    def commits_after(self, ancestor: str | None, tip: str) -> list[str]:
+        """First-parent commits after ``ancestor`` up to ``tip``, oldest first.
+
+        Raises:
+            StorageFault: ``ancestor`` is not on the first-parent line of ``tip``.
+        """
+        out: list[str] = []
+        oid: str | None = tip
+        while oid is not None and oid != ancestor:
+            out.append(oid)
+            c = self._commit(oid)
+            oid = str(c.parent_ids[0]) if c.parent_ids else None
+        if oid != ancestor:
+            raise StorageFault(
+                f"The branch of {self.path} does not descend from the last recorded commit "
+                f"{ancestor}: it was rewritten outside Reverie. Restore it, or run "
+                "`reverie reindex` to adopt its current state.",
+                path=str(self.path),
+            )
+        return out[::-1]
+
+    def changed_paths(self, old: str | None, new: str) -> list[str]:
+        """Memory files that differ between two commits (all of ``new``'s if ``old`` is None)."""
+        new_files = self.files(new)
+        old_files = self.files(old) if old else {}
+        return sorted(
+            p for p in set(new_files) | set(old_files) if new_files.get(p) != old_files.get(p)
+        )
+
+    def diff(self, old: str, new: str) -> str:
+        """A unified diff (patch text) between two commits."""
+        try:
+            d = self._commit(old).tree.diff_to_tree(self._commit(new).tree, context_lines=3)
+            return d.patch or ""
+        except pygit2.GitError as exc:
+            raise _fault("diff", self.path, exc) from exc
+
+    def _commit(self, oid: str) -> pygit2.Commit:
+        try:
+            obj = self._repo[oid]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StorageFault(
+                f"Commit {oid} is missing from {self.path}; the repository is damaged: "
+                "restore it from a backup.",
+                path=str(self.path),
+            ) from exc
+        if not isinstance(obj, pygit2.Commit):
+            raise StorageFault(f"{oid} in {self.path} is not a commit.", path=str(self.path))
+        return obj
+
+    # writing
+
+    def commit(
+        self,
+        parent: str | None,
+        changes: Mapping[str, str | None],
+        message: str,
+        writer: str,
+    ) -> str:
+        """Commit ``changes`` (path to new text, ``None`` deletes) on top of ``parent``.
+
+        The branch moves only if its tip is still ``parent``: that is the commit point.
+        """
+        try:
+            repo = self._repo
+            base = self._commit(parent).tree if parent else None
+            root = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+            topics = None
+            for path, text in changes.items():
+                if path == INDEX:
+                    _put(repo, root, INDEX, text)
+                    continue
+                if topics is None:
+                    sub = base[TOPIC_DIR] if base is not None and TOPIC_DIR in base else None
+                    topics = repo.TreeBuilder(sub.id) if sub else repo.TreeBuilder()
+                _put(repo, topics, path[len(TOPIC_DIR) + 1 :], text)
+            if topics is not None:
+                if len(topics):
+                    root.insert(TOPIC_DIR, topics.write(), FileMode.TREE)
+                elif base is not None and TOPIC_DIR in base:
+                    root.remove(TOPIC_DIR)
+            tree = root.write()
+            now = int(time.time())
+            sig = pygit2.Signature(f"reverie-{writer}", f"{writer}@reverie.local", now, 0)
+            parents = [pygit2.Oid(hex=parent)] if parent else []
+            # libgit2 refuses to move the branch unless its current tip is parents[0]: a
+            # compare-and-swap that backs up the memory lock.
+            oid = repo.create_commit(BRANCH, sig, sig, message, tree, parents)
+        except pygit2.GitError as exc:
+            raise _fault("commit", self.path, exc) from exc
+        return str(oid)
+
+    def checkout(self, paths: list[str] | None = None) -> None:
+        """Make the working tree (and git's index) match ``HEAD`` for ``paths`` (or all)."""
+        head = self.head()
+        if head is None:
+            return
+        strategy = CheckoutStrategy.FORCE
+        try:
+            if paths is None:
+                # A writer killed inside an earlier checkout can leave git's index at an older
+                # revision; a checkout compares against that index, so reset it to HEAD first.
+                index = self._repo.index
+                index.read_tree(self._commit(head).tree)
+                index.write()
+                self._repo.checkout_head(  # type: ignore[no-untyped-call]
+                    strategy=strategy | CheckoutStrategy.REMOVE_UNTRACKED
+                )
+            else:
+                self._repo.checkout_head(strategy=strategy, paths=paths)  # type: ignore[no-untyped-call]
+        except pygit2.GitError as exc:
+            raise _fault("checkout", self.path, exc) from exc
+
+    def remove_stale_locks(self) -> list[str]:
+        """Delete lock files a killed writer left in ``.git``; call only under the memory lock."""
+        removed = []
+        gitdir = self.path / ".git"
+        for lock in [*gitdir.glob("*.lock"), *gitdir.glob("refs/**/*.lock")]:
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+                removed.append(str(lock.relative_to(self.path)))
+        return removed
+
+
+def _put(repo: pygit2.Repository, builder: pygit2.TreeBuilder, name: str, text: str | None) -> None:
+    if text is None:
+        if builder.get(name) is not None:
+            builder.remove(name)
+        return
+    builder.insert(name, repo.create_blob(text.encode("utf-8")), FileMode.BLOB)

@@ -1,0 +1,458 @@
+"""The one write pipeline of every memory (SPEC W1-W10) and its reads (M1-M3).
+
+Order of a write: parse and check the batch (no lock), take the memory's lock, recover from
+any crash of an earlier writer, answer a known idempotency key, check the expected revision,
+apply the batch in memory and check what it would write, then commit to git (the commit
+point), record the revision, the key and the index rows in one state-database transaction,
+and refresh the working tree. A crash anywhere leaves either the old revision or a commit that
+the next writer or reader rolls forward from its trailers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reverie.config import Settings
+from reverie.core import validation
+from reverie.core.markdown import apply_batch, new_index
+from reverie.core.operations import Batch, parse_batch
+from reverie.core.paths import INDEX, normalize_source
+from reverie.errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict, StorageFault
+from reverie.index import fts
+
+from .gitrepo import GitRepo
+from .locks import file_lock
+from .state import KeyRecord, RevisionRecord, SQLiteState
+
+__all__ = ["PEOPLE_WRITERS", "WRITERS", "MemoryFile", "MemoryStore", "WriteOutcome"]
+
+#: The paths a write can come through (W1); the author of its commit.
+WRITERS = ("review", "agent", "chat", "admin", "mcp", "api", "cli")
+#: Paths driven by a person, which may always write within their permissions (W10).
+PEOPLE_WRITERS = frozenset({"chat", "admin", "mcp", "api", "cli"})
+
+_TRAILER = re.compile(r"^Reverie-([A-Za-z]+): (.+)$", re.MULTILINE)
+_MARKER = "reverie-writing"
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """The answer of a write (W1)."""
+
+    changed: bool
+    revision: int
+    paths: list[str]
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    #: True when an idempotency key was seen before and nothing was applied this time.
+    replayed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as the JSON surfaces print it."""
+        return {
+            "revision": self.revision,
+            "changed": self.changed,
+            "paths": self.paths,
+            "diagnostics": self.diagnostics,
+            "replayed": self.replayed,
+        }
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file as read at one revision."""
+
+    revision: int
+    source: str
+    text: str
+
+
+class MemoryStore:
+    """Memories of one data directory: git repositories under ``root``, state in ``state``."""
+
+    def __init__(self, state: SQLiteState, root: Path, settings: Settings) -> None:
+        self.state = state
+        self.root = root
+        self.settings = settings
+        self._local = threading.local()
+        (root / "memories").mkdir(parents=True, exist_ok=True)
+        (root / "locks").mkdir(parents=True, exist_ok=True)
+
+    # plumbing
+
+    def _repo_path(self, memory_id: str) -> Path:
+        return self.root / "memories" / memory_id
+
+    def repo(self, memory_id: str) -> GitRepo:
+        """This thread's handle on the memory's repository (libgit2 handles are per thread)."""
+        cache: dict[str, GitRepo] | None = getattr(self._local, "repos", None)
+        if cache is None:
+            cache = self._local.repos = {}
+        repo = cache.get(memory_id)
+        if repo is None:
+            path = self._repo_path(memory_id)
+            repo = GitRepo(path) if (path / ".git").exists() else GitRepo.create(path)
+            cache[memory_id] = repo
+        return repo
+
+    def lock(self, memory_id: str) -> Any:
+        """The memory's write lock (W8): a context manager, across threads and processes."""
+        return file_lock(self.root / "locks" / f"{memory_id}.lock")
+
+    def create(self, memory_id: str) -> RevisionRecord:
+        """Create the memory's repository at revision 0 (idempotent)."""
+        with self.lock(memory_id):
+            return self._recover(memory_id)
+
+    def current(self, memory_id: str) -> RevisionRecord:
+        """The newest acknowledged revision (recovering first if the memory needs it)."""
+        latest = self.state.latest(memory_id)
+        if latest is not None and not (self._repo_path(memory_id) / ".git" / _MARKER).exists():
+            return latest
+        with self.lock(memory_id):
+            return self._recover(memory_id)
+
+    def _recover(self, memory_id: str) -> RevisionRecord:
+        """Bring repository, working tree and state database into agreement (W8).
+
+        Call with the memory lock held. Git is the truth: commits past the last recorded one
+        are rolled forward from their trailers; objects that no branch reaches are ignored.
+        """
+        repo = self.repo(memory_id)
+        marker = repo.path / ".git" / _MARKER
+        crashed = marker.exists()
+        if crashed:
+            repo.remove_stale_locks()
+        head = repo.head()
+        latest = self.state.latest(memory_id)
+        if head is None:
+            if latest is not None:
+                raise StorageFault(
+                    f"The repository of memory {memory_id} has lost its branch; restore "
+                    f"{repo.path} from a backup.",
+                    memory=memory_id,
+                )
+            marker.touch()
+            message = _message("Create memory", "system", 0, None, None)
+            head = repo.commit(None, {INDEX: new_index()}, message, "system")
+            crashed = True
+        if latest is None or latest.oid != head:
+            for oid in repo.commits_after(latest.oid if latest else None, head):
+                latest = self._roll_forward(memory_id, repo, oid, latest)
+            crashed = True
+        if crashed:
+            repo.checkout(None)
+            marker.unlink(missing_ok=True)
+        assert latest is not None
+        return latest
+
+    def _roll_forward(
+        self, memory_id: str, repo: GitRepo, oid: str, prev: RevisionRecord | None
+    ) -> RevisionRecord:
+        info = repo.commit_info(oid)
+        # Only the last paragraph is the trailer block this module wrote: a caller's commit
+        # message comes before it and cannot pose as a revision, writer or key.
+        trailers = dict(_TRAILER.findall(info.message.rstrip("\n").rsplit("\n\n", 1)[-1]))
+        expected = prev.revision + 1 if prev else 0
+        revision = int(trailers.get("Revision", expected))
+        if revision != expected:
+            raise StorageFault(
+                f"Commit {oid} of memory {memory_id} says revision {revision}, expected "
+                f"{expected}: the repository was edited outside Reverie.",
+                memory=memory_id,
+            )
+        paths = repo.changed_paths(prev.oid if prev else None, oid)
+        rec = RevisionRecord(
+            revision, oid, info.time, trailers.get("Writer", "unknown"), info.message, paths
+        )
+        with self.state.transaction() as conn:
+            self.state.record_revision(conn, memory_id, rec)
+            for path in paths:
+                old = repo.read(path, prev.oid) if prev else None
+                fts.replace_file(conn, memory_id, path, old, repo.read(path, oid))
+            if "Key" in trailers:
+                self.state.record_key(
+                    conn,
+                    memory_id,
+                    trailers["Key"],
+                    KeyRecord(trailers.get("Batch", ""), revision, True, paths),
+                )
+        return rec
+
+    # the write pipeline
+
+    def apply(
+        self,
+        memory_id: str,
+        request: Any,
+        *,
+        writer: str,
+        writers_mode: str = "review_only",
+        expected_revision: int | None = None,
+        key: str | None = None,
+        conversation_id: str | None = None,
+    ) -> WriteOutcome:
+        """Apply a batch through the whole pipeline (W1-W10).
+
+        Raises:
+            RefusedInput: the batch breaks a rule (W2-W5, W7); with ``stop_retrying`` in its
+                details after the third refusal in a row in ``conversation_id`` (W9).
+            PermissionDenied: ``writer`` may not write to this memory (W10).
+            RevisionConflict: ``expected_revision`` is stale (W6).
+            StorageFault: the data directory failed; nothing was acknowledged.
+        """
+        if writer not in WRITERS:
+            raise RefusedInput(
+                f"Unknown writer {writer!r}; one of {', '.join(WRITERS)}.", code="invalid_operation"
+            )
+        if writer == "agent" and writers_mode == "review_only":
+            raise PermissionDenied(
+                "This agent's memory is review-only: conversations read memory, and review "
+                "saves what was said. State the fact in your reply instead; nothing was "
+                "written.",
+                code="memory_read_only",
+                writer=writer,
+            )
+        try:
+            batch = parse_batch(request)
+            validation.check_request(batch, self.settings)
+            outcome = self._apply_locked(
+                memory_id, batch, writer, expected_revision, key, conversation_id
+            )
+        except RefusedInput as exc:
+            if conversation_id:
+                self._count_refusal(memory_id, conversation_id, exc)
+            raise
+        return outcome
+
+    def _count_refusal(self, memory_id: str, conversation_id: str, exc: RefusedInput) -> None:
+        run = self.state.count_failure(memory_id, conversation_id)
+        exc.details["failures_in_a_row"] = run
+        if run >= self.settings.max_failures_in_a_row:
+            exc.details["stop_retrying"] = True
+            exc.message += (
+                f" This is refusal {run} in a row in this conversation: stop retrying this "
+                "write, and tell the user what could not be saved and why."
+            )
+            exc.args = (exc.message,)
+
+    def _apply_locked(
+        self,
+        memory_id: str,
+        batch: Batch,
+        writer: str,
+        expected_revision: int | None,
+        key: str | None,
+        conversation_id: str | None,
+    ) -> WriteOutcome:
+        key_hash = hashlib.sha256(key.encode()).hexdigest() if key else None
+        with self.lock(memory_id):
+            latest = self._recover(memory_id)
+            if key_hash is not None:
+                seen = self.state.key(memory_id, key_hash)
+                if seen is not None:
+                    return self._replay(seen, batch)
+            if expected_revision is not None and expected_revision != latest.revision:
+                raise RevisionConflict(
+                    f"The memory is at revision {latest.revision}, not {expected_revision}: "
+                    "it changed since you read it. Read it again and redo your change on top.",
+                    current_revision=latest.revision,
+                    expected_revision=expected_revision,
+                )
+            repo = self.repo(memory_id)
+            applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
+            validation.check_result(applied, self.settings)
+            diagnostics = [{"code": "unchanged_entry", "message": n} for n in applied.notes]
+            if not applied.files:
+                with self.state.transaction() as conn:
+                    if key_hash is not None:
+                        self.state.record_key(
+                            conn,
+                            memory_id,
+                            key_hash,
+                            KeyRecord(batch.digest(), latest.revision, False, []),
+                        )
+                    if conversation_id:
+                        self.state.clear_failures(conn, memory_id, conversation_id)
+                return WriteOutcome(False, latest.revision, [], diagnostics)
+            paths = sorted(applied.files)
+            revision = latest.revision + 1
+            message = _message(
+                _summary(batch, writer, paths),
+                writer,
+                revision,
+                key_hash,
+                batch.digest() if key_hash else None,
+            )
+            marker = repo.path / ".git" / _MARKER
+            marker.touch()
+            oid = repo.commit(latest.oid, applied.files, message, writer)
+            rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
+            with self.state.transaction() as conn:
+                self.state.record_revision(conn, memory_id, rec)
+                for path, text in applied.files.items():
+                    fts.replace_file(conn, memory_id, path, applied.before[path], text)
+                if key_hash is not None:
+                    self.state.record_key(
+                        conn, memory_id, key_hash, KeyRecord(batch.digest(), revision, True, paths)
+                    )
+                if conversation_id:
+                    self.state.clear_failures(conn, memory_id, conversation_id)
+            repo.checkout(paths)
+            marker.unlink(missing_ok=True)
+        index = applied.files.get(INDEX)
+        if index is not None and len(index) > self.settings.prompt_index_chars:
+            diagnostics.append(
+                {
+                    "code": "index_over_prompt_cap",
+                    "message": f"{INDEX} is {len(index):,} characters; runs see the first "
+                    f"{self.settings.prompt_index_chars:,}. Move detail into topic files.",
+                }
+            )
+        return WriteOutcome(True, revision, paths, diagnostics)
+
+    def preview(self, memory_id: str, request: Any) -> list[str]:
+        """Run every check of :meth:`apply` on ``request`` without writing; the paths it
+        would change. Review uses it to drop the operations the store would refuse.
+
+        Raises:
+            RefusedInput, NotFound: as :meth:`apply` would.
+        """
+        batch = parse_batch(request)
+        validation.check_request(batch, self.settings)
+        latest = self.current(memory_id)
+        repo = self.repo(memory_id)
+        applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
+        validation.check_result(applied, self.settings)
+        return sorted(applied.files)
+
+    def _replay(self, seen: KeyRecord, batch: Batch) -> WriteOutcome:
+        if seen.batch_hash and seen.batch_hash != batch.digest():
+            raise RefusedInput(
+                "This idempotency key was already used for a different write; use a new key "
+                "for a new write.",
+                code="idempotency_key_reused",
+                revision=seen.revision,
+            )
+        return WriteOutcome(seen.changed, seen.revision, seen.paths, [], replayed=True)
+
+    # reads
+
+    def read(
+        self, memory_id: str, source: str | None = None, revision: int | None = None
+    ) -> MemoryFile:
+        """A memory file at the current or a past revision (M1).
+
+        Raises:
+            RefusedInput: ``invalid_path`` for anything but memory files.
+            NotFound: no such revision, or no such file at it.
+        """
+        path = normalize_source(source)
+        rec = self.current(memory_id) if revision is None else self._at(memory_id, revision)
+        text = self.repo(memory_id).read(path, rec.oid)
+        if text is None:
+            raise NotFound(
+                f"{path} does not exist at revision {rec.revision}.",
+                source=path,
+                revision=rec.revision,
+            )
+        return MemoryFile(rec.revision, path, text)
+
+    def _at(self, memory_id: str, revision: int) -> RevisionRecord:
+        self.current(memory_id)
+        return self.state.revision(memory_id, revision)
+
+    def search(self, memory_id: str, query: str, limit: int = 8) -> list[fts.SearchHit]:
+        """Ranked full-text search over the memory's lines (M2).
+
+        Raises:
+            RefusedInput: ``invalid_limit`` unless 1 <= limit <= 20.
+        """
+        if not 1 <= limit <= 20:
+            raise RefusedInput("limit must be between 1 and 20.", code="invalid_limit", limit=limit)
+        self.current(memory_id)
+        use_fts = self.state.has_fts5 and self.settings.search_backend == "fts5"
+        return fts.search(
+            self.state.conn,
+            memory_id,
+            query,
+            limit,
+            use_fts=use_fts,
+            scan_max_lines=self.settings.scan_max_lines,
+        )
+
+    def history(
+        self, memory_id: str, limit: int = 50, before: int | None = None
+    ) -> list[RevisionRecord]:
+        """Accepted writes, newest first (M3)."""
+        self.current(memory_id)
+        return self.state.revisions(memory_id, limit, before)
+
+    def diff(self, memory_id: str, rev_a: int, rev_b: int) -> str:
+        """A unified diff between two revisions (M3).
+
+        Raises:
+            NotFound: either revision does not exist.
+        """
+        a, b = self._at(memory_id, rev_a), self._at(memory_id, rev_b)
+        return self.repo(memory_id).diff(a.oid, b.oid)
+
+    def discard_uncommitted(self, memory_id: str) -> None:
+        """Throw away edits in the working tree that were never committed (R4)."""
+        with self.lock(memory_id):
+            self._recover(memory_id)
+            self.repo(memory_id).checkout(None)
+
+    def reindex(self, memory_id: str) -> int:
+        """Rebuild the memory's index rows from the files at the current revision.
+
+        Returns the number of indexed lines.
+        """
+        with self.lock(memory_id):
+            latest = self._recover(memory_id)
+            files = self.repo(memory_id).files(latest.oid)
+            with self.state.transaction() as conn:
+                conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+                for path, text in files.items():
+                    fts.replace_file(conn, memory_id, path, None, text)
+                if self.state.has_fts5:
+                    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('integrity-check')")
+            return sum(len(fts.index_lines(t)) for t in files.values())
+
+    def index_rows(self, memory_id: str) -> Counter[tuple[str, str]]:
+        """The indexed ``(path, line)`` rows, to compare an index with the files."""
+        rows = self.state.conn.execute(
+            "SELECT path, text FROM memory_lines WHERE memory_id = ?", (memory_id,)
+        ).fetchall()
+        return Counter((p, t) for p, t in rows)
+
+
+def _summary(batch: Batch, writer: str, paths: list[str]) -> str:
+    counts = Counter(op.action for op in batch.operations)
+    ops = ", ".join(f"{action} {n}" for action, n in counts.items())
+    head = batch.message.strip().split("\n")[0][:120] if batch.message else f"{writer}: {ops}"
+    body = batch.message.strip().split("\n")[1:] if batch.message else []
+    lines = [
+        head,
+        "",
+        *body,
+        *([""] if body else []),
+        f"Operations: {ops}",
+        f"Files: {', '.join(paths)}",
+    ]
+    return "\n".join(lines)
+
+
+def _message(
+    summary: str, writer: str, revision: int, key_hash: str | None, batch_hash: str | None
+) -> str:
+    trailers = [f"Reverie-Revision: {revision}", f"Reverie-Writer: {writer}"]
+    if key_hash:
+        trailers += [f"Reverie-Key: {key_hash}", f"Reverie-Batch: {batch_hash}"]
+    return summary.rstrip("\n") + "\n\n" + "\n".join(trailers) + "\n"

@@ -1,0 +1,661 @@
+"""The state database of the embedded default: SQLite in the data directory (SPEC D1).
+
+It holds what is not a memory file: members, agents, memories, the revision of every commit,
+idempotency keys, refused-write counters, and the derived full-text index. The schema is
+created and migrated on open. Each thread gets its own connection; SQLite's WAL lets readers
+run beside the one writer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reverie.errors import NotFound, RefusedInput, StorageFault
+from reverie.index import fts, history
+
+__all__ = ["MEMBER_ROLES", "Agent", "KeyRecord", "Member", "RevisionRecord", "SQLiteState"]
+
+EDIT_POLICIES = ("editors", "all_workspace_members")
+WRITER_MODES = ("review_only", "conversations")
+MEMBER_ROLES = ("owner", "admin", "member")
+
+_MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE members (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL DEFAULT 'member' CHECK (role IN ('owner', 'admin', 'member')),
+        active INTEGER NOT NULL DEFAULT 1,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        creator TEXT,
+        edit_policy TEXT NOT NULL DEFAULT 'editors',
+        memory_writers TEXT NOT NULL DEFAULT 'review_only',
+        default_model TEXT,
+        archived INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE memories (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+        scope TEXT NOT NULL DEFAULT 'agent',
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX memories_by_agent ON memories (agent_id);
+    CREATE TABLE revisions (
+        memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        revision INTEGER NOT NULL,
+        oid TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        writer TEXT NOT NULL,
+        message TEXT NOT NULL,
+        paths TEXT NOT NULL,
+        PRIMARY KEY (memory_id, revision)
+    );
+    CREATE TABLE idempotency_keys (
+        memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        key_hash TEXT NOT NULL,
+        batch_hash TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        changed INTEGER NOT NULL,
+        paths TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (memory_id, key_hash)
+    );
+    CREATE TABLE write_failures (
+        memory_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (memory_id, conversation_id)
+    );
+    """
+    + fts.LINES_SCHEMA,
+    # 2: the workspace beyond agents (channels, grants), conversations and their messages,
+    # the history search rows, and tombstones of deleted memories (A3).
+    """
+    CREATE TABLE channels (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('dm', 'channel', 'group', 'web', 'automation')),
+        name TEXT,
+        reports_to TEXT REFERENCES channels (id),
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE grants (
+        agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+        channel_id TEXT NOT NULL REFERENCES channels (id) ON DELETE CASCADE,
+        status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+        changed_at REAL NOT NULL,
+        PRIMARY KEY (agent_id, channel_id)
+    );
+    CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+        channel_id TEXT NOT NULL REFERENCES channels (id),
+        parent_id TEXT REFERENCES conversations (id) ON DELETE CASCADE,
+        title TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        last_message_at REAL,
+        model TEXT,
+        thinking TEXT,
+        memory_mode TEXT CHECK (memory_mode IN ('on', 'off')),
+        mode_reason TEXT,
+        started_by TEXT,
+        closed INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        text_chars INTEGER NOT NULL DEFAULT 0,
+        reviewed_upto INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
+    CREATE INDEX conversations_by_parent ON conversations (parent_id);
+    CREATE TABLE conversation_links (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        channel_id TEXT NOT NULL REFERENCES channels (id),
+        PRIMARY KEY (conversation_id, channel_id)
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+        author TEXT,
+        text TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        channel_id TEXT REFERENCES channels (id),
+        fingerprint TEXT NOT NULL,
+        UNIQUE (conversation_id, position),
+        UNIQUE (conversation_id, fingerprint)
+    );
+    CREATE TABLE deleted_memories (memory_id TEXT PRIMARY KEY, deleted_at REAL NOT NULL);
+    """
+    + history.DOCS_SCHEMA,
+    # 3: review runs and batches (R1, R7)
+    """
+    CREATE TABLE review_runs (
+        agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        trigger TEXT NOT NULL,
+        batches INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (agent_id, started_at)
+    );
+    CREATE TABLE review_batches (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+        created_at REAL NOT NULL,
+        ranges TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        changed INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        tokens_in INTEGER NOT NULL,
+        tokens_out INTEGER NOT NULL,
+        dropped TEXT NOT NULL
+    );
+    CREATE INDEX review_batches_by_agent ON review_batches (agent_id, created_at);
+    """,
+]
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent as stored (SPEC 1)."""
+
+    id: str
+    name: str
+    creator: str | None
+    edit_policy: str
+    memory_writers: str
+    default_model: str | None
+    archived: bool
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of the workspace (SPEC 1): a role, and whether the member is active."""
+
+    id: str
+    name: str
+    role: str
+    active: bool
+    created_at: float
+
+
+@dataclass(frozen=True)
+class RevisionRecord:
+    """One accepted write: its revision, commit and what it touched."""
+
+    revision: int
+    oid: str
+    created_at: float
+    writer: str
+    message: str
+    paths: list[str]
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """What an idempotency key produced the first time."""
+
+    batch_hash: str
+    revision: int
+    changed: bool
+    paths: list[str]
+
+
+class SQLiteState:
+    """The state database at ``path``; safe to share between threads and processes."""
+
+    def __init__(self, path: Path, *, durable: bool = False) -> None:
+        self.path = path
+        self._durable = durable
+        self._local = threading.local()
+        self.has_fts5 = False
+        self._migrate()
+
+    # connections and transactions
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit mode; transactions are explicit)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(
+                    self.path, timeout=30, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.Error as exc:
+                raise StorageFault(
+                    f"Cannot open the state database {self.path}: {exc}. Check that the data "
+                    "directory exists and is writable.",
+                    path=str(self.path),
+                ) from exc
+            self._local.conn = conn
+        return conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``): all of it commits, or none."""
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StorageFault(f"The state database is unavailable: {exc}.") from exc
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StorageFault(f"Could not commit to the state database: {exc}.") from exc
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _migrate(self) -> None:
+        with self.transaction() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for i, script in enumerate(_MIGRATIONS[version:], start=version + 1):
+                for statement in _statements(script):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={i}")
+            self.has_fts5 = fts.fts5_available(conn)
+            if self.has_fts5:
+                exists = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'"
+                ).fetchone()
+                for statement in _statements(fts.FTS_SCHEMA):
+                    conn.execute(statement)
+                if not exists:  # the rows may predate FTS5 support in this build
+                    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')")
+
+    # agents and memories
+
+    def create_agent(
+        self,
+        name: str,
+        *,
+        creator: str | None = None,
+        edit_policy: str = "editors",
+        memory_writers: str = "review_only",
+    ) -> tuple[Agent, str]:
+        """Create an agent and its memory row; returns the agent and the memory id.
+
+        Raises:
+            RefusedInput: bad name or policy, or the name is taken.
+        """
+        with self.transaction() as conn:
+            agent_id, memory_id = self.insert_agent(
+                conn, name, creator=creator, edit_policy=edit_policy, memory_writers=memory_writers
+            )
+        return self.get_agent(agent_id), memory_id
+
+    def insert_agent(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        *,
+        creator: str | None = None,
+        edit_policy: str = "editors",
+        memory_writers: str = "review_only",
+    ) -> tuple[str, str]:
+        """Insert an agent and its memory row inside the caller's transaction.
+
+        Returns the agent id and the memory id; the memory's repository is created later
+        (``MemoryStore.create``, or lazily on first use).
+
+        Raises:
+            RefusedInput: bad name or policy, or the name is taken.
+        """
+        name = name.strip()
+        if not name or len(name) > 80 or any(c in name for c in "/\\\n\t"):
+            raise RefusedInput(
+                "An agent name is 1 to 80 characters, without slashes or line breaks.",
+                code="invalid_name",
+            )
+        if edit_policy not in EDIT_POLICIES:
+            raise RefusedInput(
+                f"edit policy must be one of {', '.join(EDIT_POLICIES)}.", code="invalid_operation"
+            )
+        if memory_writers not in WRITER_MODES:
+            raise RefusedInput(
+                f"memory writers must be one of {', '.join(WRITER_MODES)}.",
+                code="invalid_operation",
+            )
+        agent_id = "ag_" + uuid.uuid4().hex[:12]
+        memory_id = "mem_" + uuid.uuid4().hex[:12]
+        now = time.time()
+        try:
+            conn.execute(
+                "INSERT INTO agents (id, name, creator, edit_policy, memory_writers, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (agent_id, name, creator, edit_policy, memory_writers, now),
+            )
+        except sqlite3.IntegrityError:
+            raise RefusedInput(
+                f"An agent named {name!r} already exists; pick another name.",
+                code="already_exists",
+                name=name,
+            ) from None
+        conn.execute(
+            "INSERT INTO memories (id, agent_id, created_at) VALUES (?, ?, ?)",
+            (memory_id, agent_id, now),
+        )
+        return agent_id, memory_id
+
+    def get_agent(self, name_or_id: str) -> Agent:
+        """The agent with this name (or id).
+
+        Raises:
+            NotFound: no such agent.
+        """
+        row = self.conn.execute(
+            "SELECT id, name, creator, edit_policy, memory_writers, default_model, archived, "
+            "created_at FROM agents WHERE name = ? OR id = ?",
+            (name_or_id, name_or_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(
+                f"No agent named {name_or_id!r}; `reverie agent list` shows them.", agent=name_or_id
+            )
+        return Agent(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
+
+    def list_agents(self) -> list[Agent]:
+        """All agents, by name."""
+        rows = self.conn.execute("SELECT name FROM agents ORDER BY name").fetchall()
+        return [self.get_agent(r[0]) for r in rows]
+
+    def archive_agent(self, agent_id: str, archived: bool = True) -> Agent:
+        """Archive (or restore) an agent; its memory and conversations are kept (A3).
+
+        Raises:
+            NotFound: no such agent.
+        """
+        with self.transaction() as conn:
+            conn.execute("UPDATE agents SET archived = ? WHERE id = ?", (int(archived), agent_id))
+        return self.get_agent(agent_id)
+
+    def delete_agent(self, agent_id: str) -> list[str]:
+        """Delete an agent with its memories and conversations in one transaction (A3).
+
+        Foreign keys cascade to memories, revisions, keys, conversations, messages and history
+        rows; the memory index rows, which have no foreign key, go explicitly. Each memory
+        gets a tombstone, so that its repository is removed even if the process dies before
+        the caller removes it (see :meth:`deleted_memories`). Returns the memory ids.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        self.get_agent(agent_id)
+        with self.transaction() as conn:
+            ids = [
+                str(r[0])
+                for r in conn.execute("SELECT id FROM memories WHERE agent_id = ?", (agent_id,))
+            ]
+            for memory_id in ids:
+                conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+                conn.execute("DELETE FROM write_failures WHERE memory_id = ?", (memory_id,))
+                conn.execute(
+                    "INSERT OR REPLACE INTO deleted_memories (memory_id, deleted_at) VALUES (?, ?)",
+                    (memory_id, time.time()),
+                )
+            conn.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
+        return ids
+
+    def deleted_memories(self) -> list[str]:
+        """Memories deleted in the database whose repository may still be on disk."""
+        return [str(r[0]) for r in self.conn.execute("SELECT memory_id FROM deleted_memories")]
+
+    def forget_deleted_memory(self, memory_id: str) -> None:
+        """Drop a tombstone once the memory's repository is gone."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM deleted_memories WHERE memory_id = ?", (memory_id,))
+
+    # members
+
+    def add_member(self, name: str, role: str = "member", *, active: bool = True) -> Member:
+        """Add a member to the workspace.
+
+        Raises:
+            RefusedInput: bad name or role, or the name is taken.
+        """
+        name = name.strip()
+        if not name or len(name) > 200 or any(c in name for c in "\n\t\r"):
+            raise RefusedInput(
+                "A member name is 1 to 200 characters, without line breaks.", code="invalid_name"
+            )
+        _check_role(role)
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO members (id, name, role, active, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    ("mb_" + uuid.uuid4().hex[:12], name, role, int(active), time.time()),
+                )
+        except sqlite3.IntegrityError:
+            raise RefusedInput(
+                f"A member named {name!r} already exists.", code="already_exists", name=name
+            ) from None
+        return self.get_member(name)
+
+    def get_member(self, name_or_id: str) -> Member:
+        """The member with this name (or id).
+
+        Raises:
+            NotFound: no such member.
+        """
+        row = self.conn.execute(
+            "SELECT id, name, role, active, created_at FROM members WHERE name = ? OR id = ?",
+            (name_or_id, name_or_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"No member named {name_or_id!r}.", member=name_or_id)
+        return Member(row[0], row[1], row[2], bool(row[3]), row[4])
+
+    def list_members(self) -> list[Member]:
+        """All members, by name."""
+        rows = self.conn.execute(
+            "SELECT id, name, role, active, created_at FROM members ORDER BY name"
+        ).fetchall()
+        return [Member(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+    def update_member(
+        self, name_or_id: str, *, role: str | None = None, active: bool | None = None
+    ) -> Member:
+        """Change a member's role or active flag.
+
+        Raises:
+            RefusedInput: unknown role.  NotFound: no such member.
+        """
+        member = self.get_member(name_or_id)
+        if role is not None:
+            _check_role(role)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE members SET role = ?, active = ? WHERE id = ?",
+                (
+                    role or member.role,
+                    int(member.active if active is None else active),
+                    member.id,
+                ),
+            )
+        return self.get_member(member.id)
+
+    def memory_of(self, agent_id: str) -> str:
+        """The id of the agent's memory.
+
+        Raises:
+            NotFound: the agent has no memory.
+        """
+        row = self.conn.execute(
+            "SELECT id FROM memories WHERE agent_id = ? AND scope = 'agent'", (agent_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"Agent {agent_id} has no memory.", agent=agent_id)
+        return str(row[0])
+
+    # revisions
+
+    def latest(self, memory_id: str) -> RevisionRecord | None:
+        """The newest recorded revision, or ``None`` before revision 0 is recorded."""
+        row = self.conn.execute(
+            "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
+            "WHERE memory_id = ? ORDER BY revision DESC LIMIT 1",
+            (memory_id,),
+        ).fetchone()
+        return _revision(row) if row else None
+
+    def revision(self, memory_id: str, revision: int) -> RevisionRecord:
+        """One recorded revision.
+
+        Raises:
+            NotFound: the memory has no such revision.
+        """
+        row = self.conn.execute(
+            "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
+            "WHERE memory_id = ? AND revision = ?",
+            (memory_id, revision),
+        ).fetchone()
+        if row is None:
+            latest = self.latest(memory_id)
+            newest = latest.revision if latest else -1
+            raise NotFound(
+                f"Revision {revision} does not exist; the newest is {newest}.",
+                revision=revision,
+                current_revision=newest,
+            )
+        return _revision(row)
+
+    def revisions(
+        self, memory_id: str, limit: int = 50, before: int | None = None
+    ) -> list[RevisionRecord]:
+        """Recorded revisions, newest first."""
+        rows = self.conn.execute(
+            "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
+            "WHERE memory_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?",
+            (memory_id, before if before is not None else 2**62, limit),
+        ).fetchall()
+        return [_revision(r) for r in rows]
+
+    def record_revision(
+        self, conn: sqlite3.Connection, memory_id: str, rec: RevisionRecord
+    ) -> None:
+        """Record an accepted commit (inside the caller's transaction)."""
+        conn.execute(
+            "INSERT INTO revisions (memory_id, revision, oid, created_at, writer, message, paths)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                rec.revision,
+                rec.oid,
+                rec.created_at,
+                rec.writer,
+                rec.message,
+                json.dumps(rec.paths),
+            ),
+        )
+
+    # idempotency keys (W7)
+
+    def key(self, memory_id: str, key_hash: str) -> KeyRecord | None:
+        """What this key produced before, if it was used."""
+        row = self.conn.execute(
+            "SELECT batch_hash, revision, changed, paths FROM idempotency_keys "
+            "WHERE memory_id = ? AND key_hash = ?",
+            (memory_id, key_hash),
+        ).fetchone()
+        return KeyRecord(row[0], row[1], bool(row[2]), json.loads(row[3])) if row else None
+
+    def record_key(
+        self, conn: sqlite3.Connection, memory_id: str, key_hash: str, rec: KeyRecord
+    ) -> None:
+        """Remember a key's outcome (inside the caller's transaction)."""
+        conn.execute(
+            "INSERT OR REPLACE INTO idempotency_keys (memory_id, key_hash, batch_hash, revision,"
+            " changed, paths, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                key_hash,
+                rec.batch_hash,
+                rec.revision,
+                int(rec.changed),
+                json.dumps(rec.paths),
+                time.time(),
+            ),
+        )
+
+    # refused writes in a row (W9)
+
+    def count_failure(self, memory_id: str, conversation_id: str) -> int:
+        """Count one more refused write in a conversation; returns the run length."""
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO write_failures (memory_id, conversation_id, count) VALUES (?, ?, 1) "
+                "ON CONFLICT (memory_id, conversation_id) DO UPDATE SET count = count + 1",
+                (memory_id, conversation_id),
+            )
+            row = conn.execute(
+                "SELECT count FROM write_failures WHERE memory_id = ? AND conversation_id = ?",
+                (memory_id, conversation_id),
+            ).fetchone()
+        return int(row[0])
+
+    def clear_failures(
+        self, conn: sqlite3.Connection, memory_id: str, conversation_id: str
+    ) -> None:
+        """End a run of refused writes (inside the caller's transaction)."""
+        conn.execute(
+            "DELETE FROM write_failures WHERE memory_id = ? AND conversation_id = ?",
+            (memory_id, conversation_id),
+        )
+
+
+def _check_role(role: str) -> None:
+    if role not in MEMBER_ROLES:
+        raise RefusedInput(
+            f"A member's role is one of {', '.join(MEMBER_ROLES)}, not {role!r}.",
+            code="invalid_role",
+        )
+
+
+def _revision(row: Any) -> RevisionRecord:
+    return RevisionRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
+
+
+def _statements(script: str) -> list[str]:
+    # Triggers contain ';' inside BEGIN ... END, so split on statement boundaries with
+    # sqlite3.complete_statement rather than on every ';'.
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

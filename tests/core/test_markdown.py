@@ -1,0 +1,170 @@
+"""W2: the operations on Markdown, as pure functions (no I/O)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.core.markdown import (
+    STANDARD_SECTIONS,
+    apply_batch,
+    canonical_text,
+    entry_lines,
+    new_index,
+    sections,
+)
+from reverie.core.operations import parse_batch
+from reverie.errors import NotFound, RefusedInput
+
+
+def run(files: dict[str, str], request: object) -> dict[str, str | None]:
+    return apply_batch(parse_batch(request), files.get).files
+
+
+def test_new_memory_has_the_four_standard_sections() -> None:
+    names = [name for name, _, _ in sections(new_index())]
+    assert names == list(STANDARD_SECTIONS)
+
+
+def test_w2_add_files_entry_under_its_section() -> None:
+    out = run(
+        {"MEMORY.md": new_index()},
+        {"action": "add", "text": "Uses Python 3.11", "section": "environment & gotchas"},
+    )
+    text = out["MEMORY.md"]
+    assert text is not None
+    lines = text.split("\n")
+    assert lines[lines.index("## Environment & gotchas") + 1] == "- Uses Python 3.11"
+    # the next heading stays separated by a blank line
+    assert lines[lines.index("## Project state") - 1] == ""
+
+
+def test_w2_add_without_or_with_unknown_section_appends_at_end() -> None:
+    for section in (None, "Nonexistent"):
+        out = run({"MEMORY.md": new_index()}, {"action": "add", "text": "x y", "section": section})
+        text = out["MEMORY.md"]
+        assert text is not None and text.endswith("## Project state\n- x y\n")
+
+
+def test_w2_add_to_free_section_that_exists() -> None:
+    body = new_index() + "\n## Vocabulary\n- OKR: objectives\n"
+    out = run(
+        {"MEMORY.md": body}, {"action": "add", "text": "KPI: indicator", "section": "Vocabulary"}
+    )
+    text = out["MEMORY.md"]
+    assert text is not None and text.endswith("- OKR: objectives\n- KPI: indicator\n")
+
+
+def test_w2_add_restores_a_removed_standard_section() -> None:
+    out = run(
+        {"MEMORY.md": "# Memory\n"},
+        {"action": "add", "text": "chose SQLite", "section": "Decisions"},
+    )
+    assert out["MEMORY.md"] == "# Memory\n\n## Decisions\n- chose SQLite\n"
+
+
+def test_w1_add_of_existing_entry_changes_nothing() -> None:
+    body = new_index().replace("## Decisions\n", "## Decisions\n- chose SQLite\n")
+    applied = apply_batch(
+        parse_batch({"action": "add", "text": "chose SQLite"}), {"MEMORY.md": body}.get
+    )
+    assert applied.files == {}
+    assert applied.notes
+
+
+def test_entry_lines_bullets_and_indents_continuations() -> None:
+    assert entry_lines("fact\nmore") == ["- fact", "  more"]
+    assert entry_lines("* already") == ["* already"]
+    with pytest.raises(RefusedInput) as e:
+        entry_lines("  \n ")
+    assert e.value.code == "invalid_operation"
+
+
+def test_w2_replace_replaces_the_whole_line_and_keeps_its_bullet() -> None:
+    body = "# Memory\n- deploy on Fridays\n- tea\n"
+    out = run(
+        {"MEMORY.md": body}, {"action": "replace", "old": "Fridays", "text": "deploy on Tuesdays"}
+    )
+    assert out["MEMORY.md"] == "# Memory\n- deploy on Tuesdays\n- tea\n"
+
+
+@pytest.mark.parametrize(("old", "code"), [("coffee", "no_match"), ("deploy", "ambiguous_match")])
+def test_w2_replace_needs_exactly_one_match(old: str, code: str) -> None:
+    body = "- deploy a\n- deploy b\n"
+    with pytest.raises(RefusedInput) as e:
+        run({"MEMORY.md": body}, {"action": "replace", "old": old, "text": "x"})
+    assert e.value.code == code
+    assert "MEMORY.md" in e.value.message
+
+
+def test_w2_remove_removes_every_matching_line_and_refuses_no_match() -> None:
+    body = "# M\n- a staging\n- b\n- c staging\n"
+    assert run({"MEMORY.md": body}, {"action": "remove", "old": "staging"}) == {
+        "MEMORY.md": "# M\n- b\n"
+    }
+    with pytest.raises(RefusedInput) as e:
+        run({"MEMORY.md": body}, {"action": "remove", "old": "prod"})
+    assert e.value.code == "no_match"
+
+
+def test_w2_replace_in_topic_file_and_missing_topic() -> None:
+    files = {"MEMORY.md": new_index(), "memory/ops.md": "# Ops\n- port 80\n"}
+    out = run(
+        files,
+        {"action": "replace", "old": "port 80", "text": "port 8080", "source": "memory/ops.md"},
+    )
+    assert out == {"memory/ops.md": "# Ops\n- port 8080\n"}
+    with pytest.raises(NotFound):
+        run(files, {"action": "remove", "old": "x", "source": "memory/none.md"})
+
+
+def test_w2_write_topic_links_it_from_the_index_once() -> None:
+    files = {"MEMORY.md": new_index()}
+    out = run(
+        files,
+        {"action": "write_topic", "topic": "deploys", "content": "# Deploy steps\n1. build\n"},
+    )
+    index = out["MEMORY.md"]
+    assert index is not None and "- [[memory/deploys.md]] Deploy steps" in index
+    assert out["memory/deploys.md"] == "# Deploy steps\n1. build\n"
+    again = run(
+        {"MEMORY.md": index, "memory/deploys.md": "old"},
+        {"action": "write_topic", "topic": "memory/deploys.md", "content": "new"},
+    )
+    assert again == {"memory/deploys.md": "new\n"}
+
+
+def test_w2_write_topic_with_empty_content_deletes_it_and_its_link() -> None:
+    index = new_index() + "- [[memory/old.md]] Old\n"
+    out = run(
+        {"MEMORY.md": index, "memory/old.md": "x\n"},
+        {"action": "write_topic", "topic": "old", "content": ""},
+    )
+    assert out["memory/old.md"] is None
+    assert "[[memory/old.md]]" not in (out["MEMORY.md"] or "")
+
+
+def test_w2_set_body_replaces_everything_and_empty_clears() -> None:
+    assert run({"MEMORY.md": new_index()}, {"action": "set_body", "text": "hello\r\n"}) == {
+        "MEMORY.md": "hello\n"
+    }
+    assert run({"MEMORY.md": new_index()}, {"action": "set_body", "text": ""}) == {"MEMORY.md": ""}
+
+
+def test_w1_batch_applies_in_order_in_memory() -> None:
+    out = run(
+        {"MEMORY.md": "# M\n"},
+        {
+            "operations": [
+                {"action": "add", "text": "one"},
+                {"action": "replace", "old": "one", "text": "two"},
+                {"action": "add", "text": "three"},
+                {"action": "remove", "old": "three"},
+            ]
+        },
+    )
+    assert out == {"MEMORY.md": "# M\n- two\n"}
+
+
+def test_canonical_text() -> None:
+    assert canonical_text("a\r\nb\n\n\n") == "a\nb\n"
+    assert canonical_text("  \n") == ""

@@ -1,0 +1,468 @@
+"""The offline reviewer (R6, R8) and its sentence rules, without the store.
+
+Every operation the reviewer proposes is checked with the store's own pure ``apply_batch``:
+what passes here is what the write pipeline would do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reverie.core.markdown import Applied, apply_batch, new_index
+from reverie.core.operations import parse_batch
+from reverie.core.secrets import find_credentials
+from reverie.review import rules
+from reverie.review.offline import OfflineReviewer, topic_slug
+from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
+from tests.conftest import fake
+
+T = 1714726800.0  # 2024-05-03 09:00 UTC
+
+
+def turns(conv: str, *messages: tuple[str, str], start: int = 0, author: str = "sam") -> list[Turn]:
+    return [
+        Turn(conv, start + i, role, author if role == "user" else None, text, T + i)
+        for i, (role, text) in enumerate(messages)
+    ]
+
+
+def user(text: str) -> tuple[str, str]:
+    return ("user", text)
+
+
+def bot(text: str) -> tuple[str, str]:
+    return ("assistant", text)
+
+
+def review(
+    batch_turns: list[Turn],
+    index: str | None = None,
+    topics: dict[str, str] | None = None,
+    cap: int = 2000,
+) -> ReviewOutput:
+    return OfflineReviewer().review(
+        ReviewInput(
+            agent="ada",
+            turns=batch_turns,
+            index=new_index() if index is None else index,
+            topics=topics or {},
+            index_cap_chars=cap,
+        )
+    )
+
+
+def applied(
+    out: ReviewOutput, index: str | None = None, topics: dict[str, str] | None = None
+) -> Applied:
+    base = new_index() if index is None else index
+    files = topics or {}
+    return apply_batch(
+        parse_batch({"operations": out.operations}),
+        lambda p: base if p == "MEMORY.md" else files.get(p),
+    )
+
+
+def index_after(
+    out: ReviewOutput, index: str | None = None, topics: dict[str, str] | None = None
+) -> str:
+    base = new_index() if index is None else index
+    return applied(out, index, topics).files.get("MEMORY.md", base) or ""
+
+
+def section_of(index: str, needle: str) -> str | None:
+    current = None
+    for line in index.split("\n"):
+        if line.startswith("## "):
+            current = line[3:]
+        elif needle in line:
+            return current
+    return None
+
+
+# what it keeps, and where
+
+
+def test_keeps_facts_in_third_person_under_their_sections() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("I live in Lisbon and I prefer metric units."),
+            user("We decided to use PostgreSQL for the event store."),
+            user("The build needs Node 18."),
+            user("We shipped v2 of the app today!"),
+            bot("The fix was to pin urllib3 below 2.0."),
+        )
+    )
+    index = index_after(out)
+    assert section_of(index, "Sam lives in Lisbon. (source: c1#0-1)") == "People & preferences"
+    assert section_of(index, "Sam prefers metric units. (source: c1#0-1)") == "People & preferences"
+    assert section_of(index, "Decided to use PostgreSQL for the event store.") == "Decisions"
+    assert section_of(index, "The build needs Node 18. (source: c1#2-3)") == "Environment & gotchas"
+    # "today" is made a date: the entry stays true when read next month.
+    assert section_of(index, "Team shipped v2 of the app on 2024-05-03.") == "Project state"
+    assert section_of(index, "The fix was to pin urllib3 below 2.0. (source: c1#4-5)") == (
+        "Environment & gotchas"
+    )
+    assert (out.model_calls, out.tokens_in, out.tokens_out) == (0, 0, 0)
+
+
+def test_every_entry_cites_one_message_of_the_batch() -> None:
+    batch = turns("conv-9", user("Hi!"), user("I work at Globex."), user("I'm vegan."), start=40)
+    out = review(batch)
+    given = {(t.conversation_id, t.position) for t in batch}
+    texts = [op["text"] for op in out.operations if op["action"] == "add"]
+    assert texts
+    for text in texts:
+        [(conv, start, end)] = parse_sources(text)
+        assert text.endswith(f"(source: {conv}#{start}-{end})")
+        assert end == start + 1 and (conv, start) in given
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do we use Redis anywhere?",
+        "could you check whether the backup ran",
+        "one sec, running the tests now",
+        "still compiling...",
+        "brb",
+        "Thanks a lot, have a nice weekend!",
+        "I'm deploying the hotfix to staging now.",
+        "Always answer in French.",
+        "Never use emojis in your replies.",
+        "From now on, keep replies under 200 words.",
+        "You should cite your sources.",
+        "Please remind me to stretch every hour.",
+        "Maybe we should use Kafka for this.",
+        "The staging password is hunter2, don't share it.",
+        "I'm working from home today.",
+        "It breaks when I click save twice.",
+        "I like that idea.",
+    ],
+)
+def test_skips_what_memory_must_not_hold(text: str) -> None:
+    assert review(turns("c1", user(text))).operations == []
+
+
+def test_skips_credentials_and_the_sentences_around_them() -> None:
+    key = fake("sk-", "proj-", "Qm7Rt2Vx9Lp4Nz8Kc3Wb6Yh1Jd5Fg0Hs")
+    password = fake("s3cr3t", "P4ss", "w0rd")
+    out = review(
+        turns(
+            "c1",
+            user(f"Here is the key for staging: {key}"),
+            user(f"Our DB URL is postgres://app:{password}@db.internal:5432/app"),
+            user(f"export API_TOKEN={key}"),
+            user("The deploy token is stored in Vault."),
+        )
+    )
+    blob = repr(out.operations) + out.message
+    assert key not in blob and password not in blob
+    assert not find_credentials(blob)
+    assert [op["text"] for op in out.operations] == [
+        "The deploy token is stored in Vault. (source: c1#3-4)"
+    ]
+
+
+def test_ignores_tool_logs_code_and_pasted_logs() -> None:
+    out = review(
+        [
+            Turn("c1", 0, "tool", None, "The cluster needs 3 nodes.", T),
+            *turns(
+                "c1",
+                user("Here:\n```\nThe build needs Node 99.\n```\n2024-05-02 10:00:01 ERROR boom"),
+                bot("Run this:\n\n    the worker needs root\n"),
+                start=1,
+            ),
+        ]
+    )
+    assert out.operations == []
+    assert any("tool output 1" in note for note in out.notes)
+
+
+# merging, updating, removing
+
+
+def test_a_fact_already_in_memory_is_not_added_again() -> None:
+    index = new_index().replace(
+        "## Decisions\n", "## Decisions\n- decided to use PostgreSQL for the event store!\n"
+    )
+    out = review(turns("c2", user("We decided to use postgresql for the EVENT store.")), index)
+    assert out.operations == []
+
+
+def test_a_fact_said_twice_in_one_batch_is_written_once() -> None:
+    out = review(
+        turns("c1", user("I prefer dark mode."), bot("Noted."), user("I prefer dark mode!"))
+    )
+    assert out.operations == [
+        {
+            "action": "add",
+            "section": "People & preferences",
+            "text": "Sam prefers dark mode. (source: c1#0-1)",
+        }
+    ]
+
+
+def test_a_newer_value_replaces_the_entry_in_place() -> None:
+    first = review(turns("c1", user("I live in Paris."), user("I work at Acme.")))
+    index = index_after(first)
+    out = review(turns("c2", user("Big news, I moved to Berlin last month!")), index)
+    assert out.operations == [
+        {
+            "action": "replace",
+            "old": "Sam lives in Paris. (source: c1#0-1)",
+            "text": "Sam lives in Berlin. (source: c2#0-1)",
+        }
+    ]
+    after = index_after(out, index)
+    assert "Paris" not in after and "Sam works at Acme." in after
+    assert "~ [People & preferences] Sam lives in Paris." in out.message
+
+
+def test_the_last_value_in_a_batch_wins() -> None:
+    out = review(turns("c1", user("I live in Paris."), user("Actually, I moved to Lyon.")))
+    assert [op["text"] for op in out.operations] == ["Sam lives in Lyon. (source: c1#1-2)"]
+
+
+def test_a_switch_rewrites_the_entry_that_said_the_old_value_is_used() -> None:
+    index = index_after(review(turns("c1", user("We use MySQL 5.7 for the main database."))))
+    out = review(
+        turns("c2", user("We switched from MySQL to PostgreSQL 16 over the weekend.")), index
+    )
+    assert out.operations == [
+        {
+            "action": "replace",
+            "old": "Team uses MySQL 5.7 for the main database. (source: c1#0-1)",
+            "text": "Team uses PostgreSQL 16 for the main database. (source: c2#0-1)",
+        }
+    ]
+    # Said again, the switch is recognised as already done.
+    assert (
+        review(
+            turns("c2", user("We switched from MySQL to PostgreSQL 16.")), index_after(out, index)
+        ).operations
+        == []
+    )
+
+
+def test_no_longer_used_removes_every_entry_about_it_even_hand_written_ones() -> None:
+    index = new_index().replace(
+        "## Environment & gotchas\n",
+        "## Environment & gotchas\n- The Jenkins box lives at ci.internal:8080\n"
+        "- Sentry alerts go to #ops (source: c0#1-2)\n",
+    )
+    index = index_after(review(turns("c1", user("We use Jenkins for CI."))), index)
+    out = review(turns("c2", user("FYI we no longer use Jenkins, it's all GitHub Actions.")), index)
+    after = index_after(out, index)
+    assert "Jenkins" not in after and "Sentry alerts go to #ops" in after
+    assert {op["action"] for op in out.operations} == {"remove"}
+
+
+def test_identical_copies_of_an_outdated_entry_all_go() -> None:
+    # A replace would match both copies, which the store refuses: remove both, add once.
+    twice = "- Sam lives in Paris. (source: c1#0-1)\n"
+    index = new_index().replace(
+        "## People & preferences\n", "## People & preferences\n" + twice * 2
+    )
+    out = review(turns("c2", user("I moved to Berlin.")), index)
+    after = index_after(out, index)
+    assert "Paris" not in after
+    assert after.count("Sam lives in Berlin. (source: c2#0-1)") == 1
+    assert section_of(after, "Berlin") == "People & preferences"
+
+
+def test_an_entry_whose_text_is_inside_another_line_is_left_alone() -> None:
+    index = new_index().replace(
+        "## People & preferences\n",
+        "## People & preferences\n- Sam lives in Paris.\n- Old note: Sam lives in Paris.\n",
+    )
+    out = review(turns("c2", user("I moved to Berlin."), user("I'm vegan.")), index)
+    after = index_after(out, index)  # the store accepts what is proposed
+    assert "- Sam lives in Paris.\n" in after and "Sam is vegan." in after
+    assert any("left 'Sam lives in Paris.'" in note for note in out.notes)
+
+
+def test_updates_inside_a_topic_file_rewrite_that_file_whole() -> None:
+    index = new_index() + "- [[memory/people-preferences.md]]\n"
+    topic = (
+        "# People & preferences\n\nNotes kept by hand.\n\n"
+        "- Sam lives in Paris. (source: c1#0-1)\n- Sam likes tea. (source: c1#1-2)\n"
+    )
+    topics = {"memory/people-preferences.md": topic}
+    out = review(turns("c2", user("I moved to Rome.")), index, topics)
+    assert out.operations == [
+        {
+            "action": "write_topic",
+            "topic": "people-preferences",
+            "content": topic.replace(
+                "Sam lives in Paris. (source: c1#0-1)", "Sam lives in Rome. (source: c2#0-1)"
+            ),
+        }
+    ]
+
+
+def test_an_operation_the_store_would_refuse_is_dropped_not_the_batch() -> None:
+    # A topic under a name the store refuses (not a slug): its update cannot be written.
+    topics = {"memory/Old Notes.md": "# Old\n\n- Sam lives in Paris. (source: c1#0-1)\n"}
+    out = review(turns("c2", user("I moved to Rome."), user("I'm vegan.")), topics=topics)
+    assert [op["action"] for op in out.operations] == ["add"]
+    assert any("dropped a write_topic" in note for note in out.notes)
+
+
+# the prompt cap
+
+
+def _many(n: int, conv: str = "c1", first: int = 0) -> list[Turn]:
+    said = [
+        user(f"We use Tool{i:02d} for job number {i} of the pipeline.")
+        for i in range(first, first + n)
+    ]
+    return turns(conv, *said)
+
+
+def test_overflow_moves_the_oldest_entries_into_linked_topic_files() -> None:
+    out = review(_many(40), cap=2000)
+    result = applied(out)
+    index = result.files["MEMORY.md"] or ""
+    assert len(index) <= 2000
+    topic = result.files["memory/people-preferences.md"] or ""
+    assert "[[memory/people-preferences.md]]" in index
+    assert section_of(index, "[[memory/people-preferences.md]]") == "People & preferences"
+    # Oldest out, newest in: the index keeps what was said last.
+    assert "Tool00" in topic and "Tool00" not in index
+    assert "Tool39" in index and "Tool39" not in topic
+    every = index + topic
+    assert all(every.count(f"Tool{i:02d} ") == 1 for i in range(40))
+
+
+def test_overflow_appends_to_an_existing_topic_and_removes_moved_lines() -> None:
+    first = review(_many(40), cap=2000)
+    files = applied(first).files
+    index, topic = files["MEMORY.md"] or "", files["memory/people-preferences.md"] or ""
+    out = review(_many(25, conv="c2", first=40), index, {"memory/people-preferences.md": topic})
+    result = applied(out, index, {"memory/people-preferences.md": topic})
+    new_topic = result.files["memory/people-preferences.md"] or ""
+    new_index_text = result.files.get("MEMORY.md", index) or ""
+    assert new_topic.startswith(topic.rstrip("\n"))  # existing content kept, in order
+    assert len(new_index_text) <= 2000
+    assert new_index_text.count("[[memory/people-preferences.md]]") == 1
+
+
+def test_a_linked_topic_it_was_not_given_is_never_overwritten() -> None:
+    index = new_index() + "- [[memory/people-preferences.md]]\n"
+    out = review(_many(40), index, topics={}, cap=2000)
+    written = [op["topic"] for op in out.operations if op["action"] == "write_topic"]
+    assert written == ["people-preferences-2"]
+
+
+def test_topic_slug() -> None:
+    assert topic_slug("Environment & gotchas") == "environment-gotchas"
+    assert topic_slug("People & preferences") == "people-preferences"
+
+
+# nothing new, determinism, the message
+
+
+def test_nothing_new_proposes_nothing() -> None:
+    batch = turns("c1", user("I live in Lisbon."), user("We decided to keep the monorepo."))
+    first = review(batch)
+    assert review(batch, index_after(first)).operations == []
+    assert review([], index_after(first)).operations == []
+
+
+def test_same_input_same_output() -> None:
+    batch = _many(30) + turns("c2", user("I moved to Berlin."), user("We shipped v3."))
+    a, b = review(batch, cap=1500), review(batch, cap=1500)
+    assert (a.operations, a.message, a.notes) == (b.operations, b.message, b.notes)
+
+
+def test_message_names_changes_and_ranges() -> None:
+    out = review(
+        turns("c1", user("I live in Lisbon."))
+        + turns("c2", user("I work at Globex."), user("thanks"), start=7)
+    )
+    head, *body = out.message.split("\n")
+    assert len(head) <= 120 and "c1#0-1" in head and "c2#7-9" in head
+    assert "+ [People & preferences] Sam lives in Lisbon. (source: c1#0-1)" in body
+    parse_batch({"operations": out.operations, "message": out.message})
+
+
+def test_author_names_the_person_and_assistant_you_means_the_user() -> None:
+    out = review(
+        turns("c1", user("I'm allergic to peanuts."), author="omar")
+        + turns("c1", bot("The cause was your VPN blocking port 22."), start=1)
+    )
+    texts = [op["text"] for op in out.operations]
+    assert "Omar is allergic to peanuts. (source: c1#0-1)" in texts
+    assert "The cause was Omar's VPN blocking port 22. (source: c1#1-2)" in texts
+
+
+# rules
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Sam prefers dark mode. (source: c1#0-1)", "sam prefers DARK mode! (source: c9#3-4)"),
+        ("Team uses pnpm for the frontend packages.", "We use PNPM for frontend packages"),
+    ],
+)
+def test_normalize_ignores_case_punctuation_stop_words_and_source(a: str, b: str) -> None:
+    assert rules.normalize(a) == rules.normalize(b)
+
+
+def test_normalize_keeps_what_differs() -> None:
+    assert rules.normalize("Sam lives in Paris.") != rules.normalize("Sam lives in Berlin.")
+    assert rules.normalize("Team is on Python 3.11.") != rules.normalize("Team is on Python 3.12.")
+
+
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        ("Sam lives in Paris. (source: c1#0-1)", ("sam", "location")),
+        ("Ada works at Acme.", ("ada", "employer")),
+        ("Team uses Linear for tickets.", ("team", "uses for ticket")),
+        ("Team is on Python 3.11.", ("python", "version")),
+        ("Team upgraded to Python 3.12 as well.", ("python", "version")),
+        ("The report deadline is May 30.", ("report", "deadline")),
+        ("The report deadline moved to June 14.", ("report", "deadline")),
+        ("v3 launches on March 3.", ("v3", "launch")),
+        ("The migration is blocked on the DBA.", ("migration", "status")),
+        ("The API listens on port 8080.", ("api", "port")),
+        ("Sam likes tea.", None),
+        ("It is done.", None),
+    ],
+)
+def test_entry_key(entry: str, key: tuple[str, str] | None) -> None:
+    assert rules.entry_key(entry) == key
+
+
+def test_sentences_keep_offsets_and_skip_code() -> None:
+    text = "First one. Second, e.g. this one!\n```\ncode. here\n```\nThird"
+    found = rules.sentences(text)
+    assert [s for _, _, s in found] == ["First one.", "Second, e.g. this one!", "Third"]
+    assert all(text[a:b].strip() == s for a, b, s in found)
+
+
+def test_the_assistant_speaking_of_itself_is_never_a_fact() -> None:
+    for text in ["I just finished the migration.", "I live in Paris.", "I'm on macOS 14.4."]:
+        assert rules.classify(
+            text, role="assistant", speaker="The assistant", listener="Sam", when=T
+        ) == ["no durable fact"]
+    [said] = rules.classify("I'm on macOS 14.4.", role="user", speaker="Sam", listener=None, when=T)
+    assert isinstance(said, rules.Candidate)
+    assert (said.section, said.text) == ("Environment & gotchas", "Sam is on macOS 14.4.")
+
+
+def test_classify_reports_why_it_skipped() -> None:
+    def why(text: str) -> list[Any]:
+        return rules.classify(text, role="user", speaker="Sam", listener=None, when=T)
+
+    assert why("Is staging down?") == ["question"]
+    assert why("Never use emojis.") == ["behavioural rule"]
+    assert why("brb") == ["small talk"]
+    assert why("still compiling") == ["transient"]
+    assert why("The password is hunter2") == ["secret"]

@@ -1,0 +1,437 @@
+"""The write pipeline W1-W10 and the reads M1-M3, against real git and real SQLite."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reverie import Reverie, Settings
+from reverie.errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict
+from tests.conftest import fake
+
+SLACK = fake("xox", "b-", "2417359083-", "5836194720341-", "k9QmZtR4vXw2Lp8sN3yB6cHd")
+
+
+def repo_of(rv: Reverie, agent: str = "ada") -> Path:
+    return rv.home / "memories" / rv.state.memory_of(rv.agent(agent).id)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def commit_count(rv: Reverie) -> int:
+    return int(git(repo_of(rv), "rev-list", "--count", "HEAD").strip())
+
+
+def add(text: str, section: str | None = None) -> dict[str, object]:
+    return {"operations": [{"action": "add", "text": text, "section": section}]}
+
+
+# W1
+
+
+def test_w1_accepted_batch_is_one_commit_and_answers_revision_and_paths(rv: Reverie) -> None:
+    assert rv.memory_read("ada").revision == 0
+    out = rv.memory_apply(
+        "ada",
+        {
+            "operations": [
+                {"action": "add", "text": "likes tea", "section": "People & preferences"},
+                {"action": "write_topic", "topic": "tea", "content": "# Tea\n- green\n"},
+            ]
+        },
+    )
+    assert (out.changed, out.revision, out.paths) == (True, 1, ["MEMORY.md", "memory/tea.md"])
+    assert commit_count(rv) == 2
+    assert (repo_of(rv) / "memory" / "tea.md").read_text() == "# Tea\n- green\n"
+    assert git(repo_of(rv), "status", "--porcelain") == ""
+    assert rv.memory_search("ada", "green")[0].source == "memory/tea.md"
+
+
+def test_w1_batch_that_changes_nothing_makes_no_commit(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("likes tea"))
+    out = rv.memory_apply("ada", add("likes tea"))
+    assert (out.changed, out.revision, out.paths) == (False, 1, [])
+    assert out.diagnostics[0]["code"] == "unchanged_entry"
+    assert commit_count(rv) == 2
+
+
+def test_w1_refused_batch_writes_nothing(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("keep me"))
+    before_head = git(repo_of(rv), "rev-parse", "HEAD")
+    before_rows = rv.memories.index_rows(rv.state.memory_of(rv.agent("ada").id))
+    with pytest.raises(RefusedInput):
+        rv.memory_apply(
+            "ada",
+            {
+                "operations": [
+                    {"action": "add", "text": "new line that must not land"},
+                    {"action": "replace", "old": "not there", "text": "x"},
+                ]
+            },
+        )
+    assert git(repo_of(rv), "rev-parse", "HEAD") == before_head
+    assert rv.memories.index_rows(rv.state.memory_of(rv.agent("ada").id)) == before_rows
+    assert "must not land" not in rv.memory_read("ada").text
+    assert rv.memory_read("ada").revision == 1
+
+
+# W3
+
+
+def test_w3_limits(home: Path) -> None:
+    settings = Settings.load(home, max_file_bytes=2000, max_batch_bytes=3000, max_index_bytes=500)
+    rv = Reverie(settings=settings, create=True)
+    rv.create_agent("ada")
+    cases = [
+        {"action": "write_topic", "topic": "big", "content": "x" * 2001},
+        {
+            "operations": [
+                {"action": "write_topic", "topic": f"t{i}", "content": "y" * 1000} for i in range(4)
+            ]
+        },
+        {"action": "set_body", "text": "z" * 501},
+    ]
+    for request in cases:
+        with pytest.raises(RefusedInput) as e:
+            rv.memory_apply("ada", request)
+        assert e.value.code == "memory_too_large"
+    # MEMORY.md's cap holds on every path, including growth by many adds
+    rv.memory_apply(
+        "ada", {"operations": [{"action": "add", "text": f"entry {i:03}"} for i in range(20)]}
+    )
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply(
+            "ada", {"operations": [{"action": "add", "text": f"more {i:03}"} for i in range(30)]}
+        )
+    assert e.value.code == "memory_too_large"
+    assert "topic" in e.value.message
+
+
+def test_w3_default_limits() -> None:
+    s = Settings()
+    assert (s.max_file_bytes, s.max_batch_bytes, s.max_index_bytes) == (
+        8 * 1024 * 1024,
+        32 * 1024 * 1024,
+        64 * 1024,
+    )
+    assert (s.max_chat_description_bytes, s.max_chat_body_bytes) == (512, 8 * 1024)
+
+
+# W4
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"action": "add", "text": f"the bot token is {SLACK}"},
+        {"action": "set_body", "text": f"# Memory\n- token {SLACK}\n"},
+        {"action": "write_topic", "topic": "creds", "content": f"slack: {SLACK}\n"},
+        {"action": "replace", "old": "likes tea", "text": f"likes tea {SLACK}"},
+        {"operations": [{"action": "add", "text": "fine"}], "message": f"from {SLACK}"},
+    ],
+)
+def test_w4_credentials_are_refused_on_every_operation(rv: Reverie, request_: object) -> None:
+    rv.memory_apply("ada", add("likes tea"))
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", request_, writer="admin")
+    assert e.value.code == "memory_credential_rejected"
+    assert SLACK not in e.value.message and SLACK not in str(e.value.details)
+    assert "settings" in e.value.message
+    assert rv.memory_read("ada").revision == 1
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\r"])
+def test_w4_control_characters_are_refused(rv: Reverie, char: str) -> None:
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", add(f"bell{char}here"))
+    assert e.value.code == "memory_invalid_control_character"
+    assert f"U+{ord(char):04X}" in e.value.message
+
+
+def test_w4_newline_tab_and_crlf_are_text(rv: Reverie) -> None:
+    out = rv.memory_apply("ada", {"action": "write_topic", "topic": "t", "content": "a\tb\r\nc\n"})
+    assert out.changed
+    assert rv.memory_read("ada", "memory/t.md").text == "a\tb\nc\n"
+
+
+# W5
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"action": "write_topic", "topic": "../escape", "content": "x"},
+        {"action": "replace", "old": "a", "text": "b", "source": "../../etc/passwd"},
+        {"action": "remove", "old": "a", "source": ".git/config"},
+        {"action": "add", "text": "see [[../../outside.md]]"},
+    ],
+)
+def test_w5_paths_out_of_the_memory_are_refused(rv: Reverie, request_: object) -> None:
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", request_)
+    assert e.value.code == "invalid_path"
+    assert not (rv.home / "memories" / "escape.md").exists()
+
+
+# W6
+
+
+def test_w6_stale_expected_revision_is_refused_with_current(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("one"), expected_revision=0)
+    with pytest.raises(RevisionConflict) as e:
+        rv.memory_apply("ada", add("two"), expected_revision=0)
+    assert e.value.code == "revision_conflict"
+    assert e.value.details["current_revision"] == 1
+    assert "two" not in rv.memory_read("ada").text
+
+
+# W7
+
+
+def test_w7_same_key_returns_the_revision_it_produced(rv: Reverie) -> None:
+    first = rv.memory_apply("ada", add("from event 17"), key="evt-17")
+    rv.memory_apply("ada", add("something later"))
+    again = rv.memory_apply("ada", add("from event 17"), key="evt-17", expected_revision=1)
+    assert (again.revision, again.changed, again.replayed) == (1, True, True)
+    assert first.revision == 1
+    assert rv.memory_read("ada").text.count("from event 17") == 1
+    assert commit_count(rv) == 3
+
+
+def test_w7_key_reused_for_a_different_batch_is_refused(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("a"), key="k")
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", add("b"), key="k")
+    assert e.value.code == "idempotency_key_reused"
+    assert "b" not in rv.memory_read("ada").text.split("\n")
+
+
+def test_w7_key_of_an_unchanged_write_replays_too(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("a"))
+    out = rv.memory_apply("ada", add("a"), key="k2")
+    again = rv.memory_apply("ada", add("a"), key="k2")
+    assert (out.changed, again.changed, again.replayed, again.revision) == (False, False, True, 1)
+
+
+# W9
+
+
+def test_w9_third_refusal_in_a_row_tells_the_agent_to_stop(rv: Reverie) -> None:
+    bad = {"action": "replace", "old": "absent", "text": "x"}
+    for n in (1, 2):
+        with pytest.raises(RefusedInput) as e:
+            rv.memory_apply("ada", bad, conversation_id="conv-1")
+        assert "stop_retrying" not in e.value.details
+        assert e.value.details["failures_in_a_row"] == n
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", bad, conversation_id="conv-1")
+    assert e.value.details["stop_retrying"] is True
+    assert "stop retrying" in e.value.message
+    # another conversation has its own count; a success ends the run
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", bad, conversation_id="conv-2")
+    assert "stop_retrying" not in e.value.details
+    rv.memory_apply("ada", add("ok"), conversation_id="conv-1")
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", bad, conversation_id="conv-1")
+    assert e.value.details["failures_in_a_row"] == 1
+
+
+# W10
+
+
+def test_w10_review_only_agents_refuse_conversation_writes(rv: Reverie) -> None:
+    assert rv.agent("ada").memory_writers == "review_only"
+    with pytest.raises(PermissionDenied) as e:
+        rv.memory_apply("ada", add("from a chat turn"), writer="agent")
+    assert e.value.code == "memory_read_only"
+    for writer in ("review", "chat", "admin", "mcp", "api", "cli"):
+        assert rv.memory_apply("ada", add(f"via {writer}"), writer=writer).changed
+    rv.create_agent("bob", memory_writers="conversations")
+    assert rv.memory_apply("bob", add("from a chat turn"), writer="agent").changed
+    with pytest.raises(RefusedInput):
+        rv.memory_apply("bob", add("x"), writer="somebody")
+
+
+# M1
+
+
+def test_m1_read_current_and_past_revisions(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("v1"))
+    rv.memory_apply("ada", {"action": "replace", "old": "v1", "text": "v2"})
+    assert "- v1" in rv.memory_read("ada", revision=1).text
+    now = rv.memory_read("ada")
+    assert now.revision == 2 and "- v2" in now.text and "v1" not in now.text
+    with pytest.raises(NotFound):
+        rv.memory_read("ada", revision=7)
+    with pytest.raises(NotFound):
+        rv.memory_read("ada", "memory/none.md")
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_read("ada", "../reverie.db")
+    assert e.value.code == "invalid_path"
+    with pytest.raises(NotFound):
+        rv.memory_read("nobody")
+
+
+# M2
+
+
+def test_m2_search_ranks_with_excerpts_and_bounds_the_limit(rv: Reverie) -> None:
+    rv.memory_apply(
+        "ada",
+        {
+            "operations": [
+                {"action": "add", "text": "The staging database runs PostgreSQL 15"},
+                {"action": "add", "text": "Prefers short answers"},
+                {
+                    "action": "write_topic",
+                    "topic": "databases",
+                    "content": "# Databases\n- staging database: pg15 on port 5433\n"
+                    "- backups nightly\n",
+                },
+            ]
+        },
+    )
+    hits = rv.memory_search("ada", "staging database port")
+    assert [h.source for h in hits][:2] == ["memory/databases.md", "MEMORY.md"]
+    assert hits[0].excerpt == "- staging database: pg15 on port 5433"
+    assert hits[0].score >= hits[1].score > 0
+    assert rv.memory_search("ada", "databases")  # stemming: database ~ databases
+    for limit in (0, 21):
+        with pytest.raises(RefusedInput) as e:
+            rv.memory_search("ada", "x", limit)
+        assert e.value.code == "invalid_limit"
+    many = {"operations": [{"action": "add", "text": f"apple fact {i}"} for i in range(12)]}
+    rv.memory_apply("ada", many)
+    assert len(rv.memory_search("ada", "apple")) == 8
+    assert len(rv.memory_search("ada", "apple", 20)) == 12
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'NOT "',
+        "a OR",
+        "(",
+        "*",
+        "col:umn",
+        '"unterminated',
+        "AND AND",
+        "NEAR(a b)",
+        "^start",
+        "",
+        "   ",
+        "✓ ünïcödé",
+    ],
+)
+def test_m2_user_text_never_breaks_a_match(rv: Reverie, query: str) -> None:
+    rv.memory_apply("ada", add("unicode ünïcödé start col umn"))
+    rv.memory_search("ada", query)
+
+
+def test_m2_bounded_scan_fallback_finds_the_same_lines(home: Path) -> None:
+    rv = Reverie(settings=Settings.load(home, search_backend="scan", scan_max_lines=5), create=True)
+    rv.create_agent("ada")
+    rv.memory_apply(
+        "ada",
+        {"operations": [{"action": "add", "text": f"line {i} about cats"} for i in range(10)]},
+    )
+    hits = rv.memory_search("ada", "cats line")
+    assert hits and all("cats" in h.excerpt for h in hits)
+    assert len(hits) == 5  # bounded: only the first five rows were read
+
+
+# M3
+
+
+def test_m3_history_show_and_diff(rv: Reverie) -> None:
+    rv.memory_apply("ada", add("one"), writer="review")
+    rv.memory_apply(
+        "ada",
+        {"operations": [{"action": "add", "text": "two"}], "message": "Review of conv-7#0-4"},
+        writer="admin",
+    )
+    hist = rv.memory_history("ada")
+    assert [h.revision for h in hist] == [2, 1, 0]
+    assert [h.writer for h in hist[:2]] == ["admin", "review"]
+    assert hist[0].message.startswith("Review of conv-7#0-4")
+    assert hist[0].paths == ["MEMORY.md"]
+    rec, diff = rv.memory_revision("ada", 2)
+    assert rec.revision == 2 and "+- two" in diff and "+- one" not in diff
+    full = rv.memory_diff("ada", 0, 2)
+    assert "+- one" in full and "+- two" in full
+    assert "Reverie-Revision: 2" in git(repo_of(rv), "log", "-1", "--format=%B")
+
+
+# reindex
+
+
+def test_reindex_rebuild_answers_the_same(rv: Reverie) -> None:
+    rv.memory_apply(
+        "ada",
+        {
+            "operations": [
+                *[{"action": "add", "text": f"fact {i} about topic {i % 5}"} for i in range(30)],
+                {
+                    "action": "write_topic",
+                    "topic": "detail",
+                    "content": "# Detail\n- topic 3 deep\n",
+                },
+            ]
+        },
+    )
+    queries = ["topic 3", "fact", "deep detail", "nothing here"]
+    before = [rv.memory_search("ada", q, 20) for q in queries]
+    memory_id = rv.state.memory_of(rv.agent("ada").id)
+    rows = rv.memories.index_rows(memory_id)
+    rv.state.conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+    assert rv.memory_search("ada", "fact") == []
+    assert rv.reindex("ada") == {"ada": sum(rows.values())}
+    assert rv.memories.index_rows(memory_id) == rows
+    assert [rv.memory_search("ada", q, 20) for q in queries] == before
+
+
+# W8: recovery of the crash windows, deterministic
+
+
+def test_w8_commit_without_state_record_is_rolled_forward(rv: Reverie) -> None:
+    """A writer killed after the git commit and before the state transaction."""
+    memory_id = rv.state.memory_of(rv.agent("ada").id)
+    repo = rv.memories.repo(memory_id)
+    head = repo.head()
+    assert head is not None
+    body = rv.memory_read("ada").text + "- orphan fact\n"
+    repo.commit(
+        head,
+        {"MEMORY.md": body},
+        "x\n\nReverie-Revision: 1\nReverie-Writer: review\nReverie-Key: "
+        + "ab" * 32
+        + "\nReverie-Batch: cd\n",
+        "review",
+    )
+    (repo.path / ".git" / "reverie-writing").touch()
+    (repo.path / ".git" / "index.lock").write_text("stale")
+    fresh = Reverie(rv.home)
+    f = fresh.memory_read("ada")
+    assert f.revision == 1 and "- orphan fact" in f.text
+    assert fresh.memory_search("ada", "orphan")[0].excerpt == "- orphan fact"
+    assert not (repo.path / ".git" / "index.lock").exists()
+    assert git(repo.path, "status", "--porcelain") == ""
+    out = fresh.memory_apply("ada", add("next"))
+    assert out.revision == 2
+
+
+def test_w8_uncommitted_working_tree_edits_are_discarded(rv: Reverie) -> None:
+    repo = repo_of(rv)
+    (repo / "MEMORY.md").write_text("half-written garbage")
+    (repo / "memory").mkdir(exist_ok=True)
+    (repo / "memory" / "stray.md").write_text("stray")
+    rv.memories.discard_uncommitted(rv.state.memory_of(rv.agent("ada").id))
+    assert (repo / "MEMORY.md").read_text().startswith("# Memory")
+    assert not (repo / "memory" / "stray.md").exists()

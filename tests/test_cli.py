@@ -1,0 +1,194 @@
+"""SPEC 15: the command-line contract (global options anywhere, JSON shapes, exit codes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reverie.cli import hoist_global_options, main
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    code = main(list(args))
+    text = capsys.readouterr().out
+    return code, json.loads(text) if "--json" in args else text
+
+
+@pytest.fixture
+def home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    h = str(tmp_path / "home")
+    assert run(capsys, "--home", h, "init")[0] == 0
+    assert run(capsys, "--home", h, "agent", "create", "ada")[0] == 0
+    return h
+
+
+def test_global_options_are_hoisted_from_anywhere() -> None:
+    assert hoist_global_options(["memory", "show", "A", "--home", "D", "--json"]) == [
+        "--home",
+        "D",
+        "--json",
+        "memory",
+        "show",
+        "A",
+    ]
+    assert hoist_global_options(["x", "--home=D", "--", "--json"]) == [
+        "--home=D",
+        "x",
+        "--",
+        "--json",
+    ]
+
+
+def test_home_and_json_before_or_after_are_the_same_call(
+    home: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = run(capsys, "--home", home, "memory", "show", "ada", "--json")
+    b = run(capsys, "memory", "show", "ada", "--home", home, "--json")
+    assert a == b
+    assert a[0] == 0 and a[1]["revision"] == 0 and a[1]["source"] == "MEMORY.md"
+    assert "## Decisions" in a[1]["text"]
+
+
+def test_init_is_idempotent(home: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "init", "--home", home, "--json") == (0, {"home": home})
+    _code, out = run(capsys, "agent", "list", "--home", home, "--json")
+    assert [a["name"] for a in out["agents"]] == ["ada"]
+
+
+def test_apply_search_history_diff(
+    home: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch = tmp_path / "b.json"
+    batch.write_text(
+        json.dumps(
+            {
+                "operations": [
+                    {
+                        "action": "add",
+                        "text": "Deploys need the VPN",
+                        "section": "Environment & gotchas",
+                    },
+                    {
+                        "action": "write_topic",
+                        "topic": "vpn",
+                        "content": "# VPN\n- WireGuard on wg0\n",
+                    },
+                ]
+            }
+        )
+    )
+    code, out = run(
+        capsys, "memory", "apply", "ada", str(batch), "--home", home, "--json", "--key", "k1"
+    )
+    assert code == 0
+    assert out == {
+        "revision": 1,
+        "changed": True,
+        "paths": ["MEMORY.md", "memory/vpn.md"],
+        "diagnostics": [],
+        "replayed": False,
+    }
+    code, out = run(capsys, "memory", "search", "ada", "wireguard vpn", "--home", home, "--json")
+    assert code == 0 and out["results"][0]["source"] == "memory/vpn.md"
+    assert set(out["results"][0]) == {"source", "excerpt", "score"}
+    code, out = run(capsys, "memory", "history", "ada", "--home", home, "--json")
+    assert [r["revision"] for r in out["revisions"]] == [1, 0]
+    assert out["revisions"][0]["writer"] == "cli"
+    code, out = run(capsys, "memory", "diff", "ada", "0", "1", "--home", home, "--json")
+    assert "+- Deploys need the VPN" in out["diff"]
+    code, out = run(
+        capsys,
+        "memory",
+        "show",
+        "ada",
+        "--source",
+        "memory/vpn.md",
+        "--revision",
+        "1",
+        "--home",
+        home,
+        "--json",
+    )
+    assert out["text"] == "# VPN\n- WireGuard on wg0\n"
+    code, out = run(capsys, "reindex", "--home", home, "--json")
+    assert out == {"reindexed": {"ada": 3}}
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "exit_code", "code"),
+    [
+        (["memory", "apply", "ada", "-"], '{"action": "remove", "old": "zz"}', 3, "no_match"),
+        (["memory", "apply", "ada", "-"], "{not json", 3, "invalid_operation"),
+        (
+            ["memory", "apply", "ada", "-", "--expected-revision", "5"],
+            '{"action": "add", "text": "x"}',
+            4,
+            "revision_conflict",
+        ),
+        (["memory", "show", "nobody"], None, 5, "not_found"),
+        (["memory", "show", "ada", "--revision", "9"], None, 5, "not_found"),
+        (["memory", "show", "ada", "--source", "../x"], None, 3, "invalid_path"),
+        (["memory", "search", "ada", "x", "--limit", "50"], None, 3, "invalid_limit"),
+        (["memory", "show"], None, 2, "usage_error"),
+        (["memory", "frobnicate"], None, 2, "usage_error"),
+        (["memory", "apply", "ada", "/no/such/file.json"], None, 2, "usage_error"),
+    ],
+)
+def test_refusals_print_json_errors_and_exit_codes(
+    home: str,
+    args: list[str],
+    stdin: str | None,
+    exit_code: int,
+    code: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if stdin is not None:
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    got, out = run(capsys, *args, "--home", home, "--json")
+    assert got == exit_code
+    assert out["error"]["code"] == code and out["error"]["message"]
+
+
+def test_missing_home_says_how_to_create_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(capsys, "agent", "list", "--home", str(tmp_path / "none"), "--json")
+    assert code == 5 and "reverie init" in out["error"]["message"]
+    assert not (tmp_path / "none").exists()
+
+
+def test_console_script_runs_as_a_process(home: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "reverie.cli", "memory", "show", "ada", "--home", home],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("# Memory")
+    proc = subprocess.run(
+        [sys.executable, "-m", "reverie.cli", "memory", "show", "nobody", "--home", home],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 5 and "not_found" in proc.stderr
+
+
+def test_tour_runs_end_to_end(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "reverie.tour", "--home", str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "memory_credential_rejected" in proc.stdout
+    assert "Prefers answers in British English" in proc.stdout
