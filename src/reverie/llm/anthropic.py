@@ -21,11 +21,10 @@ from .base import (
     MODEL_BAD_ANSWER,
     MODEL_UNAVAILABLE,
     Completion,
+    HTTPProvider,
     Message,
     ProviderError,
-    describe_failure,
     extract_json,
-    mentions_secret,
     public_url,
     redact,
 )
@@ -44,7 +43,7 @@ _PLACEHOLDER_KEY = "no-key-configured"
 _MISSING_SDK = "The Anthropic provider needs the anthropic package: pip install 'reverie[llm]'."
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPProvider):
     """A :class:`~reverie.llm.base.Provider` for Anthropic's Messages API."""
 
     name = "anthropic"
@@ -71,11 +70,7 @@ class AnthropicProvider:
             import anthropic
         except ImportError as exc:
             raise ProviderError(_MISSING_SDK, code=MODEL_UNAVAILABLE, provider=self.name) from exc
-        self.model = model
-        self.base_url = base_url or DEFAULT_BASE_URL
-        self._secrets = (api_key,)
-        self._timeout = timeout
-        self._max_retries = max_retries
+        self._settle(model, base_url or DEFAULT_BASE_URL, api_key, timeout, max_retries)
         try:
             self._client = anthropic.Anthropic(
                 api_key=api_key or _PLACEHOLDER_KEY,
@@ -90,9 +85,6 @@ class AnthropicProvider:
                 provider=self.name,
                 model=model,
             ) from None
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(model={self.model!r}, base_url={public_url(self.base_url)!r})"
 
     def complete(
         self,
@@ -188,25 +180,6 @@ class AnthropicProvider:
             model=response.model or self.model,
             stop_reason=response.stop_reason,
         )
-
-    def _failure(
-        self, status: int | None, server_message: str | None, *, timed_out: bool = False
-    ) -> ProviderError:
-        return describe_failure(
-            provider=self.name,
-            model=self.model,
-            where=public_url(self.base_url),
-            status=status,
-            server_message=server_message,
-            secrets=self._secrets,
-            retries=self._max_retries,
-            timeout=self._timeout,
-            timed_out=timed_out,
-        )
-
-    def _cause(self, exc: BaseException) -> BaseException | None:
-        """The SDK error to chain, unless its text quotes the key (then nothing is chained)."""
-        return None if mentions_secret(str(exc), self._secrets) else exc
 
 
 def _said(exc: anthropic.APIStatusError) -> str:

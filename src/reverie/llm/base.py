@@ -28,6 +28,7 @@ __all__ = [
     "MODEL_BAD_ANSWER",
     "MODEL_UNAVAILABLE",
     "Completion",
+    "HTTPProvider",
     "Message",
     "Provider",
     "ProviderError",
@@ -238,3 +239,42 @@ def describe_failure(
         model=model,
         status=status,
     )
+
+
+class HTTPProvider:
+    """What the SDK-backed providers share: settings, failure messages, and key hygiene."""
+
+    name: ClassVar[str] = "http"
+
+    def _settle(
+        self, model: str, base_url: str, api_key: str | None, timeout: float, max_retries: int
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self._secrets = (api_key,)
+        self._timeout = timeout
+        self._max_retries = max_retries
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+        )
+
+    def _failure(
+        self, status: int | None, server_message: str | None, *, timed_out: bool = False
+    ) -> ProviderError:
+        return describe_failure(
+            provider=self.name,
+            model=self.model,
+            where=public_url(self.base_url),
+            status=status,
+            server_message=server_message,
+            secrets=self._secrets,
+            retries=self._max_retries,
+            timeout=self._timeout,
+            timed_out=timed_out,
+        )
+
+    def _cause(self, exc: BaseException) -> BaseException | None:
+        """The SDK error to chain, unless its text quotes the key (then nothing is chained)."""
+        return None if mentions_secret(str(exc), self._secrets) else exc

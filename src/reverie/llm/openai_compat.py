@@ -35,12 +35,11 @@ from .base import (
     MODEL_BAD_ANSWER,
     MODEL_UNAVAILABLE,
     Completion,
+    HTTPProvider,
     Message,
     ProviderError,
-    describe_failure,
     estimate_tokens,
     extract_json,
-    mentions_secret,
     public_url,
     redact,
 )
@@ -66,7 +65,7 @@ _SCHEMA_WORDS = ("response_format", "json_schema", "json schema", "structured ou
 _OBJECT_WORDS = ("response_format", "json_object", "json mode")
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(HTTPProvider):
     """A :class:`~reverie.llm.base.Provider` for any OpenAI-compatible endpoint."""
 
     name = "openai"
@@ -90,11 +89,7 @@ class OpenAICompatProvider:
             import openai
         except ImportError as exc:
             raise ProviderError(_MISSING_SDK, code=MODEL_UNAVAILABLE, provider=self.name) from exc
-        self.model = model
-        self.base_url = base_url or DEFAULT_BASE_URL
-        self._secrets = (api_key,)
-        self._timeout = timeout
-        self._max_retries = max_retries
+        self._settle(model, base_url or DEFAULT_BASE_URL, api_key, timeout, max_retries)
         try:
             self._client = openai.OpenAI(
                 api_key=api_key or _PLACEHOLDER_KEY,
@@ -114,9 +109,6 @@ class OpenAICompatProvider:
         self.output_mode = "json_schema"
         self._token_param = "max_completion_tokens" if official else "max_tokens"
         self._tried_params = {self._token_param}
-
-    def __repr__(self) -> str:
-        return f"OpenAICompatProvider(model={self.model!r}, base_url={public_url(self.base_url)!r})"
 
     def complete(
         self,
@@ -249,25 +241,6 @@ class OpenAICompatProvider:
             model=response.model or self.model,
             stop_reason=stop,
         )
-
-    def _failure(
-        self, status: int | None, server_message: str | None, *, timed_out: bool = False
-    ) -> ProviderError:
-        return describe_failure(
-            provider=self.name,
-            model=self.model,
-            where=public_url(self.base_url),
-            status=status,
-            server_message=server_message,
-            secrets=self._secrets,
-            retries=self._max_retries,
-            timeout=self._timeout,
-            timed_out=timed_out,
-        )
-
-    def _cause(self, exc: BaseException) -> BaseException | None:
-        """The SDK error to chain, unless its text quotes the key (then nothing is chained)."""
-        return None if mentions_secret(str(exc), self._secrets) else exc
 
 
 def _said(exc: openai.APIStatusError) -> str:
