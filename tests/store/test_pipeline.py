@@ -435,3 +435,13 @@ def test_w8_uncommitted_working_tree_edits_are_discarded(rv: Reverie) -> None:
     rv.memories.discard_uncommitted(rv.state.memory_of(rv.agent("ada").id))
     assert (repo / "MEMORY.md").read_text().startswith("# Memory")
     assert not (repo / "memory" / "stray.md").exists()
+
+
+def test_w8_durable_mode_uses_full_sqlite_sync(home: Path) -> None:
+    """Durable mode: SQLite synchronous=FULL (libgit2's fsync has no getter to assert on)."""
+    rv = Reverie(settings=Settings.load(home, durable=True), create=True)
+    rv.create_agent("ada")
+    assert rv.state.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert rv.memory_apply("ada", add("durable fact")).revision == 1
+    plain = Reverie(settings=Settings.load(home.parent / "plain"), create=True)
+    assert plain.state.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL

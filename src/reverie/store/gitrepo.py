@@ -21,9 +21,18 @@ from pygit2.enums import CheckoutStrategy, FileMode
 from reverie.core.paths import INDEX, TOPIC_DIR, is_topic
 from reverie.errors import StorageFault
 
-__all__ = ["CommitInfo", "GitRepo"]
+__all__ = ["CommitInfo", "GitRepo", "fsync_objects"]
 
 BRANCH = "refs/heads/main"
+
+
+def fsync_objects() -> None:
+    """Make libgit2 fsync every object and reference it writes (``Settings.durable``).
+
+    libgit2 holds this option per process, so once one durable home is opened every
+    repository of the process is written durably: safer, never less safe.
+    """
+    pygit2.settings.enable_fsync_gitdir(True)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from reverie.core.paths import INDEX, normalize_source
 from reverie.errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict, StorageFault
 from reverie.index import fts
 
-from .gitrepo import GitRepo
+from .gitrepo import GitRepo, fsync_objects
 from .locks import file_lock
 from .state import KeyRecord, RevisionRecord, SQLiteState
 
@@ -81,6 +81,8 @@ class MemoryStore:
         self.root = root
         self.settings = settings
         self._local = threading.local()
+        if settings.durable:
+            fsync_objects()
         (root / "memories").mkdir(parents=True, exist_ok=True)
         (root / "locks").mkdir(parents=True, exist_ok=True)
 
