@@ -64,6 +64,7 @@ class Reverie:
             self.home.mkdir(parents=True, exist_ok=True)
         self.state = SQLiteState(self.home / DB_NAME, durable=self.settings.durable)
         self.memories = MemoryStore(self.state, self.home, self.settings)
+        self.memories.recover_all()  # W8: a half-applied batch is discarded on the next open
         self.conversations = ConversationStore(self.state, self.settings)
         self._remove_deleted_memories()
 

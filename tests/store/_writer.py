@@ -856,8 +856,10 @@ def worktree_problems(repo_path: Path) -> list[str]:
     want = head_files(repo_path)
     have = {
         str(p.relative_to(repo_path)): p.read_bytes().decode("utf-8", "replace")
-        for p in repo_path.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(repo_path).parts
+        for top in repo_path.iterdir()
+        if top.name != ".git"
+        for p in ([top] if top.is_file() else top.rglob("*"))
+        if p.is_file()
     }
     problems = [f"{p} differs from HEAD" for p in sorted(want) if have.get(p) != want[p]]
     problems += [f"{p} is not in HEAD" for p in sorted(set(have) - set(want))]

@@ -417,7 +417,17 @@ def test_w8_commit_without_state_record_is_rolled_forward(rv: Reverie) -> None:
     )
     (repo.path / ".git" / "reverie-writing").touch()
     (repo.path / ".git" / "index.lock").write_text("stale")
+    (repo.path / ".git" / "objects" / "ab").mkdir(exist_ok=True)
+    leftover = repo.path / ".git" / "objects" / "ab" / "tmp_object_git2_XyZ123"
+    leftover.write_bytes(b"half an object")
+    (repo.path / "MEMORY.md").write_text("half-written by the killed writer\n")
     fresh = Reverie(rv.home)
+    # recovered on open, before anything reads the memory (W8)
+    assert not (repo.path / ".git" / "reverie-writing").exists()
+    assert not leftover.exists()
+    assert "- orphan fact" in (repo.path / "MEMORY.md").read_text()
+    assert rv.state.latest(memory_id) is not None
+    assert rv.state.latest(memory_id).revision == 1  # type: ignore[union-attr]
     f = fresh.memory_read("ada")
     assert f.revision == 1 and "- orphan fact" in f.text
     assert fresh.memory_search("ada", "orphan")[0].excerpt == "- orphan fact"

@@ -46,16 +46,24 @@ repairs the quirks of the published file, in this order:
 evidence left (four in the published file, all open-domain) has nothing to find: benchmarks
 leave it out. On the published file (sha256 ``79fa87e9...``): 10 samples, 272 sessions,
 5,882 turns, 1,986 questions, 1,540 in categories 1-4 of which 1,536 have evidence.
+
+From the command line (the one place here that reads and writes files)::
+
+    python -m reverie.importers.locomo ../shared/bench/locomo10.json -o locomo.jsonl
+    reverie conversations import locomo.jsonl
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reverie.errors import RefusedInput
@@ -72,6 +80,7 @@ __all__ = [
     "conversation_id",
     "convert",
     "evidence_map",
+    "main",
     "normalize_evidence",
     "parse_session_time",
     "questions",
@@ -434,3 +443,42 @@ def summarize(samples: Sequence[Mapping[str, Any]]) -> Summary:
         repaired_questions=repaired,
         unknown_ids=tuple(unknown),
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Convert a LoCoMo file to JSON Lines (stdout or ``-o FILE``); counts go to stderr.
+
+    Returns the exit status: 0, or 3 when the file is not LoCoMo-shaped (as the CLI does for
+    refused input).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m reverie.importers.locomo",
+        description="LoCoMo JSON to the JSON Lines of `reverie conversations import`.",
+    )
+    parser.add_argument("locomo", type=Path, help="locomo10.json (a list of samples)")
+    parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    args = parser.parse_args(argv)
+    try:
+        samples = json.loads(args.locomo.read_text(encoding="utf-8"))
+        if not isinstance(samples, list):
+            raise _refuse("A LoCoMo file is a JSON list of samples.")
+        text = to_jsonl(convert(samples))
+        summary = summarize(samples)
+    except (OSError, ValueError, RefusedInput) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    print(
+        f"{summary.samples} samples, {summary.sessions} conversations, {summary.turns} "
+        f"messages; {summary.answerable_with_evidence} questions in categories 1-4 with "
+        "evidence",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -240,11 +240,19 @@ class GitRepo:
         except pygit2.GitError as exc:
             raise _fault("checkout", self.path, exc) from exc
 
-    def remove_stale_locks(self) -> list[str]:
-        """Delete lock files a killed writer left in ``.git``; call only under the memory lock."""
+    def remove_crash_leftovers(self) -> list[str]:
+        """Delete the lock files and half-written temporary objects a killed writer left in
+        ``.git``. Call only under the memory lock: then no live writer owns them.
+        """
         removed = []
         gitdir = self.path / ".git"
-        for lock in [*gitdir.glob("*.lock"), *gitdir.glob("refs/**/*.lock")]:
+        leftovers = [
+            *gitdir.glob("*.lock"),
+            *gitdir.glob("refs/**/*.lock"),
+            *gitdir.glob("objects/tmp_object_git2_*"),
+            *gitdir.glob("objects/??/tmp_object_git2_*"),
+        ]
+        for lock in leftovers:
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
                 removed.append(str(lock.relative_to(self.path)))

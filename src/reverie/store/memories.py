@@ -112,6 +112,20 @@ class MemoryStore:
         with self.lock(memory_id):
             return self._recover(memory_id)
 
+    def recover_all(self) -> list[str]:
+        """Recover every memory whose last writer died mid-write (W8: on the next open).
+
+        Returns the ids of the memories it recovered. A stat per memory when nothing crashed.
+        """
+        rows = self.state.conn.execute("SELECT id FROM memories").fetchall()
+        crashed = [
+            str(r[0]) for r in rows if (self._repo_path(str(r[0])) / ".git" / _MARKER).exists()
+        ]
+        for memory_id in crashed:
+            with self.lock(memory_id):
+                self._recover(memory_id)
+        return crashed
+
     def current(self, memory_id: str) -> RevisionRecord:
         """The newest acknowledged revision (recovering first if the memory needs it)."""
         latest = self.state.latest(memory_id)
@@ -130,7 +144,7 @@ class MemoryStore:
         marker = repo.path / ".git" / _MARKER
         crashed = marker.exists()
         if crashed:
-            repo.remove_stale_locks()
+            repo.remove_crash_leftovers()
         head = repo.head()
         latest = self.state.latest(memory_id)
         if head is None:
