@@ -25,6 +25,7 @@ value replaces an older one). Both work on any entry text, written by this revie
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -1115,6 +1116,9 @@ _STOP_WORDS = _words(
 )
 
 
+# Cached: review compares every new statement with every entry of memory, so these pure
+# functions of one string would otherwise be recomputed statements x entries times.
+@functools.lru_cache(maxsize=65536)
 def strip_source(text: str) -> str:
     """An entry's text without its ``(source: ...)`` citations."""
     return re.sub(r"\s+", " ", SOURCE_PATTERN.sub("", text)).strip()
@@ -1128,6 +1132,7 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize(text: str) -> str:
     """What an entry means, for duplicate detection: no case, punctuation, stop words, source."""
     t = strip_source(text).casefold().replace("’", "'")
@@ -1247,6 +1252,7 @@ _KEYS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, str]]],
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def entry_key(text: str) -> tuple[str, str] | None:
     """The ``(subject, attribute)`` an entry states, when the attribute has one value at a time.
 
