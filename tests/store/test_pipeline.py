@@ -455,3 +455,17 @@ def test_w8_durable_mode_uses_full_sqlite_sync(home: Path) -> None:
     assert rv.memory_apply("ada", add("durable fact")).revision == 1
     plain = Reverie(settings=Settings.load(home.parent / "plain"), create=True)
     assert plain.state.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+
+
+def test_m2_search_sees_only_its_own_memory(rv: Reverie) -> None:
+    rv.create_agent("bob")
+    rv.memory_apply("ada", add("the staging cluster runs on port 8443"))
+    rv.memory_apply(
+        "bob", {"operations": [{"action": "add", "text": f"staging note {i}"} for i in range(30)]}
+    )
+    hits = rv.memory_search("ada", "what is the staging port")
+    assert [h.excerpt for h in hits] == ["- the staging cluster runs on port 8443"]
+    assert all("note" in h.excerpt for h in rv.memory_search("bob", "staging", 20))
+    assert len(rv.memory_search("bob", "staging", 20)) == 20
+    # a query made only of function words still searches (nothing else would remain)
+    assert rv.memory_search("ada", "on the") != []

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 __all__ = [
     "FTS_SCHEMA",
     "LINES_SCHEMA",
+    "SCOPE_MIGRATION",
     "SearchHit",
     "fts5_available",
     "fts_query",
@@ -40,16 +41,27 @@ CREATE INDEX IF NOT EXISTS memory_lines_by_file ON memory_lines (memory_id, path
 
 FTS_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
-    text, topic, content='memory_lines', content_rowid='id',
+    text, topic, scope, content='memory_lines', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS memory_lines_ai AFTER INSERT ON memory_lines BEGIN
-    INSERT INTO memory_fts (rowid, text, topic) VALUES (new.id, new.text, new.topic);
+    INSERT INTO memory_fts (rowid, text, topic, scope)
+    VALUES (new.id, new.text, new.topic, new.scope);
 END;
 CREATE TRIGGER IF NOT EXISTS memory_lines_ad AFTER DELETE ON memory_lines BEGIN
-    INSERT INTO memory_fts (memory_fts, rowid, text, topic)
-    VALUES ('delete', old.id, old.text, old.topic);
+    INSERT INTO memory_fts (memory_fts, rowid, text, topic, scope)
+    VALUES ('delete', old.id, old.text, old.topic, old.scope);
 END;
+"""
+
+#: Migration 4: every row carries its memory as one indexed word, so that a search matches and
+#: ranks only the rows of its own memory (not every memory of the home, then filters).
+SCOPE_MIGRATION = """
+ALTER TABLE memory_lines ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+UPDATE memory_lines SET scope = 'm' || replace(memory_id, '_', '');
+DROP TRIGGER IF EXISTS memory_lines_ai;
+DROP TRIGGER IF EXISTS memory_lines_ad;
+DROP TABLE IF EXISTS memory_fts;
 """
 
 _HEADING = re.compile(r"^#{1,6}\s")
@@ -101,10 +113,20 @@ def replace_file(
             (memory_id, path, line, n),
         )
     topic = _topic(path) if path != "MEMORY.md" else ""
+    scope = scope_word(memory_id)
     conn.executemany(
-        "INSERT INTO memory_lines (memory_id, path, topic, text) VALUES (?, ?, ?, ?)",
-        [(memory_id, path, topic, line) for line, n in (after - before).items() for _ in range(n)],
+        "INSERT INTO memory_lines (memory_id, path, topic, scope, text) VALUES (?, ?, ?, ?, ?)",
+        [
+            (memory_id, path, topic, scope, line)
+            for line, n in (after - before).items()
+            for _ in range(n)
+        ],
     )
+
+
+def scope_word(memory_id: str) -> str:
+    """The one word that marks a memory's rows (ids hold '_', which the tokenizer splits on)."""
+    return "m" + re.sub(r"[^A-Za-z0-9]", "", memory_id)
 
 
 def query_terms(text: str) -> list[str]:
@@ -115,16 +137,106 @@ def query_terms(text: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
-def fts_query(text: str) -> str | None:
+def fts_query(text: str, *, drop_stopwords: bool = False) -> str | None:
     """A MATCH expression for any user text: each word a quoted phrase, joined by OR.
 
     Quoting makes FTS5 syntax (``NOT``, ``*``, ``:``, quotes, parentheses) plain text, so no
-    input can break the query. ``None`` when the text has no words.
+    input can break the query. ``None`` when the text has no words. With ``drop_stopwords``,
+    function words ("what", "the", "do") are left out unless nothing else remains: they match
+    most lines, cost ranking time in proportion, and add almost nothing to BM25.
     """
     terms = query_terms(text)
+    if drop_stopwords:
+        terms = [t for t in terms if t not in STOPWORDS] or terms
     if not terms:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join(_quote(t) for t in terms)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "he",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "about",
+        "any",
+        "all",
+        "am",
+        "also",
+        "just",
+        "not",
+        "no",
+        "yes",
+        "than",
+        "too",
+        "very",
+    ]
+)
 
 
 def search(
@@ -138,14 +250,16 @@ def search(
 ) -> list[SearchHit]:
     """Rank the lines of one memory against ``query``, best first."""
     if use_fts:
-        expr = fts_query(query)
+        expr = fts_query(query, drop_stopwords=True)
         if expr is None:
             return []
+        # Match and rank inside the FTS table, restricted to this memory's rows by its scope
+        # word; only the top rows are then joined to their lines.
         rows = conn.execute(
-            "SELECT l.path, l.text, bm25(memory_fts, 1.0, 0.5) AS r FROM memory_fts "
-            "JOIN memory_lines l ON l.id = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND l.memory_id = ? ORDER BY r LIMIT ?",
-            (expr, memory_id, limit),
+            "SELECT l.path, l.text, h.r FROM (SELECT rowid, bm25(memory_fts, 1.0, 0.5, 0.0) AS r"
+            " FROM memory_fts WHERE memory_fts MATCH ? ORDER BY r LIMIT ?) AS h"
+            " CROSS JOIN memory_lines AS l ON l.id = h.rowid WHERE l.memory_id = ? ORDER BY h.r",
+            (f"scope : {_quote(scope_word(memory_id))} AND ({expr})", limit, memory_id),
         ).fetchall()
         return [SearchHit(p, _excerpt(t, query), _score(-r)) for p, t, r in rows]
     return _scan(conn, memory_id, query, limit, scan_max_lines)

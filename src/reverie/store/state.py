@@ -167,6 +167,8 @@ _MIGRATIONS: list[str] = [
     );
     CREATE INDEX review_batches_by_agent ON review_batches (agent_id, created_at);
     """,
+    # 4: memory rows carry a scope word: a search ranks only its own memory's rows
+    fts.SCOPE_MIGRATION,
 ]
 
 
