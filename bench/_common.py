@@ -38,11 +38,14 @@ __all__ = [
     "TextGen",
     "emit",
     "fmt_ratio",
+    "index_text",
     "machine",
     "machine_markdown",
     "markdown_table",
+    "ms",
     "percentile",
     "progress",
+    "topic_text",
     "words",
 ]
 

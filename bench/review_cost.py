@@ -414,6 +414,9 @@ class Cost:
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
+    #: CPU time of this process over the same span: review runs in-process (SQLite, libgit2),
+    #: so this is its cost with less of the noise other work on the machine adds to wall time.
+    cpu_seconds: float = 0.0
     #: Tokens in and out summed from the review log's batch records (they must agree).
     logged_tokens_in: int = 0
     logged_tokens_out: int = 0
@@ -435,7 +438,7 @@ def review_until_done(rv: Reverie, agent: str, run_once: Callable[[], AgentRepor
     agent_id = rv.agent(agent).id
     logged_before = len(log.batches(agent_id, limit=10**7))
     cost = Cost()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(MAX_RUNS):
         report = run_once()
         if report.error or report.skipped:
@@ -452,6 +455,7 @@ def review_until_done(rv: Reverie, agent: str, run_once: Callable[[], AgentRepor
         if report.batches == 0:
             raise RuntimeError(f"review made no progress with {report.pending} batches pending")
     cost.seconds = time.perf_counter() - t0
+    cost.cpu_seconds = time.process_time() - c0
     new = log.batches(agent_id, limit=10**7)
     new = new[: len(new) - logged_before]
     cost.logged_tokens_in = sum(b.tokens_in for b in new)
@@ -569,35 +573,51 @@ class Results:
     incremental: dict[str, list[Case]] = field(default_factory=dict)
 
 
+#: Where the new conversations are reviewed: a fresh home; a home whose long history was
+#: imported and marked reviewed but whose memory is empty (the size of the history alone); and
+#: the reviewed top-scale home (history and the memory review made of it).
+WHERES = ("empty", "history only", "reviewed")
+
+
 def run(base: int, scales: list[int], repeat: int, tmp: Path) -> Results:
-    """Growth at every scale with both reviewers, then new text on an empty and a big home."""
+    """Growth at every scale with both reviewers, then the new text on three kinds of home."""
     out = Results(base, scales)
     top = max(scales)
     history, end = records(ChatGen(SEED), base * top, "c", START)
     # The new conversations come after the whole history, from another stream of the generator.
     fresh, _ = records(ChatGen(SEED + 1), base, "new", end + dt.timedelta(days=1))
-    primed = tmp / "primed"
+    homes = {"reviewed": tmp / "reviewed", "history only": tmp / "history-only"}
     for scale in scales:
         n_conv = base * scale
         cut = _records_of(history, n_conv)
         for reviewer in RUNNERS:
-            home = tmp / f"{reviewer.split()[0]}-{scale}x"
-            progress(f"growth: {scale}x ({n_conv} conversations), {reviewer} reviewer ...")
-            case = measure(home, cut, f"{scale}x", reviewer)
-            out.growth.append(case)
-            if scale == top and reviewer == "offline":
-                home.rename(primed)  # the big reviewed home for the second question
-            else:
-                shutil.rmtree(home)
+            cases = []
+            # The top scale once (it takes minutes); the smaller ones ``repeat`` times.
+            for r in range(1 if scale == top else repeat):
+                home = tmp / f"{reviewer.split()[0]}-{scale}x-{r}"
+                progress(f"growth: {scale}x ({n_conv} conversations), {reviewer} reviewer ...")
+                cases.append(measure(home, cut, f"{scale}x", reviewer))
+                if scale == top and reviewer == "offline":
+                    home.rename(homes["reviewed"])  # the big reviewed home for question 2
+                else:
+                    shutil.rmtree(home)
+            out.growth.append(median_case(cases))
+    progress(f"history only: {base * top} conversations imported and marked reviewed ...")
+    with Reverie(homes["history only"], create=True) as rv:
+        rv.import_records(history)
+        for rec in history:
+            if rec.get("closed"):
+                conv = rv.conversation(rec["conversation"])
+                rv.mark_reviewed(conv.id, conv.message_count)
     for r in range(repeat):
         for reviewer in RUNNERS:
-            for where in ("empty", "big"):
-                key = f"{reviewer} on {where} home"
-                home = tmp / f"incr-{r}-{reviewer.split()[0]}-{where}"
+            for where in WHERES:
+                key = f"{reviewer} on {where}"
+                home = tmp / f"incr-{r}-{reviewer.split()[0]}-{where.replace(' ', '-')}"
                 progress(f"new text ({base} conversations), {key}, repeat {r + 1}/{repeat} ...")
-                if where == "big":
-                    shutil.copytree(primed, home)
-                label = "1x new" if where == "empty" else f"1x new after {top}x"
+                if where != "empty":
+                    shutil.copytree(homes[where], home)
+                label = "1x new" if where == "empty" else f"1x new after {top}x, {where}"
                 case = measure(home, fresh, label, reviewer, create=where == "empty")
                 out.incremental.setdefault(key, []).append(case)
                 shutil.rmtree(home)
@@ -613,6 +633,11 @@ def _records_of(recs: list[dict[str, Any]], n_conv: int) -> list[dict[str, Any]]
             if closed == n_conv:
                 return recs[: i + 1]
     return recs
+
+
+def repeat_note(res: Results) -> int:
+    """How many times the smaller scales were measured."""
+    return len(res.incremental.get("offline on empty", [])) or 1
 
 
 def median_case(cases: list[Case]) -> Case:
@@ -636,29 +661,34 @@ def report(res: Results, info: dict[str, str], cmd: str) -> str:
     one_off, big_off = grow[("offline", "1x")], grow[("offline", f"{top}x")]
     one_mod, big_mod = grow[("scripted model", "1x")], grow[("scripted model", f"{top}x")]
     inc = {k: median_case(v) for k, v in res.incremental.items()}
-    e_off, b_off = inc["offline on empty home"], inc["offline on big home"]
-    e_mod, b_mod = inc["scripted model on empty home"], inc["scripted model on big home"]
+    e_off, h_off, b_off = (inc[f"offline on {w}"] for w in WHERES)
+    e_mod, h_mod, b_mod = (inc[f"scripted model on {w}"] for w in WHERES)
     msgs = big_off.new["messages"] / one_off.new["messages"]
     lines += [
         f"`{cmd}`",
         "",
         f"- **Growth**: {top}x the conversations is {msgs:.0f}x the messages; the offline "
         f"reviewer takes {fmt_ratio(big_off.cost.batches, one_off.cost.batches)} the batches "
-        f"and {fmt_ratio(big_off.cost.seconds, one_off.cost.seconds)} the wall time of 1x; the "
+        f"and {fmt_ratio(big_off.cost.seconds, one_off.cost.seconds)} the wall time of 1x "
+        f"({fmt_ratio(big_off.cost.cpu_seconds, one_off.cost.cpu_seconds)} the CPU time); the "
         f"scripted model reviewer {fmt_ratio(big_mod.cost.model_calls, one_mod.cost.model_calls)}"
         f" the model calls and {fmt_ratio(big_mod.cost.tokens_in, one_mod.cost.tokens_in)} the "
         "tokens in.",
         f"- **New text on a big home** ({res.base} new conversations, "
-        f"{e_off.new['messages']:,} messages, after {b_off.history_messages:,} messages and "
-        f"{b_off.memory_before.get('entries', 0):,} memory entries already reviewed) against the "
-        "same text on an empty home: offline wall time "
-        f"{fmt_ratio(b_off.cost.seconds, e_off.cost.seconds)}, batches "
+        f"{e_off.new['messages']:,} messages, against the same text on an empty home): after "
+        f"{h_off.history_messages:,} messages of history with an empty memory, offline wall "
+        f"time {fmt_ratio(h_off.cost.seconds, e_off.cost.seconds)} and scripted tokens in "
+        f"{fmt_ratio(h_mod.cost.tokens_in, e_mod.cost.tokens_in)}; after the same history and "
+        f"the {b_off.memory_before.get('entries', 0):,}-entry memory review made of it, offline "
+        f"wall time {fmt_ratio(b_off.cost.seconds, e_off.cost.seconds)} (CPU "
+        f"{fmt_ratio(b_off.cost.cpu_seconds, e_off.cost.cpu_seconds)}), batches "
         f"{fmt_ratio(b_off.cost.batches, e_off.cost.batches)}; scripted model calls "
         f"{fmt_ratio(b_mod.cost.model_calls, e_mod.cost.model_calls)}, tokens in "
         f"{fmt_ratio(b_mod.cost.tokens_in, e_mod.cost.tokens_in)}, tokens out "
         f"{fmt_ratio(b_mod.cost.tokens_out, e_mod.cost.tokens_out)}.",
         "",
-        "Growth (each scale a fresh home; 1x is the first conversations of 10x, and so on):",
+        "Growth (each scale a fresh home; 1x is the first conversations of 10x, and so on; "
+        f"scales below {top}x: the run of median wall time among {repeat_note(res)}):",
         "",
     ]
     headers = [
@@ -674,9 +704,11 @@ def report(res: Results, info: dict[str, str], cmd: str) -> str:
         "tokens in",
         "tokens out",
         "wall s",
+        "cpu s",
         "ms / batch",
         "batches vs 1x",
         "wall vs 1x",
+        "cpu vs 1x",
     ]
     rows = []
     for c in res.growth:
@@ -695,9 +727,11 @@ def report(res: Results, info: dict[str, str], cmd: str) -> str:
                 f"{c.cost.tokens_in:,}",
                 f"{c.cost.tokens_out:,}",
                 f"{c.cost.seconds:.2f}",
+                f"{c.cost.cpu_seconds:.2f}",
                 f"{c.cost.per_batch_ms():.0f}",
                 fmt_ratio(c.cost.batches, first.cost.batches),
                 fmt_ratio(c.cost.seconds, first.cost.seconds),
+                fmt_ratio(c.cost.cpu_seconds, first.cost.cpu_seconds),
             ]
         )
     lines += [markdown_table(headers, rows), ""]
@@ -719,45 +753,48 @@ def report(res: Results, info: dict[str, str], cmd: str) -> str:
             ],
         )
     )
-    repeats = len(res.incremental["offline on empty home"])
+    repeats = len(res.incremental["offline on empty"])
     lines += [
         "",
-        f"New text: the same {res.base} conversations on an empty home and on the reviewed "
-        f"{top}x home (wall time: the median of {repeats} repeats; counts do not vary):",
+        f"New text: the same {res.base} conversations on an empty home, on a home holding the "
+        f"{top}x history marked reviewed with an empty memory, and on the reviewed {top}x home "
+        f"(times: the run of median wall time among {repeats}; counts do not vary):",
         "",
     ]
-    pairs = [
-        ("offline: batches", e_off.cost.batches, b_off.cost.batches),
-        ("offline: commits", e_off.cost.commits, b_off.cost.commits),
-        ("offline: model calls", e_off.cost.model_calls, b_off.cost.model_calls),
-        ("offline: wall s", e_off.cost.seconds, b_off.cost.seconds),
-        ("offline: ms / batch", e_off.cost.per_batch_ms(), b_off.cost.per_batch_ms()),
-        ("scripted model: batches", e_mod.cost.batches, b_mod.cost.batches),
-        ("scripted model: model calls", e_mod.cost.model_calls, b_mod.cost.model_calls),
-        ("scripted model: tokens in", e_mod.cost.tokens_in, b_mod.cost.tokens_in),
-        (
-            "scripted model: tokens in, largest batch",
-            e_mod.cost.max_batch_tokens_in,
-            b_mod.cost.max_batch_tokens_in,
-        ),
-        ("scripted model: tokens out", e_mod.cost.tokens_out, b_mod.cost.tokens_out),
-        ("scripted model: wall s", e_mod.cost.seconds, b_mod.cost.seconds),
-        ("history before (messages)", 0, b_off.history_messages),
-        ("memory before (entries)", 0, b_off.memory_before.get("entries", 0)),
-        ("memory before (chars)", 0, b_off.memory_before.get("chars", 0)),
+
+    def pair(name: str, get: Callable[[Case], float | int]) -> list[str]:
+        cases = [inc[f"{name.split(':')[0]} on {w}"] for w in WHERES]
+        a, h, b = (get(c) for c in cases)
+        cells = [f"{v:,.2f}" if isinstance(v, float) else f"{v:,}" for v in (a, h, b)]
+        return [name, *cells, fmt_ratio(h, a) if a else "-", fmt_ratio(b, a) if a else "-"]
+
+    new_rows = [
+        pair("offline: batches", lambda c: c.cost.batches),
+        pair("offline: commits", lambda c: c.cost.commits),
+        pair("offline: model calls", lambda c: c.cost.model_calls),
+        pair("offline: wall s", lambda c: c.cost.seconds),
+        pair("offline: cpu s", lambda c: c.cost.cpu_seconds),
+        pair("scripted model: batches", lambda c: c.cost.batches),
+        pair("scripted model: model calls", lambda c: c.cost.model_calls),
+        pair("scripted model: tokens in", lambda c: c.cost.tokens_in),
+        pair("scripted model: tokens in, largest batch", lambda c: c.cost.max_batch_tokens_in),
+        pair("scripted model: tokens out", lambda c: c.cost.tokens_out),
+        pair("scripted model: wall s", lambda c: c.cost.seconds),
+        pair("offline: history before (messages)", lambda c: c.history_messages),
+        pair("offline: memory before (entries)", lambda c: c.memory_before.get("entries", 0)),
+        pair("offline: memory before (chars)", lambda c: c.memory_before.get("chars", 0)),
     ]
     lines.append(
         markdown_table(
-            ["", "empty home", f"after {top}x", "ratio"],
             [
-                [
-                    name,
-                    f"{a:.2f}" if isinstance(a, float) else f"{a:,}",
-                    f"{b:.2f}" if isinstance(b, float) else f"{b:,}",
-                    fmt_ratio(b, a) if a else "-",
-                ]
-                for name, a, b in pairs
+                "",
+                "empty home",
+                f"{top}x history only",
+                f"{top}x reviewed",
+                "ratio, history only",
+                "ratio, reviewed",
             ],
+            new_rows,
         )
     )
     lines += ["", _common.machine_markdown(info)]

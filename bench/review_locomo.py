@@ -18,7 +18,7 @@ beside it, covered turns / all turns, the rate at which a turn picked at random 
 covered, so that the lift says whether review keeps what questions ask about. Memory size:
 list items, characters, topic files.
 
-**(b) Recall@5, memory first, against history alone.** Both arms get a budget of exactly five
+**(b) Recall@5, memory first, against history alone.** Every arm gets a budget of exactly five
 *turns* per question; Recall@5 of a question is the share of its evidence turns among them,
 averaged over the questions.
 
@@ -155,7 +155,7 @@ def import_and_review(rv: Reverie, samples: list[dict[str, Any]]) -> list[AgentR
     return out
 
 
-# --- the two arms ------------------------------------------------------------------------------
+# --- the arms ----------------------------------------------------------------------------------
 
 
 def ranked_turns(

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,6 @@ class Built:
     reverie: Reverie
     agent: str
     tree: Path
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def synthetic(seed: int, n_max: int, n_queries: int) -> Corpus:
@@ -124,9 +123,9 @@ def locomo(path: Path, seed: int, n_queries: int) -> Corpus | None:
     rng = random.Random(seed)
     queries: list[str] = []
     for question in rng.sample(questions, len(questions)):
-        words = [w for w in _WORDS.findall(question) if w.lower() not in _QUESTION_STOP]
-        if len(words) >= 2:
-            queries.append(" ".join(words[: rng.randint(2, 5)]))
+        kept = [w for w in _WORDS.findall(question) if w.lower() not in _QUESTION_STOP]
+        if len(kept) >= 2:
+            queries.append(" ".join(kept[: rng.randint(2, 5)]))
         if len(queries) == n_queries:
             break
     return Corpus("locomo", entries, queries)
@@ -183,8 +182,8 @@ def build(
 
 def rg_command(query: str, tree: Path) -> list[str]:
     """The command an agent would type: every word of the query as one ``-e`` pattern."""
-    words = query.split()
-    return ["rg", "-i", "-n", *[a for w in words for a in ("-e", re.escape(w))], str(tree)]
+    patterns = [a for w in query.split() for a in ("-e", re.escape(w))]
+    return ["rg", "-i", "-n", *patterns, str(tree)]
 
 
 def run_rg(query: str, tree: Path) -> str:
@@ -241,7 +240,8 @@ def _digest(results: dict[str, Any]) -> dict[str, Any]:
         else:
             out[name] = {"hits": len(r)}
             if rg is not None and r:
-                out[name]["top_in_rg"] = r[0].excerpt in rg
+                # A long line comes back cut, with an ellipsis at either end.
+                out[name]["top_in_rg"] = r[0].excerpt.strip("…") in rg
     return out
 
 

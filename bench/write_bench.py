@@ -11,14 +11,15 @@ them alike, to these arms, each on its own copy of the same starting memory:
 
 * ``reverie``: ``Reverie.memory_apply`` with default settings: validation, the memory lock, the
   revision check, one libgit2 commit, the state database and the search index, the working tree;
-* ``reverie durable``: the same with ``Settings(durable=True)``;
-* ``reverie durable + libgit2 fsync``: the same, with libgit2's ``fsync`` of git objects and
-  references switched on by this script (``pygit2.settings.enable_fsync_gitdir``);
+* ``reverie durable``: the same with ``Settings(durable=True)`` (fsync of git objects and
+  SQLite ``synchronous=FULL``);
 * ``git CLI``: the naive implementation: compute the same new text, write the file into a
   working tree, then ``git add`` and ``git commit -q`` as subprocesses;
 * ``git CLI fsync``: the same with ``-c core.fsync=all``.
 
-``MEMORY.md`` grows with every ``add``; every ``--reset-every`` writes both arms get the
+Each Reverie arm runs in a worker process of its own (libgit2's fsync switch is per process, so
+a durable home must not share a process with the default one); the worker times the call
+itself. ``MEMORY.md`` grows with every ``add``; every ``--reset-every`` writes all arms get the
 starting body back in an untimed write, so the index stays between about 8 and 20 KiB.
 At the end the files of the ``reverie`` and ``git CLI`` arms are compared: the two must hold
 the same text, or the comparison would be meaningless.
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import random
@@ -40,10 +42,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pygit2
 
 import _common
 from _common import Stats, TextGen, fmt_ratio, markdown_table, ms, progress
@@ -67,8 +68,8 @@ class Arm:
         """Start from ``files`` (path to text), untimed."""
         raise NotImplementedError
 
-    def write(self, request: dict[str, Any]) -> None:
-        """Apply one write request (the same shape as ``memory_apply`` takes)."""
+    def write(self, request: dict[str, Any]) -> int:
+        """Apply one write request (as ``memory_apply`` takes it); its wall time in ns."""
         raise NotImplementedError
 
     def files(self) -> dict[str, str]:
@@ -80,11 +81,10 @@ class Arm:
 
 
 class ReverieArm(Arm):
-    """``Reverie.memory_apply`` on a fresh home."""
+    """``Reverie.memory_apply`` on a fresh home, in this process."""
 
-    def __init__(self, name: str, home: Path, *, durable: bool, git_fsync: bool = False) -> None:
+    def __init__(self, name: str, home: Path, *, durable: bool) -> None:
         self.name = name
-        self.git_fsync = git_fsync
         self.rv = Reverie(home, create=True, settings=Settings.load(home, durable=durable))
         self.rv.create_agent(AGENT)
 
@@ -97,10 +97,21 @@ class ReverieArm(Arm):
         ]
         self.rv.memory_apply(AGENT, {"operations": ops, "message": "bench setup"})
 
-    def write(self, request: dict[str, Any]) -> None:
+    def write(self, request: dict[str, Any]) -> int:
+        t0 = time.perf_counter_ns()
         outcome = self.rv.memory_apply(AGENT, request)
+        elapsed = time.perf_counter_ns() - t0
         if not outcome.changed:
             raise RuntimeError(f"{self.name}: a bench write changed nothing: {request}")
+        return elapsed
+
+    def index(self) -> str:
+        """``MEMORY.md`` as Reverie holds it now."""
+        return self.rv.memory_read(AGENT).text
+
+    def revision(self) -> int:
+        """The memory's current revision."""
+        return self.rv.memory_history(AGENT, limit=1)[0].revision
 
     def files(self) -> dict[str, str]:
         """The committed files at the branch tip (git is the truth, not the working tree)."""
@@ -168,18 +179,107 @@ class GitCliArm(Arm):
     def setup(self, files: dict[str, str]) -> None:
         self._commit(dict(files), "bench setup")
 
-    def write(self, request: dict[str, Any]) -> None:
+    def write(self, request: dict[str, Any]) -> int:
+        t0 = time.perf_counter_ns()
         # The same pure text transformation Reverie applies, so both arms write the same bytes.
         applied = apply_batch(parse_batch(request), self._read)
+        if applied.files:
+            self._commit(applied.files, request.get("message") or "memory write")
+        elapsed = time.perf_counter_ns() - t0
         if not applied.files:
             raise RuntimeError(f"{self.name}: a bench write changed nothing: {request}")
-        self._commit(applied.files, request.get("message") or "memory write")
+        return elapsed
 
     def files(self) -> dict[str, str]:
         out = {"MEMORY.md": self._read("MEMORY.md") or ""}
         for p in sorted((self.path / "memory").glob("*.md")):
             out[f"memory/{p.name}"] = p.read_text(encoding="utf-8")
         return out
+
+
+#: The Reverie arms: name -> ``Settings.durable``.
+REVERIE_ARMS = {"reverie": False, "reverie durable": True}
+
+
+class WorkerArm(Arm):
+    """A :class:`ReverieArm` in a process of its own, driven over a pipe, one call at a time.
+
+    libgit2's fsync switch is process-wide and opening a durable home turns it on, so each
+    Reverie arm runs alone in its process: the default arm is never made durable by a neighbour.
+    The worker times each write itself, so the pipe is not in the figures.
+    """
+
+    def __init__(self, name: str, home: Path) -> None:
+        self.name = name
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", name, str(home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._ask("ping")
+
+    def _ask(self, op: str, **args: Any) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name}: the worker process exited ({self.proc.wait()})")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"{self.name}: {reply['error']}")
+        return reply["value"]
+
+    def setup(self, files: dict[str, str]) -> None:
+        self._ask("setup", files=files)
+
+    def write(self, request: dict[str, Any]) -> int:
+        return int(self._ask("write", request=request))
+
+    def files(self) -> dict[str, str]:
+        return dict(self._ask("files"))
+
+    def index(self) -> str:
+        """``MEMORY.md`` as the worker's Reverie holds it now."""
+        return str(self._ask("index"))
+
+    def tree_matches_head(self) -> bool:
+        """See :meth:`ReverieArm.tree_matches_head`."""
+        return bool(self._ask("tree_matches_head"))
+
+    def revision(self) -> int:
+        """The memory's current revision."""
+        return int(self._ask("revision"))
+
+    def close(self) -> None:
+        self._ask("close")
+        self.proc.wait(timeout=60)
+
+
+def worker(name: str, home: Path) -> int:
+    """Serve one Reverie arm: JSON requests on stdin, one JSON answer per line on stdout."""
+    arm = ReverieArm(name, home, durable=REVERIE_ARMS[name])
+    calls: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "ping": lambda m: True,
+        "setup": lambda m: arm.setup(m["files"]),
+        "write": lambda m: arm.write(m["request"]),
+        "files": lambda m: arm.files(),
+        "index": lambda m: arm.index(),
+        "tree_matches_head": lambda m: arm.tree_matches_head(),
+        "revision": lambda m: arm.revision(),
+        "close": lambda m: arm.close(),
+    }
+    for line in sys.stdin:
+        message = json.loads(line)
+        try:
+            reply = {"value": calls[message["op"]](message)}
+        except Exception as exc:  # answered to the parent, which raises it
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(reply), flush=True)
+        if message["op"] == "close":
+            break
+    return 0
 
 
 def _starting_files(gen: TextGen) -> tuple[str, dict[str, str]]:
@@ -195,9 +295,9 @@ def _starting_files(gen: TextGen) -> tuple[str, dict[str, str]]:
     return index, files
 
 
-def _with_index(files: dict[str, str], arm: ReverieArm) -> dict[str, str]:
+def _with_index(files: dict[str, str], arm: ReverieArm | WorkerArm) -> dict[str, str]:
     """``files`` with ``MEMORY.md`` as Reverie left it after setup (links to every topic)."""
-    return {**files, "MEMORY.md": arm.rv.memory_read(AGENT).text}
+    return {**files, "MEMORY.md": arm.index()}
 
 
 def _requests(variant: str, n: int, gen: TextGen, files: dict[str, str]) -> list[dict[str, Any]]:
@@ -223,28 +323,21 @@ def run_variant(
     gen = TextGen(seed)
     base_index, files = _starting_files(gen)
     workdir = root / variant
-    reverie = ReverieArm("reverie", workdir / "reverie", durable=False)
+    workers = [WorkerArm(name, workdir / name.replace(" ", "-")) for name in REVERIE_ARMS]
+    reverie = workers[0]
+    git_cli = GitCliArm("git CLI", workdir / "git", fsync=False)
     arms: list[Arm] = [
-        reverie,
-        ReverieArm("reverie durable", workdir / "durable", durable=True),
-        ReverieArm(
-            "reverie durable + libgit2 fsync",
-            workdir / "durable-fsync",
-            durable=True,
-            git_fsync=True,
-        ),
-        GitCliArm("git CLI", workdir / "git", fsync=False),
+        *workers,
+        git_cli,
         GitCliArm("git CLI fsync", workdir / "git-fsync", fsync=True),
     ]
-    for arm in arms:
-        if isinstance(arm, ReverieArm):
-            arm.setup(files)
+    for worker_arm in workers:
+        worker_arm.setup(files)
     # The git arms start from the index Reverie made (with its topic links), byte for byte.
     start = _with_index(files, reverie)
     base_index = start["MEMORY.md"]
-    for arm in arms:
-        if isinstance(arm, GitCliArm):
-            arm.setup(start)
+    for cli_arm in arms[len(workers) :]:
+        cli_arm.setup(start)
 
     requests = _requests(variant, warmup + n, gen, start)
     reset = {"operations": [{"action": "set_body", "text": base_index}], "message": "reset"}
@@ -253,42 +346,27 @@ def run_variant(
     rng = random.Random(seed + 1)
     for i, request in enumerate(requests):
         if variant == "add" and i and i % reset_every == 0:
-            for arm in arms:
-                _call(arm, reset)
+            for each in arms:
+                each.write(reset)
         rng.shuffle(order)
         for k in order:
-            arm = arms[k]
-            elapsed = _call(arm, request)
+            elapsed = arms[k].write(request)
             if i >= warmup:
-                samples[arm.name].append(elapsed)
+                samples[arms[k].name].append(elapsed)
         if (i + 1) % 100 == 0:
             progress(f"  {variant}: {i + 1}/{len(requests)} writes on {len(arms)} arms")
 
-    same = reverie.files() == arms[3].files()
-    trees = all(arm.tree_matches_head() for arm in arms if isinstance(arm, ReverieArm))
-    revision = reverie.rv.memory_history(AGENT, limit=1)[0].revision
-    for arm in arms:
-        arm.close()
+    same = reverie.files() == git_cli.files()
+    trees = all(w.tree_matches_head() for w in workers)
+    revision = reverie.revision()
+    for each in arms:
+        each.close()
     return {
         "samples": samples,
         "identical_files": same,
         "working_trees_match": trees,
         "final_revision": revision,
     }
-
-
-def _call(arm: Arm, request: dict[str, Any]) -> int:
-    """One write on one arm; returns its wall time in nanoseconds."""
-    fsync = isinstance(arm, ReverieArm) and arm.git_fsync
-    if fsync:
-        pygit2.settings.enable_fsync_gitdir(True)  # process-wide: on only around this arm
-    try:
-        t0 = time.perf_counter_ns()
-        arm.write(request)
-        return time.perf_counter_ns() - t0
-    finally:
-        if fsync:
-            pygit2.settings.enable_fsync_gitdir(False)
 
 
 def profile_writes(n: int, seed: int, root: Path) -> str:
@@ -326,7 +404,7 @@ def soak(n: int, reset_every: int, seed: int, root: Path) -> dict[str, Any]:
     for i, request in enumerate(_requests("add", n, gen, start)):
         if i and i % reset_every == 0:
             arm.write(reset)
-        samples.append(_call(arm, request))
+        samples.append(arm.write(request))
         if (i + 1) % 1000 == 0:
             progress(f"  soak: {i + 1}/{n} writes")
     block = max(1, n // 10)
@@ -370,7 +448,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the scratch data")
     p.add_argument("--profile", action="store_true", help="also profile 200 reverie writes")
     p.add_argument("--soak", type=int, default=0, help="also N writes on one memory (drift)")
+    p.add_argument("--worker", nargs=2, metavar=("ARM", "HOME"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.worker:
+        return worker(args.worker[0], Path(args.worker[1]))
     n = args.writes or (40 if args.quick else 500)
     if shutil.which("git") is None:
         print("SKIP: the git command line is absent; the baseline cannot run.")
@@ -429,14 +510,9 @@ def main(argv: list[str] | None = None) -> int:
 
 _RATIOS: tuple[tuple[str, str, str], ...] = (
     ("reverie / git CLI", "reverie", "git CLI"),
-    ("reverie durable / git CLI", "reverie durable", "git CLI"),
-    (
-        "reverie durable + libgit2 fsync / git CLI fsync",
-        "reverie durable + libgit2 fsync",
-        "git CLI fsync",
-    ),
+    ("reverie durable / git CLI fsync", "reverie durable", "git CLI fsync"),
     ("reverie durable / reverie", "reverie durable", "reverie"),
-    ("reverie durable + libgit2 fsync / reverie", "reverie durable + libgit2 fsync", "reverie"),
+    ("git CLI fsync / git CLI", "git CLI fsync", "git CLI"),
 )
 
 
