@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= reverie-data
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench crash-campaign clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,13 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/write_bench.py
 	$(BIN)/python bench/search_bench.py
 	$(BIN)/python bench/secrets_bench.py
+	$(BIN)/python bench/review_quality.py
+	$(BIN)/python bench/review_cost.py
+	$(BIN)/python bench/review_locomo.py
+
+# Long campaigns, run by hand: thousands of SIGKILLs of a writer (the suite runs 150).
+crash-campaign: $(VENV)/.installed
+	$(BIN)/python bench/crash_campaign.py --kills 2000
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
