@@ -126,15 +126,21 @@ class Reverie:
         expected_revision: int | None = None,
         key: str | None = None,
         conversation_id: str | None = None,
+        from_conversation: str | None = None,
     ) -> WriteOutcome:
         """Write to the agent's memory through the one pipeline (W1-W10).
 
         ``request`` is ``{"operations": [...], "message": ...}`` or one operation's fields.
+        ``conversation_id`` keys the count of refusals in a row (W9); ``from_conversation``
+        names the stored conversation a tool call comes from, which must have memory on (M4)
+        and also keys that count.
 
         Raises:
-            RefusedInput, PermissionDenied, RevisionConflict, NotFound, StorageFault.
+            RefusedInput, PermissionDenied (``memory_off``, ``memory_read_only``),
+            RevisionConflict, NotFound, StorageFault.
         """
         a, memory_id = self._memory(agent)
+        self._require_memory_on(a, from_conversation)
         return self.memories.apply(
             memory_id,
             request,
@@ -142,26 +148,44 @@ class Reverie:
             writers_mode=a.memory_writers,
             expected_revision=expected_revision,
             key=key,
-            conversation_id=conversation_id,
+            conversation_id=conversation_id or from_conversation,
         )
 
     def memory_read(
-        self, agent: str, source: str | None = None, revision: int | None = None
+        self,
+        agent: str,
+        source: str | None = None,
+        revision: int | None = None,
+        *,
+        from_conversation: str | None = None,
     ) -> MemoryFile:
         """``MEMORY.md`` or ``memory/<slug>.md`` at the current or a past revision (M1).
 
         Raises:
             RefusedInput: ``invalid_path``.  NotFound: agent, revision or file.
+            PermissionDenied: ``memory_off`` in ``from_conversation`` (M4).
         """
-        return self.memories.read(self._memory(agent)[1], source, revision)
+        a, memory_id = self._memory(agent)
+        self._require_memory_on(a, from_conversation)
+        return self.memories.read(memory_id, source, revision)
 
-    def memory_search(self, agent: str, query: str, limit: int = 8) -> list[SearchHit]:
+    def memory_search(
+        self, agent: str, query: str, limit: int = 8, *, from_conversation: str | None = None
+    ) -> list[SearchHit]:
         """Ranked full-text search of the agent's memory, best first (M2).
 
         Raises:
             RefusedInput: ``invalid_limit``.  NotFound: no such agent.
+            PermissionDenied: ``memory_off`` in ``from_conversation`` (M4).
         """
-        return self.memories.search(self._memory(agent)[1], query, limit)
+        a, memory_id = self._memory(agent)
+        self._require_memory_on(a, from_conversation)
+        return self.memories.search(memory_id, query, limit)
+
+    def _require_memory_on(self, agent: Agent, conversation: str | None) -> None:
+        """M4: a memory tool called from a memory-off conversation loads nothing."""
+        if conversation is not None:
+            context.require_memory_on(self.conversations, agent.id, conversation, asking=True)
 
     def memory_history(
         self, agent: str, limit: int = 50, before: int | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reverie import Reverie
@@ -275,3 +277,25 @@ def test_h3_session_get_answers_in_memory_off_conversations(rv3: Reverie) -> Non
         rv3.session_get("grp", agent="bob")
     with pytest.raises(NotFound):
         rv3.session_get("nope")
+
+
+def test_m4_memory_tools_refuse_in_a_memory_off_conversation(tmp_path: Path) -> None:
+    rv = Reverie(tmp_path / "m4", create=True)
+    rv.create_agent("ada", memory_writers="conversations")
+    rv.ensure_channel("G1", "group")
+    rv.ensure_channel("D1", "dm")
+    rv.create_conversation("ada", "G1", conversation_id="grp")
+    rv.create_conversation("ada", "D1", conversation_id="dm")
+    calls = [
+        lambda c: rv.memory_read("ada", from_conversation=c),
+        lambda c: rv.memory_search("ada", "anything", from_conversation=c),
+        lambda c: rv.memory_apply(
+            "ada", {"action": "add", "text": "x"}, writer="agent", from_conversation=c
+        ),
+    ]
+    for call in calls:
+        with pytest.raises(PermissionDenied) as e:
+            call("grp")
+        assert e.value.code == "memory_off"
+        call("dm")  # the same tool in a DM works
+    assert rv.memory_read("ada").revision == 1  # only the DM's write landed
