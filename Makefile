@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= reverie-data
 
-.PHONY: run test lint typecheck unit bench crash-campaign clean
+.PHONY: run test lint typecheck unit bench bench-dense crash-campaign clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/review_quality.py
 	$(BIN)/python bench/review_cost.py
 	$(BIN)/python bench/review_locomo.py
+	$(BIN)/python bench/locomo_bench.py --arms reverie,bm25s,rank-bm25
+
+# The LoCoMo history benchmark with its dense baseline (torch CPU first: see pyproject.toml).
+bench-dense: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[bench,bench-dense]'
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/locomo_bench.py
 
 # Long campaigns, run by hand: thousands of SIGKILLs of a writer (the suite runs 150).
 crash-campaign: $(VENV)/.installed

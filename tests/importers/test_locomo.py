@@ -286,6 +286,25 @@ def test_summary_of_synthetic_samples() -> None:
     assert summary.unknown_ids == ("a D9:9", "b D9:9")
 
 
+def test_command_line_writes_jsonl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "locomo.json"
+    src.write_text(json.dumps([sample("a")]), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert locomo.main([str(src), "-o", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == locomo.to_records(sample("a"))
+    assert "1 samples, 2 conversations, 6 messages" in capsys.readouterr().err
+
+
+def test_command_line_refuses_what_is_not_locomo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "bad.json"
+    src.write_text('{"not": "a list"}', encoding="utf-8")
+    assert locomo.main([str(src)]) == 3
+    assert "list of samples" in capsys.readouterr().err
+
+
 # the published file, when present
 
 

@@ -1210,6 +1210,8 @@ class ConversationStore:
                     raise _at_line(exc, rec.line) from None
                 if progress is not None:
                     progress(done, len(records))
+            if added and self.state.has_fts5:
+                history.optimize(conn)
         return ImportSummary(len(touched), added, closed, skipped, new_memories)
 
     def _import_message(
