@@ -200,7 +200,7 @@ class Reverie:
             NotFound: no such revision.
         """
         memory_id = self._memory(agent)[1]
-        rec = self.memories._at(memory_id, revision)
+        rec = self.memories.at_revision(memory_id, revision)
         diff = self.memories.diff(memory_id, revision - 1, revision) if revision > 0 else ""
         return rec, diff
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from reverie.core.markdown import STANDARD_SECTIONS
 from reverie.core.operations import parse_batch
 from reverie.core.paths import is_topic
-from reverie.errors import NotFound, RefusedInput, StorageFault
+from reverie.errors import NotFound, RefusedInput
 from reverie.llm.base import ProviderError
 from reverie.store.locks import try_file_lock
 from reverie.store.reviews import BatchRecord, ReviewLog
@@ -264,8 +264,6 @@ def _admissible(
                 rv.memories.preview(memory_id, {"operations": [*kept, op]})
             except (RefusedInput, NotFound) as exc:
                 reason = exc.code
-            except StorageFault:
-                raise
         if reason is None:
             kept.append(op)
         else:

@@ -370,7 +370,7 @@ class MemoryStore:
             NotFound: no such revision, or no such file at it.
         """
         path = normalize_source(source)
-        rec = self.current(memory_id) if revision is None else self._at(memory_id, revision)
+        rec = self.current(memory_id) if revision is None else self.at_revision(memory_id, revision)
         text = self.repo(memory_id).read(path, rec.oid)
         if text is None:
             raise NotFound(
@@ -380,7 +380,12 @@ class MemoryStore:
             )
         return MemoryFile(rec.revision, path, text)
 
-    def _at(self, memory_id: str, revision: int) -> RevisionRecord:
+    def at_revision(self, memory_id: str, revision: int) -> RevisionRecord:
+        """The record of one revision (after recovering the memory if it needs it).
+
+        Raises:
+            NotFound: the memory has no such revision.
+        """
         self.current(memory_id)
         return self.state.revision(memory_id, revision)
 
@@ -416,7 +421,7 @@ class MemoryStore:
         Raises:
             NotFound: either revision does not exist.
         """
-        a, b = self._at(memory_id, rev_a), self._at(memory_id, rev_b)
+        a, b = self.at_revision(memory_id, rev_a), self.at_revision(memory_id, rev_b)
         return self.repo(memory_id).diff(a.oid, b.oid)
 
     def discard_uncommitted(self, memory_id: str) -> None:
