@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from reverie import Reverie
 from reverie.review.runner import ReviewLimits, review_agent
 from reverie.review.schedule import due, reviewer_for, run_review, slot_minute
@@ -225,10 +223,20 @@ def test_r7_one_commit_per_batch_and_a_retry_applies_nothing_twice(rv: Reverie) 
     assert len(rv.memory_history("ada")) == 2
 
 
-def test_r8_offline_reviewer_when_no_model(rv: Reverie, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_r8_offline_reviewer_when_no_model_else_the_model(home: Path) -> None:
+    from reverie import Settings
+    from reverie.review.model import ModelReviewer
     from reverie.review.offline import OfflineReviewer
 
-    assert isinstance(reviewer_for(rv, rv.agent("ada")), OfflineReviewer)
+    plain = Reverie(home / "plain", create=True)
+    assert isinstance(reviewer_for(plain, plain.create_agent("ada")), OfflineReviewer)
+    settings = Settings.load(
+        home / "model", model="openai:some-model", openai_base_url="http://127.0.0.1:9/v1"
+    )
+    with_model = Reverie(settings=settings, create=True)
+    reviewer = reviewer_for(with_model, with_model.create_agent("ada"))
+    assert isinstance(reviewer, ModelReviewer)
+    assert reviewer.provider.model == "some-model"  # type: ignore[attr-defined]
 
 
 def test_r9_run_review_for_one_or_all_and_only_due_ones(rv: Reverie) -> None:
