@@ -469,3 +469,15 @@ def test_m2_search_sees_only_its_own_memory(rv: Reverie) -> None:
     assert len(rv.memory_search("bob", "staging", 20)) == 20
     # a query made only of function words still searches (nothing else would remain)
     assert rv.memory_search("ada", "on the") != []
+
+
+def test_m2_scope_migration_spells_the_same_word_as_scope_word(rv: Reverie) -> None:
+    """Migration 4's SQL and fts.scope_word must agree, or migrated rows are never found."""
+    from reverie.index import fts
+
+    memory_id = rv.state.memory_of(rv.agent("ada").id)
+    sql = rv.state.conn.execute("SELECT 'm' || replace(?, '_', '')", (memory_id,)).fetchone()[0]
+    assert sql == fts.scope_word(memory_id)
+    rv.memory_apply("ada", add("scoped line"))
+    scopes = {r[0] for r in rv.state.conn.execute("SELECT scope FROM memory_lines")}
+    assert scopes == {fts.scope_word(memory_id)}

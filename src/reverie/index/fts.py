@@ -55,7 +55,8 @@ END;
 """
 
 #: Migration 4: every row carries its memory as one indexed word, so that a search matches and
-#: ranks only the rows of its own memory (not every memory of the home, then filters).
+#: ranks only the rows of its own memory (not every memory of the home, then filters). The SQL
+#: spells :func:`scope_word` for the ids this store makes ("mem_" and lower-case hex).
 SCOPE_MIGRATION = """
 ALTER TABLE memory_lines ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 UPDATE memory_lines SET scope = 'm' || replace(memory_id, '_', '');
@@ -124,9 +125,12 @@ def replace_file(
     )
 
 
-def scope_word(memory_id: str) -> str:
-    """The one word that marks a memory's rows (ids hold '_', which the tokenizer splits on)."""
-    return "m" + re.sub(r"[^A-Za-z0-9]", "", memory_id)
+def scope_word(owner_id: str, prefix: str = "m") -> str:
+    """The one indexed word that marks an owner's rows (a memory's lines, an agent's history),
+    ANDed into every match so that FTS5 ranks only those rows. Ids hold '_', which the
+    tokenizer splits on, so only letters and digits are kept.
+    """
+    return prefix + re.sub(r"[^0-9A-Za-z]", "", owner_id).lower()
 
 
 def query_terms(text: str) -> list[str]:
@@ -135,6 +139,22 @@ def query_terms(text: str) -> list[str]:
     for word in _WORD.findall(text.lower()):
         seen.setdefault(word, None)
     return list(seen)[:MAX_TERMS]
+
+
+#: Query words that match most lines and weigh almost nothing in BM25.
+# fmt: off
+STOPWORDS = frozenset(
+    {
+        "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been",
+        "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have",
+        "he", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my", "no", "not",
+        "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then",
+        "there", "these", "they", "this", "those", "to", "too", "us", "very", "was", "we", "were",
+        "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "yes",
+        "you", "your",
+    }
+)
+# fmt: on
 
 
 def fts_query(text: str, *, drop_stopwords: bool = False) -> str | None:
@@ -155,88 +175,6 @@ def fts_query(text: str, *, drop_stopwords: bool = False) -> str | None:
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
-
-
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "he",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "about",
-        "any",
-        "all",
-        "am",
-        "also",
-        "just",
-        "not",
-        "no",
-        "yes",
-        "than",
-        "too",
-        "very",
-    ]
-)
 
 
 def search(

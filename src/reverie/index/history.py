@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 
 from reverie.errors import RefusedInput
 
-from .fts import fts_query, query_terms
+from .fts import fts_query, query_terms, scope_word
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -164,8 +164,8 @@ Row = tuple[int, str, str, int, MessageText]
 
 
 def scope_token(agent_id: str) -> str:
-    """The one-word token that marks an agent's rows, so FTS5 ranks only that agent's rows."""
-    return "scope" + re.sub(r"[^0-9A-Za-z]", "", agent_id).lower()
+    """The word that marks an agent's history rows (see :func:`reverie.index.fts.scope_word`)."""
+    return scope_word(agent_id, "scope")
 
 
 def index_messages(
