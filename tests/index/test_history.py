@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -215,6 +216,57 @@ def test_a_failed_import_leaves_no_rows(hv: Reverie) -> None:
 # tuning: tokenizer, document builder, weights, scan fallback
 
 
+def test_a_message_is_found_by_the_words_of_the_two_messages_before_it(hv: Reverie) -> None:
+    # "service" is said once, at position 0; positions 1 and 3 have it in their context (the
+    # tool log at 2 is skipped), position 4 does not (two messages back), nor another
+    # conversation. The message that says it ranks first.
+    hits = search(hv, "service", 20)
+    assert hits[0] == ("deploys", 0, 1)
+    assert set(hits) == {("deploys", 0, 1), ("deploys", 1, 2), ("deploys", 3, 4)}
+    assert search(hv, "output") == []  # a tool log is no message's context either
+    (context,) = hv.state.conn.execute(
+        "SELECT context FROM history_docs WHERE conversation_id = 'deploys' AND position = 4"
+    ).fetchone()
+    assert context == (
+        "Deploys of billing run through make release on Tuesdays. And who approves them?"
+    )
+
+
+def test_the_context_field_weighs_less_than_the_message_itself(hv: Reverie) -> None:
+    by_position = {h.start: h.score for h in hv.context_search("ada", "tuesdays", 20)}
+    assert set(by_position) == {1, 3, 4}
+    assert by_position[1] > by_position[3]
+    hv.conversations.weights = (1.0, 1.0, 0.5, 0.0)
+    assert {h.start for h in hv.context_search("ada", "tuesdays", 20) if h.score > 0} == {1}
+
+
+def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
+    hv: Reverie,
+) -> None:
+    hv.history_reindex(tokenize="unicode61")
+    hv.close()
+    # Make the database what version 4 wrote: no context column, a four-field FTS5 table.
+    conn = sqlite3.connect(hv.home / "reverie.db", isolation_level=None)
+    conn.executescript(
+        """
+        DROP TRIGGER history_docs_ai; DROP TRIGGER history_docs_ad; DROP TABLE history_fts;
+        ALTER TABLE history_docs DROP COLUMN context;
+        CREATE VIRTUAL TABLE history_fts USING fts5 (body, speaker, date, scope,
+            content='history_docs', content_rowid='id', tokenize='unicode61');
+        INSERT INTO history_fts (history_fts) VALUES ('rebuild');
+        PRAGMA user_version = 4;
+        """
+    )
+    conn.close()
+    with Reverie(hv.home) as again:
+        assert again.state.conn.execute("PRAGMA user_version").fetchone()[0] >= 5
+        assert history.is_current(again.state.conn)
+        assert history.table_tokenizer(again.state.conn) == "unicode61"
+        assert {h.start for h in again.context_search("ada", "service", 20)} == {0, 1, 3}
+        assert again.context_search("ada", "approval") == []  # still no stemming
+        assert again.conversations.history_rows() == _expected_rows(again)
+
+
 def test_the_tokenizer_can_be_changed_and_stays(hv: Reverie) -> None:
     assert ("deploys", 4, 5) in search(hv, "approval")
     assert hv.history_reindex(tokenize="unicode61") == 5
@@ -253,9 +305,9 @@ def test_the_document_builder_can_add_a_date(hv: Reverie) -> None:
 
 def test_field_weights_change_the_ranking(hv: Reverie) -> None:
     # "caroline" is only ever a speaker: with no weight on that field it adds nothing.
-    hv.conversations.weights = (1.0, 0.0, 0.0)
+    hv.conversations.weights = (1.0, 0.0, 0.0, 0.0)
     assert {h.score for h in hv.context_search("ada", "caroline")} == {0.0}
-    hv.conversations.weights = (1.0, 2.0, 0.0)
+    hv.conversations.weights = (1.0, 2.0, 0.0, 0.0)
     assert all(h.score > 0 for h in hv.context_search("ada", "caroline"))
 
 

@@ -6,10 +6,12 @@ agent's history tools read conversation text, not tool output). An FTS5 table wi
 content indexes the rows, kept in step by triggers inside the transaction that writes the
 message, so search never lags the history.
 
-A row is made of three fields, built by one function (:func:`default_document`, or any
+A row is made of four fields, built by one function (:func:`default_document`, or any
 :data:`DocumentBuilder` a deployment or a benchmark passes instead): ``body`` (the text),
-``speaker`` and ``date``. Ranking is BM25 with a weight per field. The tokenizer is part of
-the FTS5 table; :func:`rebuild` recreates the table with another one.
+``speaker``, ``date`` and ``context`` (the text of the ``CONTEXT_MESSAGES`` user or assistant
+messages before it in the same conversation: an answer rarely repeats the words of the
+question it answers). Ranking is BM25 with a weight per field. The tokenizer is part of the
+FTS5 table; :func:`rebuild` recreates the table with another one.
 
 The store keeps rows only for memory-on, not deleted conversations, and every query also
 filters on the conversation's mode, so a conversation that turns off leaves search at once
@@ -18,10 +20,11 @@ even if a row were left behind.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -30,6 +33,7 @@ from reverie.errors import RefusedInput
 from .fts import fts_query, query_terms, scope_word
 
 __all__ = [
+    "CONTEXT_MESSAGES",
     "DEFAULT_WEIGHTS",
     "DOCS_SCHEMA",
     "TOKENIZE",
@@ -40,18 +44,21 @@ __all__ = [
     "dated_document",
     "default_document",
     "drop_conversation",
-    "ensure",
     "excerpt",
     "fts_schema",
     "index_messages",
+    "is_current",
     "rebuild",
     "search",
+    "table_tokenizer",
 ]
 
 #: The default tokenizer: Porter stemming over Unicode words, accents folded.
 TOKENIZE = "porter unicode61 remove_diacritics 2"
-#: BM25 weights of ``body``, ``speaker`` and ``date``.
-DEFAULT_WEIGHTS = (1.0, 1.0, 0.5)
+#: BM25 weights of ``body``, ``speaker``, ``date`` and ``context``.
+DEFAULT_WEIGHTS = (1.0, 1.0, 0.5, 0.5)
+#: How many earlier messages of the conversation make a message's ``context``.
+CONTEXT_MESSAGES = 2
 EXCERPT_CHARS = 300
 
 DOCS_SCHEMA = """
@@ -67,15 +74,17 @@ CREATE TABLE IF NOT EXISTS history_docs (
 CREATE INDEX IF NOT EXISTS history_docs_by_conversation
     ON history_docs (conversation_id, position);
 """
+#: Migration 5: the context field (the FTS5 table is rebuilt by the conversation store).
+CONTEXT_MIGRATION = "ALTER TABLE history_docs ADD COLUMN context TEXT NOT NULL DEFAULT '';"
 
 _TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS history_docs_ai AFTER INSERT ON history_docs BEGIN
-    INSERT INTO history_fts (rowid, body, speaker, date, scope)
-    VALUES (new.id, new.body, new.speaker, new.date, new.scope);
+    INSERT INTO history_fts (rowid, body, speaker, date, context, scope)
+    VALUES (new.id, new.body, new.speaker, new.date, new.context, new.scope);
 END;
 CREATE TRIGGER IF NOT EXISTS history_docs_ad AFTER DELETE ON history_docs BEGIN
-    INSERT INTO history_fts (history_fts, rowid, body, speaker, date, scope)
-    VALUES ('delete', old.id, old.body, old.speaker, old.date, old.scope);
+    INSERT INTO history_fts (history_fts, rowid, body, speaker, date, context, scope)
+    VALUES ('delete', old.id, old.body, old.speaker, old.date, old.context, old.scope);
 END;
 """
 
@@ -99,21 +108,25 @@ class Document:
     body: str
     speaker: str = ""
     date: str = ""
+    context: str = ""
 
 
-#: Builds the indexed fields of a message; the one place to put a speaker or a date in.
-DocumentBuilder = Callable[[MessageText], Document]
+#: Builds the indexed fields of a message from it and the user or assistant messages before it
+#: (at most ``CONTEXT_MESSAGES``, oldest first); the one place to put a speaker, a date or a
+#: context in.
+DocumentBuilder = Callable[[MessageText, Sequence[MessageText]], Document]
 
 
-def default_document(message: MessageText) -> Document:
-    """The text as body and the author as speaker; no date (dates rarely occur in queries)."""
-    return Document(message.text, message.author or "", "")
+def default_document(message: MessageText, before: Sequence[MessageText] = ()) -> Document:
+    """The text as body, the author as speaker, the earlier messages' text as context; no date
+    (on LoCoMo a written-out day costs as much recall as it gives)."""
+    return Document(message.text, message.author or "", "", " ".join(m.text for m in before))
 
 
-def dated_document(message: MessageText) -> Document:
+def dated_document(message: MessageText, before: Sequence[MessageText] = ()) -> Document:
     """Like :func:`default_document`, with the day written out (``8 May 2023``)."""
     day = datetime.fromtimestamp(message.time, UTC)
-    return Document(message.text, message.author or "", f"{day.day} {day:%B %Y}")
+    return dataclasses.replace(default_document(message, before), date=f"{day.day} {day:%B %Y}")
 
 
 @dataclass(frozen=True)
@@ -141,22 +154,22 @@ def fts_schema(tokenize: str = TOKENIZE) -> str:
     quoted = "'" + tokenize.replace("'", "''") + "'"
     return (
         "CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5 (\n"
-        "    body, speaker, date, scope, content='history_docs', content_rowid='id',\n"
+        "    body, speaker, date, context, scope, content='history_docs', content_rowid='id',\n"
         f"    tokenize={quoted}\n);\n" + _TRIGGERS
     )
 
 
-def ensure(conn: sqlite3.Connection) -> None:
-    """Create the FTS5 table and its triggers if they are missing, filled from the rows.
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the FTS5 table exists with this version's fields (else :func:`rebuild` it)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'history_fts'").fetchone()
+    return row is not None and " context," in str(row[0])
 
-    Call inside a write transaction, only where FTS5 exists (without it the triggers would
-    make every insert fail).
-    """
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'history_fts'").fetchone()
-    for statement in _split(fts_schema()):
-        conn.execute(statement)
-    if not exists:  # rows may have been written by a build without FTS5
-        conn.execute("INSERT INTO history_fts (history_fts) VALUES ('rebuild')")
+
+def table_tokenizer(conn: sqlite3.Connection) -> str | None:
+    """The tokenizer the FTS5 table was created with, or ``None`` without a table."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'history_fts'").fetchone()
+    found = re.search(r"tokenize='((?:[^']|'')*)'", str(row[0])) if row else None
+    return found.group(1).replace("''", "'") if found else None
 
 
 #: ``(message id, agent id, conversation id, position, message)``: one message to index.
@@ -179,7 +192,7 @@ def index_messages(
     for message_id, agent_id, conversation_id, position, message in rows:
         if message.role == "tool":
             continue
-        doc = builder(message)
+        doc = builder(message, _before(conn, conversation_id, position))
         values.append(
             (
                 message_id,
@@ -188,16 +201,27 @@ def index_messages(
                 doc.body,
                 doc.speaker,
                 doc.date,
+                doc.context,
                 scope_token(agent_id),
             )
         )
     # IGNORE, not REPLACE: a replaced row would not pass through the delete trigger.
     conn.executemany(
         "INSERT OR IGNORE INTO history_docs (id, conversation_id, position, body, speaker, date,"
-        " scope) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        " context, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         values,
     )
     return len(values)
+
+
+def _before(conn: sqlite3.Connection, conversation_id: str, position: int) -> list[MessageText]:
+    """The user or assistant messages just before ``position``, oldest first."""
+    rows = conn.execute(
+        "SELECT role, author, text, created_at FROM messages WHERE conversation_id = ? "
+        "AND position < ? AND role != 'tool' ORDER BY position DESC LIMIT ?",
+        (conversation_id, position, CONTEXT_MESSAGES),
+    ).fetchall()
+    return [MessageText(r, a, t, at) for r, a, t, at in reversed(rows)]
 
 
 def drop_conversation(conn: sqlite3.Connection, conversation_id: str) -> None:
@@ -213,7 +237,8 @@ def rebuild(
     tokenize: str | None = None,
     has_fts5: bool = True,
 ) -> int:
-    """Rebuild every row from ``rows``, and the FTS5 table with ``tokenize`` if given.
+    """Rebuild every row from ``rows``, and the FTS5 table with ``tokenize`` if given, or if
+    the table is missing or older than this version (keeping its tokenizer).
 
     A tokenizer given here stays with the table: later opens keep it. Returns the rows
     written. Call inside the caller's transaction.
@@ -221,7 +246,8 @@ def rebuild(
     Raises:
         RefusedInput: ``invalid_tokenizer`` (FTS5 refused the specification).
     """
-    schema = fts_schema(tokenize or TOKENIZE)
+    kept = table_tokenizer(conn) if has_fts5 else None
+    schema = fts_schema(tokenize or kept or TOKENIZE)
     if has_fts5:
         # Empty the index without the triggers: an FTS5 'delete' of a row the index does not
         # hold (as in a freshly created table) corrupts it.
@@ -229,7 +255,7 @@ def rebuild(
         conn.execute("DROP TRIGGER IF EXISTS history_docs_ad")
     conn.execute("DELETE FROM history_docs")
     if has_fts5:
-        if tokenize is not None:
+        if tokenize is not None or not is_current(conn):
             conn.execute("DROP TABLE IF EXISTS history_fts")
         try:
             for statement in _split(schema):  # IF NOT EXISTS: an unchanged table stays
@@ -266,7 +292,7 @@ def search(
     limit: int,
     *,
     use_fts: bool = True,
-    weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+    weights: tuple[float, float, float, float] = DEFAULT_WEIGHTS,
     scan_max_rows: int = 50_000,
 ) -> list[HistoryHit]:
     """Rank the agent's visible messages against ``query``, best first; one message per hit."""
@@ -286,7 +312,7 @@ def search(
     want = limit
     while True:
         rows = conn.execute(
-            "WITH ranked AS MATERIALIZED (SELECT rowid AS id, bm25(history_fts, ?, ?, ?, 0.0) "
+            "WITH ranked AS MATERIALIZED (SELECT rowid AS id, bm25(history_fts, ?, ?, ?, ?, 0.0) "
             "AS r FROM history_fts WHERE history_fts MATCH ? ORDER BY r LIMIT ?) "
             "SELECT d.conversation_id, d.position, d.body, ranked.r FROM ranked "
             f"JOIN history_docs d ON d.id = ranked.id {_VISIBLE} ORDER BY ranked.r LIMIT ?",

@@ -502,19 +502,21 @@ class ConversationStore:
         settings: Settings,
         *,
         document: history.DocumentBuilder = history.default_document,
-        weights: tuple[float, float, float] = history.DEFAULT_WEIGHTS,
+        weights: tuple[float, float, float, float] = history.DEFAULT_WEIGHTS,
     ) -> None:
         self.state = state
         self.settings = settings
         self.document = document
         self.weights = weights
-        if state.has_fts5:
-            found = state.conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'history_fts'"
-            ).fetchone()
-            if not found:
-                with state.transaction() as conn:
-                    history.ensure(conn)
+        if state.has_fts5 and not history.is_current(state.conn):
+            self._upgrade_index()
+
+    def _upgrade_index(self) -> None:
+        """Build the FTS5 table if it is missing (a new home, or rows written by a build
+        without FTS5) or older than this version, keeping its tokenizer."""
+        with self.state.transaction() as conn:
+            if not history.is_current(conn):  # another process may have just done it
+                history.rebuild(conn, list(self._doc_rows(conn)), self.document)
 
     # channels and grants
 

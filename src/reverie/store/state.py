@@ -169,6 +169,8 @@ _MIGRATIONS: list[str] = [
     """,
     # 4: memory rows carry a scope word: a search ranks only its own memory's rows
     fts.SCOPE_MIGRATION,
+    # 5: history rows carry the text of the messages before them
+    history.CONTEXT_MIGRATION,
 ]
 
 
