@@ -33,6 +33,7 @@ test: lint typecheck unit
 bench: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/write_bench.py
+	$(BIN)/python bench/pack_bench.py
 	$(BIN)/python bench/search_bench.py
 	$(BIN)/python bench/secrets_bench.py
 	$(BIN)/python bench/review_quality.py

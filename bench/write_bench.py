@@ -391,8 +391,10 @@ def profile_writes(n: int, seed: int, root: Path) -> str:
 def soak(n: int, reset_every: int, seed: int, root: Path) -> dict[str, Any]:
     """``n`` default ``add`` writes on one memory: does latency drift as history grows?
 
-    Returns p50/p95 per tenth of the run and the size of ``.git`` at the end (Reverie writes
-    loose objects and never packs them; ``git count-objects`` tells how many there are).
+    Returns p50/p95/max per tenth of the run and the size of ``.git`` at the end: its files,
+    and what they take on disk (a loose object takes a whole file system block). Reverie packs
+    the loose objects every ``Settings.pack_every`` revisions (500); ``git count-objects``
+    tells how many are loose at the end.
     """
     gen = TextGen(seed)
     _, files = _starting_files(gen)
@@ -411,8 +413,9 @@ def soak(n: int, reset_every: int, seed: int, root: Path) -> dict[str, Any]:
     blocks = []
     for k in range(0, n, block):
         s = Stats.of_ns(samples[k : k + block])
+        part = samples[k : k + block]
         blocks.append(
-            {"first": k, "last": k + len(samples[k : k + block]) - 1, "p50": s.p50, "p95": s.p95}
+            {"first": k, "last": k + len(part) - 1, "p50": s.p50, "p95": s.p95, "max": s.max}
         )
     gitdir = arm.repo().path / ".git"
     objects = subprocess.run(
@@ -423,7 +426,7 @@ def soak(n: int, reset_every: int, seed: int, root: Path) -> dict[str, Any]:
         check=False,
     ).stdout
     counts = dict(line.split(": ", 1) for line in objects.splitlines() if ": " in line)
-    size = sum(f.stat().st_size for f in gitdir.rglob("*") if f.is_file())
+    files = [f.stat() for f in gitdir.rglob("*") if f.is_file()]
     revision = arm.rv.memory_history(AGENT, limit=1)[0].revision
     arm.close()
     return {
@@ -431,7 +434,9 @@ def soak(n: int, reset_every: int, seed: int, root: Path) -> dict[str, Any]:
         "blocks": blocks,
         "final_revision": revision,
         "loose_objects": int(counts.get("count", 0)),
-        "git_dir_mib": size / 2**20,
+        "packs": int(counts.get("packs", 0)),
+        "git_dir_mib": sum(f.st_size for f in files) / 2**20,
+        "git_dir_disk_mib": sum(f.st_blocks * 512 for f in files) / 2**20,
     }
 
 
@@ -573,17 +578,18 @@ def _markdown(payload: dict[str, Any], stats: dict[str, dict[str, Stats]], profi
     soaked = payload["soak"]
     if soaked:
         rows = [
-            [f"{b['first'] + 1}-{b['last'] + 1}", ms(b["p50"]), ms(b["p95"])]
+            [f"{b['first'] + 1}-{b['last'] + 1}", ms(b["p50"]), ms(b["p95"]), ms(b["max"])]
             for b in soaked["blocks"]
         ]
         parts += [
             "",
             f"### Soak: {soaked['writes']:,} `add` writes on one memory (times in ms)",
             "",
-            markdown_table(["writes", "p50", "p95"], rows),
+            markdown_table(["writes", "p50", "p95", "max"], rows),
             "",
             f"At revision {soaked['final_revision']:,}: {soaked['loose_objects']:,} loose "
-            f"objects, `.git` holds {soaked['git_dir_mib']:.1f} MiB (file sizes, unpacked).",
+            f"objects and {soaked['packs']} packs; `.git` holds {soaked['git_dir_mib']:.1f} MiB "
+            f"of files, {soaked['git_dir_disk_mib']:.1f} MiB on disk.",
         ]
     if profile:
         parts += ["", "### Profile of 200 `add` writes (cumulative)", "", "```", profile, "```"]

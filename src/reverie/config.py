@@ -47,6 +47,8 @@ class Settings:
     #: fsync git objects and use SQLite ``synchronous=FULL``: survives power loss, not only
     #: process crashes, at a cost per write (see docs/benchmarks.md).
     durable: bool = False
+    #: Every this many revisions a memory's loose git objects go into one pack file (0: never).
+    pack_every: int = 500
     #: W9: refused writes in a row, within one conversation, before the agent is told to stop.
     max_failures_in_a_row: int = 3
     #: ``openai:NAME`` or ``anthropic:NAME``; unset means the offline reviewer.

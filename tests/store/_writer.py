@@ -418,7 +418,14 @@ def _serve(home: Path, agent: str, acks_path: Path) -> None:
 # a kill at one chosen step of the write pipeline
 
 #: Where :func:`die_at` kills the writer, in pipeline order.
-STEPS = ("before_commit", "after_ref_update", "inside_sqlite", "after_sqlite", "inside_checkout")
+STEPS = (
+    "before_commit",
+    "after_ref_update",
+    "inside_sqlite",
+    "after_sqlite",
+    "inside_checkout",
+    "inside_pack",
+)
 
 
 def _die() -> None:
@@ -451,12 +458,19 @@ def die_at(home: Path, agent: str, acks_path: Path, step: str) -> None:
         self._repo.checkout_head(strategy=strategy, paths=paths)  # type: ignore[no-untyped-call]
         _die()
 
+    def pack_then_die(self: GitRepo) -> int:
+        # the pack is written and complete; the loose copies are not deleted yet
+        self._repo.pack()
+        _die()
+        raise AssertionError("unreachable")
+
     patches: dict[str, tuple[type, str, Callable[..., Any]]] = {
         "before_commit": (GitRepo, "commit", lambda *a, **k: _die()),
         "after_ref_update": (GitRepo, "commit", commit_then_die),
         "inside_sqlite": (SQLiteState, "record_revision", record_then_die),
         "after_sqlite": (GitRepo, "checkout", lambda *a, **k: _die()),
         "inside_checkout": (GitRepo, "checkout", files_then_die),
+        "inside_pack": (GitRepo, "pack_loose", pack_then_die),
     }
     cls, name, fake = patches[step]
     setattr(cls, name, fake)
@@ -624,10 +638,15 @@ def git_status(repo: Path) -> str:
     return out.stdout
 
 
-def writer_env() -> dict[str, str]:
+#: Writers pack their loose git objects this often, so that kills land inside packing too.
+PACK_EVERY = 20
+
+
+def writer_env(pack_every: int = PACK_EVERY) -> dict[str, str]:
     """The environment of a writer process: this checkout's ``src`` first on the path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
+    env["REVERIE_PACK_EVERY"] = str(pack_every)
     return env
 
 
@@ -872,9 +891,11 @@ def check_fsck(repo_path: Path) -> list[str]:
     fsck = _git(repo_path, "fsck", "--full", "--no-dangling", "--no-progress")
     if fsck.returncode != 0 or "bad sha1 file" in fsck.stderr:
         problems.append(f"git fsck --full exited {fsck.returncode}: {fsck.stderr[-2000:]}")
-    left = [str(p.relative_to(repo_path)) for p in (repo_path / ".git").rglob("*.lock")]
+    git_dir = repo_path / ".git"
+    left = [str(p.relative_to(repo_path)) for p in git_dir.rglob("*.lock")]
+    left += [str(p.relative_to(repo_path)) for p in git_dir.glob("objects/pack/pack_git2_*")]
     if left:
-        problems.append(f"lock files left in .git: {left}")
+        problems.append(f"lock files or half-written packs left in .git: {left}")
     if (repo_path / ".git" / MARKER).exists():
         problems.append("the write marker is left after recovery")
     return problems

@@ -27,6 +27,7 @@ import pytest
 from _writer import (
     HERE,
     MARKER,
+    PACK_EVERY,
     STEPS,
     Campaign,
     check_acks,
@@ -76,6 +77,7 @@ class Verified:
     rows_after_reindex: Counter[tuple[str, str]] = field(default_factory=Counter)
     status_after_recovery: str = ""
     status_at_end: str = ""
+    packs: int = 0
 
 
 def new_home(root: Path) -> Path:
@@ -94,6 +96,7 @@ def verify(campaign: Campaign) -> Verified:
     with Reverie(home) as r:
         head = r.memory_read(AGENT).revision  # the first access recovers from the last kill
         v = Verified(campaign, acks, repo, head)
+        v.packs = len(list((repo / ".git" / "objects" / "pack").glob("pack-*.pack")))
         v.problems["fsck_after_recovery"] = check_fsck(repo)
         v.problems["worktree_after_recovery"] = worktree_problems(repo)
         v.status_after_recovery = git_status(repo)
@@ -200,6 +203,12 @@ def test_w8_index_matches_files_and_reindex_changes_nothing(campaign: Verified) 
     assert campaign.problems["search"] == []
 
 
+def test_w8_writers_packed_their_objects_between_kills(campaign: Verified) -> None:
+    """Writers pack every ``PACK_EVERY`` revisions, so kills land inside packing too; the
+    checks above (fsck, every revision's files) then cover packed objects."""
+    assert campaign.packs >= campaign.head_after_recovery // PACK_EVERY // 2 > 0
+
+
 def test_w7_keys_replay_across_crashes(campaign: Verified) -> None:
     """A batch committed but not acknowledged replays under its key; others apply once."""
     resent = [a for a in campaign.acks if "head_before" in a]
@@ -268,9 +277,19 @@ def test_w8_checks_catch_damage(campaign: Verified, tmp_path: Path) -> None:
     with Reverie(home) as r, pytest.raises(AssertionError, match=r"missing \[5\]"):
         history_oids(r, AGENT)
 
-    # A lost git object: the blob of memory/scratch.md that only revisions 1 and 2 hold.
+    # A lost git object: the blob of memory/scratch.md that only revisions 1 and 2 hold. The
+    # writers packed their objects; unpack them first, so that the blob is a file of its own.
     blob = pygit2.hash(git_files(repo, oids[1])["memory/scratch.md"].encode())
     assert blob.raw == repo[oids[1]].tree["memory/scratch.md"].id.raw
+    for pack in sorted((repo_path / ".git" / "objects" / "pack").glob("pack-*.pack")):
+        moved = tmp_path / pack.name
+        pack.rename(moved)
+        pack.with_suffix(".idx").unlink()
+        with moved.open("rb") as data:
+            subprocess.run(
+                ["git", "-C", str(repo_path), "unpack-objects", "-q"], stdin=data, check=True
+            )
+    assert check_fsck(repo_path) == []  # the unpacked store is whole
     (repo_path / ".git" / "objects" / str(blob)[:2] / str(blob)[2:]).unlink()
     assert any("git fsck --full exited" in p for p in check_git(repo_path))
 
@@ -335,7 +354,7 @@ def killed_at(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         [sys.executable, str(HERE), "die", str(home), AGENT, str(acks), step],
         capture_output=True,
         text=True,
-        env=writer_env(),
+        env=writer_env(pack_every=SENT),  # the killed batch packs
         timeout=120,
         check=False,
     )

@@ -10,6 +10,7 @@ a view for people, rewritten from ``HEAD`` after each commit and on recovery.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from reverie.errors import StorageFault
 __all__ = ["CommitInfo", "GitRepo", "fsync_objects"]
 
 BRANCH = "refs/heads/main"
+#: A loose object's name: two hex digits of directory, 38 of file.
+_LOOSE = re.compile(r"^[0-9a-f]{40}$")
 
 
 def fsync_objects() -> None:
@@ -240,17 +243,58 @@ class GitRepo:
         except pygit2.GitError as exc:
             raise _fault("checkout", self.path, exc) from exc
 
+    def pack_loose(self) -> int:
+        """Move every loose object into one new pack file, then delete the loose copies.
+
+        Returns the number of objects packed. Call under the memory lock. A kill at any point
+        loses nothing: libgit2 writes the pack under a temporary name and renames it only when
+        its index is written, and the loose copies go only after that. Readers in other
+        processes are safe too: an object missing from the loose store is looked up again in
+        the packs. Packs are never merged or deleted here (``git gc`` does that, by hand).
+
+        Raises:
+            StorageFault: libgit2 could not write the pack (nothing was deleted).
+        """
+        objects = self.path / ".git" / "objects"
+        loose = [p for p in objects.glob("??/*") if _LOOSE.match(p.parent.name + p.name)]
+        if not loose:
+            return 0
+
+        def add_all(builder: pygit2.PackBuilder) -> None:
+            for p in loose:
+                builder.add(pygit2.Oid(hex=p.parent.name + p.name))
+
+        try:
+            written = self._repo.pack(pack_delegate=add_all)
+        except (pygit2.GitError, ValueError) as exc:
+            raise _fault("pack", self.path, exc) from exc
+        if written != len(loose):
+            raise StorageFault(
+                f"git pack wrote {written} of {len(loose)} objects in {self.path}; the loose "
+                "objects were kept.",
+                path=str(self.path),
+            )
+        for p in loose:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        return written
+
     def remove_crash_leftovers(self) -> list[str]:
-        """Delete the lock files and half-written temporary objects a killed writer left in
-        ``.git``. Call only under the memory lock: then no live writer owns them.
+        """Delete the lock files and half-written temporary objects and packs a killed writer
+        left in ``.git``. Call only under the memory lock: then no live writer owns them.
         """
         removed = []
         gitdir = self.path / ".git"
+        packs = gitdir / "objects" / "pack"
         leftovers = [
             *gitdir.glob("*.lock"),
             *gitdir.glob("refs/**/*.lock"),
             *gitdir.glob("objects/tmp_object_git2_*"),
             *gitdir.glob("objects/??/tmp_object_git2_*"),
+            *packs.glob("pack_git2_*"),
+            *packs.glob("*.lock"),
+            # an index whose pack never got its final name (git and libgit2 ignore it)
+            *(i for i in packs.glob("pack-*.idx") if not i.with_suffix(".pack").exists()),
         ]
         for lock in leftovers:
             with contextlib.suppress(FileNotFoundError):

@@ -321,6 +321,8 @@ class MemoryStore:
                 if conversation_id:
                     self.state.clear_failures(conn, memory_id, conversation_id)
             repo.checkout(paths)
+            if self.settings.pack_every > 0 and revision % self.settings.pack_every == 0:
+                diagnostics += _pack(repo)  # under the marker: a kill here is recovered too
             marker.unlink(missing_ok=True)
         index = applied.files.get(INDEX)
         if index is not None and len(index) > self.settings.prompt_index_chars:
@@ -452,6 +454,16 @@ class MemoryStore:
             "SELECT path, text FROM memory_lines WHERE memory_id = ?", (memory_id,)
         ).fetchall()
         return Counter((p, t) for p, t in rows)
+
+
+def _pack(repo: GitRepo) -> list[dict[str, str]]:
+    """Pack the loose objects after a committed write; a failure is reported, not raised: the
+    write itself stands, and the next pack picks the objects up."""
+    try:
+        repo.pack_loose()
+    except (StorageFault, OSError) as exc:
+        return [{"code": "pack_failed", "message": f"The write is saved; packing failed: {exc}"}]
+    return []
 
 
 def _summary(batch: Batch, writer: str, paths: list[str]) -> str:
