@@ -96,6 +96,8 @@ def test_apply_search_history_diff(
     code, out = run(capsys, "memory", "search", "ada", "wireguard vpn", "--home", home, "--json")
     assert code == 0 and out["results"][0]["source"] == "memory/vpn.md"
     assert set(out["results"][0]) == {"source", "excerpt", "score"}
+    code, text = run(capsys, "memory", "search", "ada", "wireguard vpn", "--home", home)
+    assert code == 0 and text.splitlines()[0].startswith("1. memory/vpn.md  ")
     code, out = run(capsys, "memory", "history", "ada", "--home", home, "--json")
     assert [r["revision"] for r in out["revisions"]] == [1, 0]
     assert out["revisions"][0]["writer"] == "cli"

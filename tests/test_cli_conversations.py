@@ -226,6 +226,7 @@ def test_context_search_json(imported: str, capsys: pytest.CaptureFixture[str]) 
     assert set(out["results"][0]) == {"conversation", "start", "end", "excerpt", "score"}
     code, text = run(capsys, "context", "search", "ada", "billing", "--home", imported)
     assert "c1#1-2" in text and "gossip" not in text
+    assert text.splitlines()[0].startswith("1. c1#")  # ranked, best first
 
 
 @pytest.mark.parametrize(

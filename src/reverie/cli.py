@@ -226,8 +226,9 @@ def memory_search(opts: Options, agent: str, query: str, limit: int) -> None:
     def human() -> None:
         if not hits:
             out.print("No match.")
-        for h in hits:
-            out.print(f"{h.source} ({h.score:.2f})  {h.excerpt}", markup=False)
+        # The rank, not the BM25 score: in a small memory every score is near zero.
+        for rank, h in enumerate(hits, start=1):
+            out.print(f"{rank}. {h.source}  {h.excerpt}", markup=False)
 
     _emit(
         opts,
@@ -499,10 +500,8 @@ def context_search(opts: Options, agent: str, query: str, limit: int) -> None:
     def human() -> None:
         if not hits:
             out.print("No match.")
-        for h in hits:
-            out.print(
-                f"{h.conversation}#{h.start}-{h.end} ({h.score:.2f})  {h.excerpt}", markup=False
-            )
+        for rank, h in enumerate(hits, start=1):  # the rank, as memory search shows it
+            out.print(f"{rank}. {h.conversation}#{h.start}-{h.end}  {h.excerpt}", markup=False)
 
     _emit(
         opts,
