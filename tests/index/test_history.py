@@ -326,6 +326,11 @@ def test_the_scan_backend_answers_without_fts5(home: Path) -> None:
         ("c", 0, 1)
     ]
     assert rv.context_search("ada", "") == []
+    # the scan rule of memory search: word forms, the speaker, text over several lines
+    rv.append_message("c", "user", "first line\nthe deploys went out", time=T0 + 3)
+    assert [h.start for h in rv.context_search("ada", "deploy")] == [3, 0]  # ties: newest first
+    assert [h.start for h in rv.context_search("ada", "caroline")] == [0]
+    assert [h.start for h in rv.context_search("ada", "line deploys")] == [3, 0]
 
 
 def test_long_messages_give_an_excerpt_around_the_match(hv: Reverie) -> None:

@@ -15,7 +15,7 @@ import math
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "index_lines",
     "query_terms",
     "replace_file",
+    "scan_rank",
+    "scope_word",
     "search",
 ]
 
@@ -209,34 +211,40 @@ def search(
 def _scan(
     conn: sqlite3.Connection, memory_id: str, query: str, limit: int, max_lines: int
 ) -> list[SearchHit]:
-    """The bounded fallback: score at most ``max_lines`` rows by matching words (idf-weighted).
-
-    A word matches a query term when it is the term, or when both are longer than three
-    letters and one starts with the other (a crude stand-in for stemming: "deploy" and
-    "deploys"). Function words are left out as in the FTS5 path. One regular expression per
-    term runs once over all the lines, in C.
-    """
-    terms = query_terms(query)
-    terms = [t for t in terms if t not in STOPWORDS] or terms
-    if not terms:
-        return []
+    """The bounded fallback: rank at most ``max_lines`` rows with :func:`scan_rank`."""
     rows = conn.execute(
         "SELECT path, text FROM memory_lines WHERE memory_id = ? ORDER BY id LIMIT ?",
         (memory_id, max_lines),
     ).fetchall()
-    # One lower-cased text, a line per row: each term's expression runs over it once, and a
-    # match's offset tells its row (lines hold no newline: index_lines splits on them).
-    lowered = [t.lower() for _, t in rows]  # lower() may change a length ("İ"): measure these
+    ranked = scan_rank([t for _, t in rows], query, limit)
+    return [SearchHit(rows[i][0], _excerpt(rows[i][1], query), _score(s)) for i, s in ranked]
+
+
+def scan_rank(texts: Sequence[str], query: str, limit: int) -> list[tuple[int, float]]:
+    """Rank texts without FTS5: ``(index, score)`` of the best ``limit``, best first, equal
+    scores in the order of ``texts``. The scan fallback of memory and history search.
+
+    A text scores log(1 + n / df) for each query word that one of its words matches: the word
+    itself, or, both longer than three letters, one that starts with the other (a crude
+    stand-in for stemming: "deploy" and "deploys"). Function words are left out as in the FTS5
+    path. One regular expression per query word runs once over all the texts, in C.
+    """
+    terms = query_terms(query)
+    terms = [t for t in terms if t not in STOPWORDS] or terms
+    if not terms or not texts:
+        return []
+    # One lower-cased text, a line per input: a match's offset tells its input. lower() may
+    # change a length ("İ"), so the offsets are measured on the lowered texts.
+    lowered = [t.lower().replace("\n", " ") for t in texts]
     text = "\n".join(lowered)
     starts = list(itertools.accumulate((len(t) + 1 for t in lowered[:-1]), initial=0))
     scores: dict[int, float] = {}
     for term in terms:
         matched = {bisect.bisect_right(starts, at) - 1 for at in _scan_hits(text, term)}
         for i in matched:
-            scores[i] = scores.get(i, 0.0) + math.log(1 + len(rows) / len(matched))
-    # best first; equal scores in the order of the lines
+            scores[i] = scores.get(i, 0.0) + math.log(1 + len(texts) / len(matched))
     best = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
-    return [SearchHit(rows[i][0], _excerpt(rows[i][1], query), _score(scores[i])) for i in best]
+    return [(i, scores[i]) for i in best]
 
 
 def _scan_hits(text: str, term: str) -> Iterator[int]:

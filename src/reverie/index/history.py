@@ -21,7 +21,6 @@ even if a row were left behind.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +29,7 @@ from datetime import UTC, datetime
 
 from reverie.errors import RefusedInput
 
-from .fts import fts_query, query_terms, scope_word
+from .fts import fts_query, query_terms, scan_rank, scope_word
 
 __all__ = [
     "CONTEXT_MESSAGES",
@@ -342,25 +341,19 @@ def _more(conn: sqlite3.Connection, expr: str, than: int) -> bool:
 def _scan(
     conn: sqlite3.Connection, agent_id: str, query: str, limit: int, max_rows: int
 ) -> list[HistoryHit]:
-    """The bounded fallback without FTS5: idf-weighted word matches over the newest rows."""
-    terms = query_terms(query)
-    if not terms:
-        return []
+    """The bounded fallback without FTS5: :func:`reverie.index.fts.scan_rank` over the newest
+    rows (text and speaker)."""
     rows = conn.execute(
         f"SELECT d.conversation_id, d.position, d.body, d.speaker FROM history_docs d {_VISIBLE} "
         "ORDER BY d.id DESC LIMIT ?",
         (agent_id, max_rows),
     ).fetchall()
-    words = [set(re.findall(r"\w+", f"{b} {s}".lower())) for _, _, b, s in rows]
-    df = {t: sum(1 for w in words if t in w) for t in terms}
-    n = len(rows)
-    hits = []
-    for (conv, pos, body, _), w in zip(rows, words, strict=True):
-        score = sum(math.log(1 + n / df[t]) for t in terms if df[t] and t in w)
-        if score > 0:
-            hits.append(HistoryHit(conv, pos, pos + 1, excerpt(body, terms), _score(score)))
-    hits.sort(key=lambda h: -h.score)
-    return hits[:limit]
+    ranked = scan_rank([f"{b} {s}" for _, _, b, s in rows], query, limit)
+    terms = query_terms(query)
+    return [
+        HistoryHit(rows[i][0], rows[i][1], rows[i][1] + 1, excerpt(rows[i][2], terms), _score(s))
+        for i, s in ranked
+    ]
 
 
 def _score(value: float) -> float:
