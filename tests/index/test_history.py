@@ -241,7 +241,7 @@ def test_the_context_field_weighs_less_than_the_message_itself(hv: Reverie) -> N
 
 
 def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
-    hv: Reverie,
+    hv: Reverie, caplog: pytest.LogCaptureFixture
 ) -> None:
     hv.history_reindex(tokenize="unicode61")
     hv.close()
@@ -259,6 +259,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
     )
     conn.close()
     with Reverie(hv.home) as again:
+        assert "Rebuilding the history search index of 5 messages" in caplog.text
         assert again.state.conn.execute("PRAGMA user_version").fetchone()[0] >= 5
         assert history.is_current(again.state.conn)
         assert history.table_tokenizer(again.state.conn) == "unicode61"

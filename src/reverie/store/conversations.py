@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import sqlite3
 import time as _time
@@ -40,6 +41,8 @@ from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.index import history
 
 from .state import SQLiteState
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "CHANNEL_KINDS",
@@ -516,7 +519,14 @@ class ConversationStore:
         without FTS5) or older than this version, keeping its tokenizer."""
         with self.state.transaction() as conn:
             if not history.is_current(conn):  # another process may have just done it
-                history.rebuild(conn, list(self._doc_rows(conn)), self.document)
+                rows = list(self._doc_rows(conn))
+                if rows:  # an upgraded home: say why this open takes longer, once
+                    log.warning(
+                        "Rebuilding the history search index of %d messages for this version "
+                        "of Reverie (once; about 0.1 s per 1,000 messages).",
+                        len(rows),
+                    )
+                history.rebuild(conn, rows, self.document)
 
     # channels and grants
 
