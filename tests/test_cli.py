@@ -118,7 +118,9 @@ def test_apply_search_history_diff(
     )
     assert out["text"] == "# VPN\n- WireGuard on wg0\n"
     code, out = run(capsys, "reindex", "--home", home, "--json")
-    assert out == {"reindexed": {"ada": 3}}
+    assert out == {"reindexed": {"ada": 3}, "history_messages": 0}
+    code, out = run(capsys, "reindex", "ada", "--home", home, "--json")
+    assert out == {"reindexed": {"ada": 3}}  # one agent: its memory only
 
 
 @pytest.mark.parametrize(

@@ -229,6 +229,18 @@ def test_context_search_json(imported: str, capsys: pytest.CaptureFixture[str]) 
     assert text.splitlines()[0].startswith("1. c1#")  # ranked, best first
 
 
+def test_reindex_rebuilds_history_search_too(
+    imported: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # c1's two messages and c2's one: not the tool log, not the group conversation
+    code, out = run(capsys, "reindex", "--home", imported, "--json")
+    assert code == 0 and out["history_messages"] == 3
+    code, text = run(capsys, "reindex", "--home", imported)
+    assert "history search: 3 messages indexed" in text
+    _code, out = run(capsys, "context", "search", "ada", "tea", "--home", imported, "--json")
+    assert [r["conversation"] for r in out["results"]] == ["c2"]
+
+
 @pytest.mark.parametrize(
     ("args", "exit_code", "code"),
     [

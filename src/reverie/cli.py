@@ -303,15 +303,22 @@ def memory_diff(opts: Options, agent: str, rev_a: int, rev_b: int) -> None:
 @click.argument("agent", required=False)
 @pass_opts
 def reindex(opts: Options, agent: str | None) -> None:
-    """Rebuild the search index from the memory files (one agent, or all)."""
+    """Rebuild the search index from the memory files (one agent, or all); without an agent,
+    the history search index too."""
     with _open(opts) as r:
         counts = r.reindex(agent)
+        messages = None if agent else r.history_reindex()
 
     def human() -> None:
         for name, n in counts.items():
             out.print(f"{name}: {n} lines indexed")
+        if messages is not None:
+            out.print(f"history search: {messages} messages indexed")
 
-    _emit(opts, {"reindexed": counts}, human)
+    payload: dict[str, Any] = {"reindexed": counts}
+    if messages is not None:
+        payload["history_messages"] = messages
+    _emit(opts, payload, human)
 
 
 # conversations and the session-history tools
