@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import RefusedInput
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "git_environment"]
 
 MIB = 1024 * 1024
 
@@ -85,6 +85,13 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         values["home"] = Path(values.get("home", "reverie-data")).expanduser().absolute()
         return cls(**values)
+
+
+def git_environment() -> dict[str, str]:
+    """The environment for a ``git`` subprocess: this process's, without the ``GIT_*``
+    variables (``GIT_DIR``, ``GIT_OBJECT_DIRECTORY``, ...) that would point git elsewhere,
+    as they are set when Reverie runs inside a git hook."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
 def _coerce(name: str, type_name: Any, raw: str) -> Any:

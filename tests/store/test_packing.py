@@ -19,6 +19,7 @@ from test_pipeline import add, git, repo_of
 
 from reverie import Reverie, Settings
 from reverie.errors import StorageFault
+from reverie.store import gitrepo
 from reverie.store.gitrepo import GitRepo
 
 EVERY = 10
@@ -141,11 +142,65 @@ def test_leftovers_of_a_killed_pack_are_removed_and_complete_packs_kept(prv: Rev
     repo = repo_of(prv)
     pack_dir = repo / ".git" / "objects" / "pack"
     (complete,) = packs(repo)
-    tmp = pack_dir / "pack_git2_a1b2c3"
-    tmp.write_bytes(b"PACK half")
-    lone_idx = pack_dir / ("pack-" + "0" * 40 + ".idx")
-    lone_idx.write_bytes(b"idx")
+    left = [
+        pack_dir / "pack_git2_a1b2c3",  # libgit2's pack being written
+        pack_dir / ("pack-" + "0" * 40 + ".idx"),  # an index whose pack never got its name
+        pack_dir / "tmp_pack_Xy12ab",  # git repack's
+        pack_dir / ".tmp-4242-pack-abc.pack",
+    ]
+    for path in left:
+        path.write_bytes(b"half")
     removed = GitRepo(repo).remove_crash_leftovers()
-    assert sorted(Path(p).name for p in removed) == sorted([tmp.name, lone_idx.name])
+    assert sorted(Path(p).name for p in removed) == sorted(p.name for p in left)
     assert packs(repo) == [complete] and complete.with_suffix(".idx").exists()
     git(repo, "fsck", "--full", "--no-dangling")
+
+
+# merging packs (git repack --geometric, when git is on the PATH)
+
+
+def test_packs_are_merged_past_max_packs(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gitrepo, "MAX_PACKS", 3)
+    r = Reverie(settings=Settings.load(home, pack_every=2), create=True)
+    r.create_agent("ada")
+    repo = repo_of(r)
+    seen = []
+    for i in range(1, 31):
+        r.memory_apply("ada", add(f"fact {i}"))
+        seen.append(len(packs(repo)))
+    # the write that makes a fourth pack merges them: never more than three are left
+    assert max(seen) == 3 and seen.count(1) >= 3
+    assert loose_count(repo) == 0
+    texts = texts_at_every_revision(r, 30)
+    assert all(f"fact {n}" in texts[n] for n in range(1, 31))
+    git(repo, "fsck", "--full", "--no-dangling")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_without_git_packs_accumulate(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gitrepo, "MAX_PACKS", 3)
+    monkeypatch.setattr(gitrepo.shutil, "which", lambda name: None)
+    r = Reverie(settings=Settings.load(home, pack_every=2), create=True)
+    r.create_agent("ada")
+    for i in range(1, 13):
+        out = r.memory_apply("ada", add(f"fact {i}"))
+        assert out.diagnostics == []
+    assert len(packs(repo_of(r))) == 6
+
+
+def test_a_failed_merge_is_reported_and_the_write_stands(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitrepo, "MAX_PACKS", 1)
+    monkeypatch.setattr(gitrepo.shutil, "which", lambda name: "/bin/false")  # git that fails
+    r = Reverie(settings=Settings.load(home, pack_every=2), create=True)
+    r.create_agent("ada")
+    r.memory_apply("ada", add("fact 1"))
+    r.memory_apply("ada", add("fact 2"))  # first pack
+    r.memory_apply("ada", add("fact 3"))
+    out = r.memory_apply("ada", add("fact 4"))  # second pack, and a merge that fails
+    assert out.changed and out.revision == 4
+    assert [d["code"] for d in out.diagnostics] == ["pack_failed"]
+    assert "repack" in out.diagnostics[0]["message"]
+    assert len(packs(repo_of(r))) == 2 and "fact 4" in r.memory_read("ada").text
+    git(repo_of(r), "fsck", "--full", "--no-dangling")

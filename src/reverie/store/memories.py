@@ -461,6 +461,7 @@ def _pack(repo: GitRepo) -> list[dict[str, str]]:
     write itself stands, and the next pack picks the objects up."""
     try:
         repo.pack_loose()
+        repo.merge_packs()
     except (StorageFault, OSError) as exc:
         return [{"code": "pack_failed", "message": f"The write is saved; packing failed: {exc}"}]
     return []
