@@ -208,9 +208,10 @@ def test_w8_writers_packed_and_merged_their_objects_between_kills(campaign: Veri
     """Writers pack every ``PACK_EVERY`` revisions and merge packs past ``MAX_PACKS`` (with
     git), so kills land inside both; the checks above (fsck, every revision's files) then
     cover packed and merged objects."""
-    assert campaign.head_after_recovery > 3 * (MAX_PACKS + 1) * PACK_EVERY  # merges were due
-    # a kill inside a merge can leave the new pack beside the old ones until the next merge
-    assert 0 < campaign.packs <= MAX_PACKS + 2
+    packed = campaign.head_after_recovery // PACK_EVERY  # writes that packed (about 120 here)
+    # Bounded by merging once there are more than MAX_PACKS; a kill inside a merge can leave
+    # the new pack beside the old ones until the next merge.
+    assert 0 < campaign.packs <= min(packed, MAX_PACKS + 2)
 
 
 def test_w7_keys_replay_across_crashes(campaign: Verified) -> None:
