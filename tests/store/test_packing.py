@@ -204,3 +204,19 @@ def test_a_failed_merge_is_reported_and_the_write_stands(
     assert "repack" in out.diagnostics[0]["message"]
     assert len(packs(repo_of(r))) == 2 and "fact 4" in r.memory_read("ada").text
     git(repo_of(r), "fsck", "--full", "--no-dangling")
+
+
+def test_a_long_lived_handle_reopens_once_packs_change(prv: Reverie) -> None:
+    # libgit2 would keep looking through packs that a merge deleted; a handle reopens when
+    # the pack directory changed, and only then.
+    handle = GitRepo(repo_of(prv))
+    opened = handle._repo
+    prv.memory_apply("ada", add("fact 1"))
+    handle.refresh()
+    assert handle._repo is opened  # a loose write: the packs did not change
+    for i in range(2, EVERY + 1):
+        prv.memory_apply("ada", add(f"fact {i}"))
+    handle.refresh()
+    assert handle._repo is not opened
+    head = handle.head()
+    assert head is not None and f"fact {EVERY}" in handle.files(head)["MEMORY.md"]

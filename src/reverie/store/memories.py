@@ -101,6 +101,8 @@ class MemoryStore:
             path = self._repo_path(memory_id)
             repo = GitRepo(path) if (path / ".git").exists() else GitRepo.create(path)
             cache[memory_id] = repo
+        else:
+            repo.refresh()  # packs merged since, here or by another process
         return repo
 
     def lock(self, memory_id: str) -> Any:
