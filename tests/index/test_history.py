@@ -232,6 +232,24 @@ def test_a_message_is_found_by_the_words_of_the_two_messages_before_it(hv: Rever
     )
 
 
+def test_a_hit_found_by_its_context_quotes_the_words_before_it(hv: Reverie) -> None:
+    by_position = {h.start: h.excerpt for h in hv.context_search("ada", "billing service", 20)}
+    # position 0 says it itself; position 3 ("And who approves them?") was found by context
+    assert by_position[0] == "How do we deploy the billing service?"
+    assert by_position[3].startswith('[after: "How do we deploy the billing service?')
+    assert by_position[3].endswith('"] And who approves them?')
+    # function words do not count: message 3 holds "the" (in "them"), yet it was found by
+    # "service" in its context alone
+    hits = {h.start: h.excerpt for h in hv.context_search("ada", "the service", 20)}
+    assert hits[3].startswith("[after: ")
+    long = "filler " * 100 + "a quasar appeared"
+    hv.append_message("hobbies", "user", long, time=T0 + 86_500)
+    hv.append_message("hobbies", "assistant", "Wonderful!", time=T0 + 86_501)
+    quoted = next(h.excerpt for h in hv.context_search("ada", "quasar", 20) if h.start == 2)
+    assert 'quasar appeared"] Wonderful!' in quoted
+    assert len(quoted) <= history.EXCERPT_CHARS + 20
+
+
 def test_the_context_field_weighs_less_than_the_message_itself(hv: Reverie) -> None:
     by_position = {h.start: h.score for h in hv.context_search("ada", "tuesdays", 20)}
     assert set(by_position) == {1, 3, 4}

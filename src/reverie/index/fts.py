@@ -23,6 +23,7 @@ __all__ = [
     "LINES_SCHEMA",
     "SCOPE_MIGRATION",
     "SearchHit",
+    "content_terms",
     "fts5_available",
     "fts_query",
     "index_lines",
@@ -162,17 +163,22 @@ STOPWORDS = frozenset(
 # fmt: on
 
 
+def content_terms(text: str) -> list[str]:
+    """:func:`query_terms` without function words ("what", "the", "do"), unless nothing else
+    remains: they match most lines, cost ranking time in proportion, and add almost nothing
+    to a ranking."""
+    terms = query_terms(text)
+    return [t for t in terms if t not in STOPWORDS] or terms
+
+
 def fts_query(text: str, *, drop_stopwords: bool = False) -> str | None:
     """A MATCH expression for any user text: each word a quoted phrase, joined by OR.
 
     Quoting makes FTS5 syntax (``NOT``, ``*``, ``:``, quotes, parentheses) plain text, so no
     input can break the query. ``None`` when the text has no words. With ``drop_stopwords``,
-    function words ("what", "the", "do") are left out unless nothing else remains: they match
-    most lines, cost ranking time in proportion, and add almost nothing to BM25.
+    the words are :func:`content_terms`.
     """
-    terms = query_terms(text)
-    if drop_stopwords:
-        terms = [t for t in terms if t not in STOPWORDS] or terms
+    terms = content_terms(text) if drop_stopwords else query_terms(text)
     if not terms:
         return None
     return " OR ".join(_quote(t) for t in terms)
@@ -229,8 +235,7 @@ def scan_rank(texts: Sequence[str], query: str, limit: int) -> list[tuple[int, f
     stand-in for stemming: "deploy" and "deploys"). Function words are left out as in the FTS5
     path. One regular expression per query word runs once over all the texts, in C.
     """
-    terms = query_terms(query)
-    terms = [t for t in terms if t not in STOPWORDS] or terms
+    terms = content_terms(query)
     if not terms or not texts:
         return []
     # One lower-cased text, a line per input: a match's offset tells its input. lower() may

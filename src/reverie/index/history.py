@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 
 from reverie.errors import RefusedInput
 
-from .fts import fts_query, query_terms, scan_rank, scope_word
+from .fts import content_terms, fts_query, scan_rank, scope_word
 
 __all__ = [
     "CONTEXT_MESSAGES",
@@ -45,6 +45,7 @@ __all__ = [
     "drop_conversation",
     "excerpt",
     "fts_schema",
+    "hit_excerpt",
     "index_messages",
     "is_current",
     "rebuild",
@@ -59,6 +60,8 @@ DEFAULT_WEIGHTS = (1.0, 1.0, 0.5, 0.5)
 #: How many earlier messages of the conversation make a message's ``context``.
 CONTEXT_MESSAGES = 2
 EXCERPT_CHARS = 300
+#: Of those, at most this many quote the earlier messages of a hit found by its context.
+CONTEXT_QUOTE_CHARS = 100
 
 DOCS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS history_docs (
@@ -307,7 +310,7 @@ def search(
     expr = fts_query(query, drop_stopwords=True)
     if expr is None:
         return []
-    terms = query_terms(query)
+    terms = content_terms(query)
     # The agent's scope token is ANDed in, so FTS5 scores only this agent's rows (BM25 over
     # every agent's matches costs ten times more with ten agents). Ranking runs first, on the
     # index alone, in a materialized subquery: joined in one query, SQLite may pick a plan
@@ -318,7 +321,7 @@ def search(
         rows = conn.execute(
             "WITH ranked AS MATERIALIZED (SELECT rowid AS id, bm25(history_fts, ?, ?, ?, ?, 0.0) "
             "AS r FROM history_fts WHERE history_fts MATCH ? ORDER BY r LIMIT ?) "
-            "SELECT d.conversation_id, d.position, d.body, ranked.r FROM ranked "
+            "SELECT d.conversation_id, d.position, d.body, d.context, ranked.r FROM ranked "
             f"JOIN history_docs d ON d.id = ranked.id {_VISIBLE} ORDER BY ranked.r LIMIT ?",
             (*weights, scoped, want, agent_id, limit),
         ).fetchall()
@@ -327,7 +330,10 @@ def search(
         if len(rows) == limit or want >= 10_000 or not _more(conn, scoped, want):
             break
         want *= 4
-    return [HistoryHit(c, p, p + 1, excerpt(t, terms), _score(-r)) for c, p, t, r in rows]
+    return [
+        HistoryHit(c, p, p + 1, hit_excerpt(body, context, terms), _score(-r))
+        for c, p, body, context, r in rows
+    ]
 
 
 def _more(conn: sqlite3.Connection, expr: str, than: int) -> bool:
@@ -349,7 +355,7 @@ def _scan(
         (agent_id, max_rows),
     ).fetchall()
     ranked = scan_rank([f"{b} {s}" for _, _, b, s in rows], query, limit)
-    terms = query_terms(query)
+    terms = content_terms(query)
     return [
         HistoryHit(rows[i][0], rows[i][1], rows[i][1] + 1, excerpt(rows[i][2], terms), _score(s))
         for i, s in ranked
@@ -360,15 +366,27 @@ def _score(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def excerpt(text: str, terms: list[str]) -> str:
-    """At most ``EXCERPT_CHARS`` characters of ``text``, around the first matching word."""
-    if len(text) <= EXCERPT_CHARS:
+def excerpt(text: str, terms: list[str], width: int = EXCERPT_CHARS) -> str:
+    """At most ``width`` characters of ``text``, around the first matching word."""
+    if len(text) <= width:
         return text
     lower = text.lower()
     first = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
-    start = max(0, first - EXCERPT_CHARS // 3)
-    cut = text[start : start + EXCERPT_CHARS]
-    return ("…" if start else "") + cut + ("…" if start + EXCERPT_CHARS < len(text) else "")
+    start = max(0, first - width // 3)
+    cut = text[start : start + width]
+    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
+
+
+def hit_excerpt(body: str, context: str, terms: list[str]) -> str:
+    """The excerpt of a hit: around the first matching word of the message; when none of the
+    words is in the message but some are in the messages before it (the ``context`` field
+    found it), a short quote of those first, so that the hit shows why it was found:
+    ``[after: "How was the trip?"] Amazing, we saw the falls``."""
+    lower, before = body.lower(), context.lower()
+    if any(t in lower for t in terms) or not any(t in before for t in terms):
+        return excerpt(body, terms)
+    lead = excerpt(" ".join(context.split()), terms, CONTEXT_QUOTE_CHARS)
+    return f'[after: "{lead}"] ' + excerpt(body, terms, EXCERPT_CHARS - CONTEXT_QUOTE_CHARS)
 
 
 def _split(script: str) -> list[str]:
