@@ -253,7 +253,7 @@ def scan_rank(texts: Sequence[str], query: str, limit: int) -> list[tuple[int, f
 
 
 def _scan_hits(text: str, term: str) -> Iterator[int]:
-    """Where in ``text`` a word starts that matches ``term`` by the rule of :func:`_scan`.
+    """Where in ``text`` a word starts that matches ``term`` by the rule of :func:`scan_rank`.
 
     Every such word starts with the term's first four letters (or the whole term, if shorter),
     a literal that the regular expression engine finds fast; each candidate word is then
