@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from reverie import Reverie, Settings
 from reverie.errors import RefusedInput
-from reverie.index import history
+from reverie.index import fts, history
 
 T0 = 1_683_554_160.0  # 2023-05-08T13:56:00Z
 
@@ -247,7 +247,7 @@ def test_a_hit_found_by_its_context_quotes_the_words_before_it(hv: Reverie) -> N
     hv.append_message("hobbies", "assistant", "Wonderful!", time=T0 + 86_501)
     quoted = next(h.excerpt for h in hv.context_search("ada", "quasar", 20) if h.start == 2)
     assert 'quasar appeared"] Wonderful!' in quoted
-    assert len(quoted) <= history.EXCERPT_CHARS + 20
+    assert len(quoted) <= fts.EXCERPT_CHARS + 20
 
 
 def test_the_context_field_weighs_less_than_the_message_itself(hv: Reverie) -> None:
@@ -356,5 +356,5 @@ def test_long_messages_give_an_excerpt_around_the_match(hv: Reverie) -> None:
     text = "filler " * 200 + "the kraken surfaced" + " filler" * 200
     hv.append_message("hobbies", "user", text, time=T0 + 5)
     hit = hv.context_search("ada", "kraken")[0]
-    assert "kraken" in hit.excerpt and len(hit.excerpt) <= history.EXCERPT_CHARS + 2
+    assert "kraken" in hit.excerpt and len(hit.excerpt) <= fts.EXCERPT_CHARS + 2
     assert hit.excerpt.startswith("…") and hit.excerpt.endswith("…")

@@ -24,11 +24,13 @@ __all__ = [
     "SCOPE_MIGRATION",
     "SearchHit",
     "content_terms",
+    "excerpt",
     "fts5_available",
     "fts_query",
     "index_lines",
     "query_terms",
     "replace_file",
+    "round_score",
     "scan_rank",
     "scope_word",
     "search",
@@ -210,7 +212,7 @@ def search(
             " CROSS JOIN memory_lines AS l ON l.id = h.rowid WHERE l.memory_id = ? ORDER BY h.r",
             (f"scope : {_quote(scope_word(memory_id))} AND ({expr})", limit, memory_id),
         ).fetchall()
-        return [SearchHit(p, _excerpt(t, query), _score(-r)) for p, t, r in rows]
+        return [SearchHit(p, excerpt(t, query_terms(query)), round_score(-r)) for p, t, r in rows]
     return _scan(conn, memory_id, query, limit, scan_max_lines)
 
 
@@ -223,7 +225,8 @@ def _scan(
         (memory_id, max_lines),
     ).fetchall()
     ranked = scan_rank([t for _, t in rows], query, limit)
-    return [SearchHit(rows[i][0], _excerpt(rows[i][1], query), _score(s)) for i, s in ranked]
+    terms = query_terms(query)
+    return [SearchHit(rows[i][0], excerpt(rows[i][1], terms), round_score(s)) for i, s in ranked]
 
 
 def scan_rank(texts: Sequence[str], query: str, limit: int) -> list[tuple[int, float]]:
@@ -268,17 +271,18 @@ def _scan_hits(text: str, term: str) -> Iterator[int]:
             yield at
 
 
-def _score(value: float) -> float:
-    # BM25 scores on a small memory are tiny (FTS5 floors the idf at 1e-6): keep six
-    # significant digits rather than a fixed number of decimals.
+def round_score(value: float) -> float:
+    """A score with six significant digits. BM25 scores on a small memory are tiny (FTS5
+    floors the idf at 1e-6): a fixed number of decimals would show them all as zero."""
     return float(f"{value:.6g}")
 
 
-def _excerpt(text: str, query: str) -> str:
-    if len(text) <= EXCERPT_CHARS:
+def excerpt(text: str, terms: list[str], width: int = EXCERPT_CHARS) -> str:
+    """At most ``width`` characters of ``text``, around the first of ``terms`` it holds."""
+    if len(text) <= width:
         return text
     lower = text.lower()
-    first = min((i for t in query_terms(query) if (i := lower.find(t)) >= 0), default=0)
-    start = max(0, first - EXCERPT_CHARS // 3)
-    cut = text[start : start + EXCERPT_CHARS]
-    return ("…" if start else "") + cut + ("…" if start + EXCERPT_CHARS < len(text) else "")
+    first = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
+    start = max(0, first - width // 3)
+    cut = text[start : start + width]
+    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")

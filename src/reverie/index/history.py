@@ -29,7 +29,15 @@ from datetime import UTC, datetime
 
 from reverie.errors import RefusedInput
 
-from .fts import content_terms, fts_query, scan_rank, scope_word
+from .fts import (
+    EXCERPT_CHARS,
+    content_terms,
+    excerpt,
+    fts_query,
+    round_score,
+    scan_rank,
+    scope_word,
+)
 
 __all__ = [
     "CONTEXT_MESSAGES",
@@ -43,7 +51,6 @@ __all__ = [
     "dated_document",
     "default_document",
     "drop_conversation",
-    "excerpt",
     "fts_schema",
     "hit_excerpt",
     "index_messages",
@@ -59,7 +66,6 @@ TOKENIZE = "porter unicode61 remove_diacritics 2"
 DEFAULT_WEIGHTS = (1.0, 1.0, 0.5, 0.5)
 #: How many earlier messages of the conversation make a message's ``context``.
 CONTEXT_MESSAGES = 2
-EXCERPT_CHARS = 300
 #: Of those, at most this many quote the earlier messages of a hit found by its context.
 CONTEXT_QUOTE_CHARS = 100
 
@@ -168,15 +174,19 @@ def fts_schema(tokenize: str = TOKENIZE) -> str:
 
 def is_current(conn: sqlite3.Connection) -> bool:
     """Whether the FTS5 table exists with this version's fields (else :func:`rebuild` it)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'history_fts'").fetchone()
-    return row is not None and " context," in str(row[0])
+    sql = _table_sql(conn)
+    return sql is not None and " context," in sql
 
 
 def table_tokenizer(conn: sqlite3.Connection) -> str | None:
     """The tokenizer the FTS5 table was created with, or ``None`` without a table."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'history_fts'").fetchone()
-    found = re.search(r"tokenize='((?:[^']|'')*)'", str(row[0])) if row else None
+    found = re.search(r"tokenize='((?:[^']|'')*)'", _table_sql(conn) or "")
     return found.group(1).replace("''", "'") if found else None
+
+
+def _table_sql(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'history_fts'").fetchone()
+    return None if row is None else str(row[0])
 
 
 #: ``(message id, agent id, conversation id, position, message)``: one message to index.
@@ -331,7 +341,7 @@ def search(
             break
         want *= 4
     return [
-        HistoryHit(c, p, p + 1, hit_excerpt(body, context, terms), _score(-r))
+        HistoryHit(c, p, p + 1, hit_excerpt(body, context, terms), round_score(-r))
         for c, p, body, context, r in rows
     ]
 
@@ -357,24 +367,11 @@ def _scan(
     ranked = scan_rank([f"{b} {s}" for _, _, b, s in rows], query, limit)
     terms = content_terms(query)
     return [
-        HistoryHit(rows[i][0], rows[i][1], rows[i][1] + 1, excerpt(rows[i][2], terms), _score(s))
+        HistoryHit(
+            rows[i][0], rows[i][1], rows[i][1] + 1, excerpt(rows[i][2], terms), round_score(s)
+        )
         for i, s in ranked
     ]
-
-
-def _score(value: float) -> float:
-    return float(f"{value:.6g}")
-
-
-def excerpt(text: str, terms: list[str], width: int = EXCERPT_CHARS) -> str:
-    """At most ``width`` characters of ``text``, around the first matching word."""
-    if len(text) <= width:
-        return text
-    lower = text.lower()
-    first = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
-    start = max(0, first - width // 3)
-    cut = text[start : start + width]
-    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
 
 
 def hit_excerpt(body: str, context: str, terms: list[str]) -> str:
