@@ -105,6 +105,10 @@ class MemoryStore:
             repo.refresh()  # packs merged since, here or by another process
         return repo
 
+    def _marker(self, memory_id: str) -> Path:
+        """The file that says a write to this memory is under way (gone when it completed)."""
+        return self._repo_path(memory_id) / ".git" / _MARKER
+
     def lock(self, memory_id: str) -> Any:
         """The memory's write lock (W8): a context manager, across threads and processes."""
         return file_lock(self.root / "locks" / f"{memory_id}.lock")
@@ -120,9 +124,7 @@ class MemoryStore:
         Returns the ids of the memories it recovered. A stat per memory when nothing crashed.
         """
         rows = self.state.conn.execute("SELECT id FROM memories").fetchall()
-        crashed = [
-            str(r[0]) for r in rows if (self._repo_path(str(r[0])) / ".git" / _MARKER).exists()
-        ]
+        crashed = [str(r[0]) for r in rows if self._marker(str(r[0])).exists()]
         for memory_id in crashed:
             with self.lock(memory_id):
                 self._recover(memory_id)
@@ -131,7 +133,7 @@ class MemoryStore:
     def current(self, memory_id: str) -> RevisionRecord:
         """The newest acknowledged revision (recovering first if the memory needs it)."""
         latest = self.state.latest(memory_id)
-        if latest is not None and not (self._repo_path(memory_id) / ".git" / _MARKER).exists():
+        if latest is not None and not self._marker(memory_id).exists():
             return latest
         with self.lock(memory_id):
             return self._recover(memory_id)
@@ -143,7 +145,7 @@ class MemoryStore:
         are rolled forward from their trailers; objects that no branch reaches are ignored.
         """
         repo = self.repo(memory_id)
-        marker = repo.path / ".git" / _MARKER
+        marker = self._marker(memory_id)
         crashed = marker.exists()
         if crashed:
             repo.remove_crash_leftovers()
@@ -308,7 +310,7 @@ class MemoryStore:
                 key_hash,
                 batch.digest() if key_hash else None,
             )
-            marker = repo.path / ".git" / _MARKER
+            marker = self._marker(memory_id)
             marker.touch()
             oid = repo.commit(latest.oid, applied.files, message, writer)
             rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
