@@ -1,0 +1,151 @@
+"""The CLI contract (SPEC 15): the root group, global options, JSON output, exit codes.
+
+``--home`` and ``--json`` are accepted before and after the command name; they are moved to
+the front before parsing. With ``--json`` every answer, refusals included, is one JSON object
+on stdout. Exit codes: 0 done, 2 usage, 3 refused input or permission, 4 revision conflict,
+5 not found, 1 storage fault. The command groups live in the modules beside this one and share
+the helpers here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from reverie.api import Reverie
+from reverie.errors import ReverieError
+
+__all__ = [
+    "Options",
+    "app",
+    "emit",
+    "hoist_global_options",
+    "main",
+    "open_home",
+    "out",
+    "pass_opts",
+    "stamp",
+]
+
+
+@dataclass
+class Options:
+    """The global options, as the root group parsed them."""
+
+    home: Path | None = None
+    json: bool = False
+
+
+pass_opts = click.make_pass_decorator(Options)
+out = Console(soft_wrap=True, highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path),
+    help="Data directory (default: $REVERIE_HOME, else ./reverie-data).",
+)
+@click.option("--json", "json_out", is_flag=True, help="Machine-readable output on stdout.")
+@click.pass_context
+def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
+    """Reverie: durable, revisioned memory for chat agents.
+
+    --home and --json may stand before or after the command name.
+    """
+    ctx.obj = Options(home=home, json=json_out)
+
+
+def open_home(opts: Options, create: bool = False) -> Reverie:
+    return Reverie(opts.home, create=create)
+
+
+def emit(opts: Options, payload: dict[str, Any], human: Callable[[], object]) -> None:
+    if opts.json:
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    else:
+        human()
+
+
+def stamp(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+# entry point
+
+_GLOBAL_FLAGS = {"--json"}
+_GLOBAL_VALUES = {"--home"}
+
+
+def hoist_global_options(argv: Sequence[str]) -> list[str]:
+    """Move ``--home X``/``--home=X``/``--json`` to the front, wherever they stand (SPEC 15)."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    args = list(argv)
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg in _GLOBAL_FLAGS:
+            front.append(arg)
+        elif arg in _GLOBAL_VALUES and i + 1 < len(args):
+            front += [arg, args[i + 1]]
+            i += 1
+        elif any(arg.startswith(f"{v}=") for v in _GLOBAL_VALUES):
+            front.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (SPEC 15)."""
+    args = hoist_global_options(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(args)
+    try:
+        app.main(args=args, prog_name="reverie", standalone_mode=False)
+    except ReverieError as exc:
+        return _fail(as_json, exc.code, exc.message, exc.details, exc.exit_code)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        return 130
+    except click.UsageError as exc:
+        if as_json:
+            return _fail(True, "usage_error", exc.format_message(), {}, 2)
+        exc.show()
+        return 2
+    return 0
+
+
+def _wants_json(args: list[str]) -> bool:
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
+
+
+def _fail(as_json: bool, code: str, message: str, details: dict[str, Any], exit_code: int) -> int:
+    if as_json:
+        sys.stdout.write(
+            json.dumps({"error": {"code": code, "message": message, **details}}, ensure_ascii=False)
+            + "\n"
+        )
+    else:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"error ({code}): {message}", markup=False
+        )
+    return exit_code

@@ -1,0 +1,219 @@
+"""``reverie conversations import`` and ``context ...``: conversations and their history."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from reverie.errors import RefusedInput
+
+from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+
+
+@app.group("conversations")
+def conversations_group() -> None:
+    """Import conversations."""
+
+
+@app.group("context")
+def context_group() -> None:
+    """List, read and search an agent's memory-on conversations."""
+
+
+#: Files with more lines than this show a progress bar (on stderr, never with --json).
+_PROGRESS_LINES = 2000
+
+
+@conversations_group.command("import")
+@click.argument("file")
+@pass_opts
+def conversations_import(opts: Options, file: str) -> None:
+    """Import FILE (JSON Lines, or - for stdin), all or nothing; again adds nothing.
+
+    One message per line: {"conversation": ID, "agent": NAME, "channel": {"kind":
+    "dm|channel|group|web|automation", "id": ...}, "author": MEMBER, "role":
+    "user|assistant|tool", "text": ..., "time": ISO-8601}; optional "id" (a stable message
+    id) and "title". {"conversation": ID, "closed": true} closes a conversation. Agents,
+    channels and conversations are created as needed.
+    """
+    lines = _read_lines(file)
+    with open_home(opts) as r:
+        if opts.json or len(lines) <= _PROGRESS_LINES:
+            summary = r.import_conversations(lines)
+        else:
+            with Progress(console=Console(stderr=True), transient=True) as bar:
+                task = bar.add_task("Importing", total=None)
+
+                def step(done: int, total: int) -> None:
+                    if done % 250 == 0 or done == total:
+                        bar.update(task, completed=done, total=total)
+
+                summary = r.import_conversations(lines, progress=step)
+
+    def human() -> None:
+        out.print(
+            f"Imported {summary.messages} messages into {summary.conversations} conversations; "
+            f"{summary.closed} closed."
+            + (f" {summary.skipped} already imported, skipped." if summary.skipped else "")
+        )
+
+    emit(opts, summary.to_dict(), human)
+
+
+def _read_lines(file: str) -> list[str]:
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {file}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise RefusedInput(f"{file} is not UTF-8 text.", code="invalid_import") from None
+    # Only "\n" ends a JSON line: str.splitlines would also split at U+2028 inside a string.
+    return [line.removesuffix("\r") for line in raw.split("\n")]
+
+
+@context_group.command("sessions")
+@click.argument("agent")
+@click.option(
+    "--from",
+    "from_conversation",
+    help="The conversation asking: left out, and refused if memory is off there.",
+)
+@click.option("--limit", type=int, default=50, show_default=True, help="At most, 1 to 200.")
+@pass_opts
+def context_sessions(opts: Options, agent: str, from_conversation: str | None, limit: int) -> None:
+    """The agent's earlier memory-on conversations, newest first."""
+    with open_home(opts) as r:
+        sessions = r.context_sessions(agent, from_conversation, limit)
+
+    def human() -> None:
+        table = Table("id", "title", "updated", "messages", "chars")
+        for s in sessions:
+            table.add_row(s.id, s.title, stamp(s.updated_at), str(s.messages), str(s.chars))
+        out.print(table if sessions else "No memory-on conversations.")
+
+    emit(
+        opts,
+        {
+            "sessions": [
+                {
+                    "id": s.id,
+                    "title": s.title,
+                    "created": stamp(s.created_at),
+                    "updated": stamp(s.updated_at),
+                    "messages": s.messages,
+                    "chars": s.chars,
+                }
+                for s in sessions
+            ]
+        },
+        human,
+    )
+
+
+@context_group.command("read")
+@click.argument("session")
+@click.option("--start", type=int, help="First position (0-based, included; default 0).")
+@click.option("--end", type=int, help="Position to stop before (excluded; default: the end).")
+@click.option("--include-tools", is_flag=True, help="Show tool logs too.")
+@click.option("--cursor", help="Continue where the previous page stopped (its next_cursor).")
+@click.option("--agent", help="Read as this agent (default: the conversation's own).")
+@click.option("--max-chars", type=int, default=8000, show_default=True, help="Characters per page.")
+@pass_opts
+def context_read(
+    opts: Options,
+    session: str,
+    start: int | None,
+    end: int | None,
+    include_tools: bool,
+    cursor: str | None,
+    agent: str | None,
+    max_chars: int,
+) -> None:
+    """Messages START <= p < END of a memory-on conversation, a page at a time."""
+    with open_home(opts) as r:
+        page = r.context_read(
+            agent,
+            session,
+            start,
+            end,
+            include_tools=include_tools,
+            cursor=cursor,
+            max_chars=max_chars,
+        )
+
+    def human() -> None:
+        for m in page.messages:
+            who = f" {m.author}" if m.author else ""
+            cont = f" (from character {m.offset})" if m.offset else ""
+            out.print(f"[{m.position}] {m.role}{who}, {stamp(m.time)}{cont}", markup=False)
+            out.print(m.text + (" …" if m.continues else ""), markup=False)
+        if page.tools_omitted:
+            out.print(f"({page.tools_omitted} tool messages left out: --include-tools)")
+        if page.next_cursor:
+            out.print(
+                f"More: reverie context read {session} --cursor {page.next_cursor}", markup=False
+            )
+
+    emit(
+        opts,
+        {
+            "conversation": page.conversation,
+            "start": page.start,
+            "end": page.end,
+            "messages": [
+                {
+                    "position": m.position,
+                    "role": m.role,
+                    "author": m.author,
+                    "text": m.text,
+                    "time": stamp(m.time),
+                    "channel": m.channel,
+                    "offset": m.offset,
+                    "continues": m.continues,
+                }
+                for m in page.messages
+            ],
+            "next_cursor": page.next_cursor,
+            "tools_omitted": page.tools_omitted,
+        },
+        human,
+    )
+
+
+@context_group.command("search")
+@click.argument("agent")
+@click.argument("query")
+@click.option("--limit", type=int, default=8, show_default=True, help="Results, 1 to 20.")
+@pass_opts
+def context_search(opts: Options, agent: str, query: str, limit: int) -> None:
+    """Full-text search of the agent's memory-on conversations, best first."""
+    with open_home(opts) as r:
+        hits = r.context_search(agent, query, limit)
+
+    def human() -> None:
+        if not hits:
+            out.print("No match.")
+        for rank, h in enumerate(hits, start=1):  # the rank, as memory search shows it
+            out.print(f"{rank}. {h.conversation}#{h.start}-{h.end}  {h.excerpt}", markup=False)
+
+    emit(
+        opts,
+        {
+            "results": [
+                {
+                    "conversation": h.conversation,
+                    "start": h.start,
+                    "end": h.end,
+                    "excerpt": h.excerpt,
+                    "score": h.score,
+                }
+                for h in hits
+            ]
+        },
+        human,
+    )

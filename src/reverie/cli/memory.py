@@ -1,0 +1,266 @@
+"""``reverie init``, ``agent ...``, ``memory ...`` and ``reindex``: the store's commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from reverie.errors import RefusedInput
+
+from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+
+
+@app.group("agent")
+def agent_group() -> None:
+    """Create and list agents."""
+
+
+@app.group("memory")
+def memory_group() -> None:
+    """Read, write, search and audit an agent's memory."""
+
+
+# init and agents
+
+
+@app.command()
+@pass_opts
+def init(opts: Options) -> None:
+    """Create the data directory (safe to run again)."""
+    with open_home(opts, create=True) as r:
+        home = str(r.home)
+    emit(opts, {"home": home}, lambda: out.print(f"Reverie home ready at {home}"))
+
+
+@agent_group.command("create")
+@click.argument("name")
+@click.option("--creator", help="Member who created the agent.")
+@click.option(
+    "--edit-policy",
+    type=click.Choice(["editors", "all_workspace_members"]),
+    default="editors",
+    show_default=True,
+    help="Who may edit it: owners, admins and the creator; or every member.",
+)
+@click.option(
+    "--memory-writers",
+    type=click.Choice(["review_only", "conversations"]),
+    default="review_only",
+    show_default=True,
+    help="review_only: conversations only read memory and review writes it.",
+)
+@pass_opts
+def agent_create(
+    opts: Options, name: str, creator: str | None, edit_policy: str, memory_writers: str
+) -> None:
+    """Create an agent; its memory starts at revision 0."""
+    with open_home(opts) as r:
+        a = r.create_agent(
+            name, creator=creator, edit_policy=edit_policy, memory_writers=memory_writers
+        )
+    emit(opts, {"agent": _agent(a)}, lambda: out.print(f"Created agent {a.name} ({a.id})"))
+
+
+def _agent(a: Any) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "name": a.name,
+        "creator": a.creator,
+        "edit_policy": a.edit_policy,
+        "memory_writers": a.memory_writers,
+        "archived": a.archived,
+    }
+
+
+@agent_group.command("list")
+@pass_opts
+def agent_list(opts: Options) -> None:
+    """List the agents."""
+    with open_home(opts) as r:
+        agents = r.agents()
+
+    def human() -> None:
+        table = Table("name", "id", "edit policy", "memory writers")
+        for a in agents:
+            table.add_row(a.name, a.id, a.edit_policy, a.memory_writers)
+        out.print(table if agents else "No agents yet: `reverie agent create NAME`.")
+
+    emit(opts, {"agents": [_agent(a) for a in agents]}, human)
+
+
+# memory
+
+
+@memory_group.command("show")
+@click.argument("agent")
+@click.option("--source", help="MEMORY.md (default) or memory/<slug>.md.")
+@click.option("--revision", type=int, help="A past revision.")
+@pass_opts
+def memory_show(opts: Options, agent: str, source: str | None, revision: int | None) -> None:
+    """Print a memory file, at the current or a past revision."""
+    with open_home(opts) as r:
+        f = r.memory_read(agent, source, revision)
+    emit(
+        opts,
+        {"revision": f.revision, "source": f.source, "text": f.text},
+        lambda: sys.stdout.write(f.text),
+    )
+
+
+@memory_group.command("apply")
+@click.argument("agent")
+@click.argument("file")
+@click.option(
+    "--expected-revision", type=int, help="Refuse unless the memory is still at this revision."
+)
+@click.option("--key", help="Idempotency key: the same key again applies nothing twice.")
+@pass_opts
+def memory_apply(
+    opts: Options, agent: str, file: str, expected_revision: int | None, key: str | None
+) -> None:
+    """Apply the batch in FILE (JSON, or - for stdin) as one revision."""
+    request = _read_batch(file)
+    with open_home(opts) as r:
+        o = r.memory_apply(
+            agent, request, writer="cli", expected_revision=expected_revision, key=key
+        )
+
+    def human() -> None:
+        state = "changed" if o.changed else "unchanged"
+        if o.replayed:
+            state = "already applied (same key)"
+        touched = f" ({', '.join(o.paths)})" if o.paths else ""
+        out.print(f"Revision {o.revision}: {state}{touched}", markup=False)
+        for d in o.diagnostics:
+            out.print(f"note: {d['message']}", markup=False)
+
+    emit(opts, o.to_dict(), human)
+
+
+def _read_batch(file: str) -> Any:
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {file}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise RefusedInput(f"{file} is not UTF-8 text.", code="invalid_operation") from None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise RefusedInput(
+            f"{file} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).",
+            code="invalid_operation",
+        ) from None
+
+
+@memory_group.command("search")
+@click.argument("agent")
+@click.argument("query")
+@click.option("--limit", type=int, default=8, show_default=True, help="Results, 1 to 20.")
+@pass_opts
+def memory_search(opts: Options, agent: str, query: str, limit: int) -> None:
+    """Full-text search of the memory, best first."""
+    with open_home(opts) as r:
+        hits = r.memory_search(agent, query, limit)
+
+    def human() -> None:
+        if not hits:
+            out.print("No match.")
+        # The rank, not the BM25 score: in a small memory every score is near zero.
+        for rank, h in enumerate(hits, start=1):
+            out.print(f"{rank}. {h.source}  {h.excerpt}", markup=False)
+
+    emit(
+        opts,
+        {"results": [{"source": h.source, "excerpt": h.excerpt, "score": h.score} for h in hits]},
+        human,
+    )
+
+
+@memory_group.command("history")
+@click.argument("agent")
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="How many revisions, newest first."
+)
+@click.option("--revision", type=int, help="Show this one revision with its diff.")
+@pass_opts
+def memory_history(opts: Options, agent: str, limit: int, revision: int | None) -> None:
+    """List accepted writes (revision, time, writer, message, files), or show one."""
+    with open_home(opts) as r:
+        if revision is not None:
+            rec, diff = r.memory_revision(agent, revision)
+            emit(
+                opts,
+                {**_rev(rec), "diff": diff},
+                lambda: out.print(
+                    f"revision {rec.revision}  {stamp(rec.created_at)}  "
+                    f"{rec.writer}\n{rec.message}\n{diff}",
+                    markup=False,
+                ),
+            )
+            return
+        recs = r.memory_history(agent, limit)
+
+    def human() -> None:
+        table = Table("rev", "time", "writer", "message", "files")
+        for rec in recs:
+            table.add_row(
+                str(rec.revision),
+                stamp(rec.created_at),
+                rec.writer,
+                rec.message.split("\n")[0],
+                ", ".join(rec.paths),
+            )
+        out.print(table)
+
+    emit(opts, {"revisions": [_rev(x) for x in recs]}, human)
+
+
+def _rev(rec: Any) -> dict[str, Any]:
+    return {
+        "revision": rec.revision,
+        "time": stamp(rec.created_at),
+        "writer": rec.writer,
+        "message": rec.message,
+        "paths": rec.paths,
+        "commit": rec.oid,
+    }
+
+
+@memory_group.command("diff")
+@click.argument("agent")
+@click.argument("rev_a", type=int)
+@click.argument("rev_b", type=int)
+@pass_opts
+def memory_diff(opts: Options, agent: str, rev_a: int, rev_b: int) -> None:
+    """Unified diff between two revisions."""
+    with open_home(opts) as r:
+        diff = r.memory_diff(agent, rev_a, rev_b)
+    emit(opts, {"from": rev_a, "to": rev_b, "diff": diff}, lambda: sys.stdout.write(diff))
+
+
+@app.command()
+@click.argument("agent", required=False)
+@pass_opts
+def reindex(opts: Options, agent: str | None) -> None:
+    """Rebuild the search index from the memory files (one agent, or all); without an agent,
+    the history search index too."""
+    with open_home(opts) as r:
+        counts = r.reindex(agent)
+        messages = None if agent else r.history_reindex()
+
+    def human() -> None:
+        for name, n in counts.items():
+            out.print(f"{name}: {n} lines indexed")
+        if messages is not None:
+            out.print(f"history search: {messages} messages indexed")
+
+    payload: dict[str, Any] = {"reindexed": counts}
+    if messages is not None:
+        payload["history_messages"] = messages
+    emit(opts, payload, human)
