@@ -38,6 +38,18 @@ class Settings:
     max_chat_body_bytes: int = 8 * 1024
     #: P1: how much of ``MEMORY.md`` goes into the prompt.
     prompt_index_chars: int = 2000
+    #: S1: the soul is read into every prompt; a published version holds at most this much.
+    max_soul_bytes: int = 16 * 1024
+    #: I1: one proposed instruction change, and a channel's instructions in all.
+    max_instruction_chars: int = 2400
+    max_channel_instructions_chars: int = 12_000
+    #: T1: one notify, and notifies per task.
+    max_notify_chars: int = 3500
+    max_notifies_per_task: int = 10
+    #: A turn's tool rounds before the model must answer without tools.
+    max_tool_rounds: int = 8
+    #: Tokens a turn's model call may answer with.
+    chat_answer_tokens: int = 2048
     #: A conversation idle this long has a complete tail (review may read it).
     idle_window_seconds: int = 30 * 60
     #: ``fts5`` (ranked, BM25) or ``scan`` (the bounded fallback, M2).

@@ -1,0 +1,55 @@
+"""Who may do what (SPEC A1, I1, X1): the rules as pure functions of stored state.
+
+Every surface asks these functions, with the member and agent as the state database holds them
+now, never as anything said during a turn describes them (X1). ``None`` for a member means an
+unknown author: nobody, for every rule here.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["AgentLike", "MemberLike", "is_admin", "may_edit_agent", "may_replace_instructions"]
+
+
+class MemberLike(Protocol):
+    """What the rules read of a member."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def active(self) -> bool: ...
+
+
+class AgentLike(Protocol):
+    """What the rules read of an agent."""
+
+    @property
+    def creator(self) -> str | None: ...
+    @property
+    def edit_policy(self) -> str: ...
+
+
+def is_admin(member: MemberLike | None) -> bool:
+    """An active owner or admin of the workspace."""
+    return member is not None and member.active and member.role in ("owner", "admin")
+
+
+def may_edit_agent(member: MemberLike | None, agent: AgentLike) -> bool:
+    """A1: owners, admins and the agent's creator; any active member when the agent's edit
+    policy is ``all_workspace_members``. Reading and writing its memory, and deciding its
+    pending approvals, all follow this one rule."""
+    if member is None or not member.active:
+        return False
+    if is_admin(member) or agent.edit_policy == "all_workspace_members":
+        return True
+    return agent.creator is not None and agent.creator in (member.id, member.name)
+
+
+def may_replace_instructions(member: MemberLike | None) -> bool:
+    """I1: replacing a channel's instructions is for admins (and owners) only."""
+    return is_admin(member)
