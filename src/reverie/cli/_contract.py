@@ -82,6 +82,8 @@ def stamp(ts: float) -> str:
 # entry point
 
 _GLOBAL_FLAGS = {"--json"}
+# Refusals that are about how the command was set up, not about its input: usage errors.
+_SETUP_CODES = {"no_model": 2}
 _GLOBAL_VALUES = {"--home"}
 
 
@@ -116,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         app.main(args=args, prog_name="reverie", standalone_mode=False)
     except ReverieError as exc:
-        return _fail(as_json, exc.code, exc.message, exc.details, exc.exit_code)
+        exit_code = _SETUP_CODES.get(exc.code, exc.exit_code)
+        return _fail(as_json, exc.code, exc.message, exc.details, exit_code)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:

@@ -11,6 +11,7 @@ import click
 from rich.table import Table
 
 from reverie.errors import RefusedInput
+from reverie.llm.factory import parse_model
 
 from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
 
@@ -37,6 +38,13 @@ def init(opts: Options) -> None:
     emit(opts, {"home": home}, lambda: out.print(f"Reverie home ready at {home}"))
 
 
+_FRAMING = click.Choice(["guide", "advisory"])
+_FRAMING_HELP = (
+    "How memory enters the prompt: guide (a plain section) or advisory (an <agent_memory> "
+    "block framed as granting no authority)."
+)
+
+
 @agent_group.command("create")
 @click.argument("name")
 @click.option("--creator", help="Member who created the agent.")
@@ -54,16 +62,75 @@ def init(opts: Options) -> None:
     show_default=True,
     help="review_only: conversations only read memory and review writes it.",
 )
+@click.option(
+    "--memory-framing", type=_FRAMING, default="guide", show_default=True, help=_FRAMING_HELP
+)
+@click.option(
+    "--soul",
+    "soul_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A Markdown file: the soul's version 1 (role, personality, tone, working rules).",
+)
 @pass_opts
 def agent_create(
-    opts: Options, name: str, creator: str | None, edit_policy: str, memory_writers: str
+    opts: Options,
+    name: str,
+    creator: str | None,
+    edit_policy: str,
+    memory_writers: str,
+    memory_framing: str,
+    soul_file: Path | None,
 ) -> None:
     """Create an agent; its memory starts at revision 0."""
+    soul = _read_text(soul_file) if soul_file else None
     with open_home(opts) as r:
         a = r.create_agent(
-            name, creator=creator, edit_policy=edit_policy, memory_writers=memory_writers
+            name,
+            creator=creator,
+            edit_policy=edit_policy,
+            memory_writers=memory_writers,
+            memory_framing=memory_framing,
+            soul=soul,
         )
     emit(opts, {"agent": _agent(a)}, lambda: out.print(f"Created agent {a.name} ({a.id})"))
+
+
+@agent_group.command("set")
+@click.argument("name")
+@click.option("--edit-policy", type=click.Choice(["editors", "all_workspace_members"]))
+@click.option("--memory-writers", type=click.Choice(["review_only", "conversations"]))
+@click.option("--memory-framing", type=_FRAMING, help=_FRAMING_HELP)
+@click.option("--model", help='The agent\'s own model (openai:NAME, anthropic:NAME; "" clears).')
+@pass_opts
+def agent_set(
+    opts: Options,
+    name: str,
+    edit_policy: str | None,
+    memory_writers: str | None,
+    memory_framing: str | None,
+    model: str | None,
+) -> None:
+    """Change an agent's settings; the options left out keep their value."""
+    if model:
+        parse_model(model)  # refuse a malformed model before storing it
+    with open_home(opts) as r:
+        a = r.configure_agent(
+            name,
+            edit_policy=edit_policy,
+            memory_writers=memory_writers,
+            memory_framing=memory_framing,
+            default_model=model,
+        )
+    emit(opts, {"agent": _agent(a)}, lambda: out.print(f"Updated agent {a.name}"))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {path}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise RefusedInput(f"{path} is not UTF-8 text.", code="invalid_operation") from None
 
 
 def _agent(a: Any) -> dict[str, Any]:
@@ -73,6 +140,8 @@ def _agent(a: Any) -> dict[str, Any]:
         "creator": a.creator,
         "edit_policy": a.edit_policy,
         "memory_writers": a.memory_writers,
+        "memory_framing": a.memory_framing,
+        "model": a.default_model,
         "archived": a.archived,
     }
 

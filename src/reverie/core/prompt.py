@@ -127,7 +127,7 @@ def cut_index(text: str, cap: int) -> tuple[str, bool]:
     """``MEMORY.md`` cut to at most ``cap`` characters, at a line break when one is in the
     last fifth, with the notice P1 asks for; returns the text and whether it was cut."""
     if len(text) <= cap:
-        return text, False
+        return text.rstrip("\n"), False
     head = text[:cap]
     newline = head.rfind("\n")
     if newline >= cap * 4 // 5:
@@ -155,7 +155,7 @@ def build_prompt(state: AgentState, conversation: ConversationView, cap: int = 2
     if memory_on:
         assert state.index is not None
         index_chars = len(state.index)
-        shown, index_cut = cut_index(state.index.rstrip("\n"), cap)
+        shown, index_cut = cut_index(state.index, cap)
         if state.framing == "advisory":
             block = f"{ADVISORY_BEFORE}\n<agent_memory>\n{shown}\n</agent_memory>\n{ADVISORY_AFTER}"
         else:

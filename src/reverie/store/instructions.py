@@ -248,6 +248,7 @@ class InstructionStore:
             validation.check_text(comment, "comment")
         with self.state.transaction() as conn:
             approval = self.get(approval_id)
+            authorize(conn, approval)
             if approval.status == status:
                 return approval
             if approval.status != "pending":
@@ -257,7 +258,6 @@ class InstructionStore:
                     code="approval_decided",
                     status=approval.status,
                 )
-            authorize(conn, approval)
             now = time.time()
             conn.execute(
                 "UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, comment = ? "
