@@ -36,6 +36,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/pack_bench.py
 	$(BIN)/python bench/search_bench.py
 	$(BIN)/python bench/secrets_bench.py
+	$(BIN)/python bench/turn_bench.py
 	$(BIN)/python bench/review_quality.py
 	$(BIN)/python bench/review_cost.py
 	$(BIN)/python bench/review_locomo.py

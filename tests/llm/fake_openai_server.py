@@ -154,6 +154,9 @@ class FakeHTTPServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as separate writes: without TCP_NODELAY, Nagle's
+            # algorithm and the client's delayed ACK add ~40 ms to every answer.
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 self._handle()

@@ -272,11 +272,12 @@ class _Turn:
 
     def run(self, transcript: list[ChatMessage]) -> TurnResult:
         rounds = self.host.settings.max_tool_rounds
+        specs = [t.spec for t in self.offered]
         answer = ""
         for round_ in range(rounds + 1):
             if self._memory_moved():
                 return self._drop()
-            tools = [t.spec() for t in self.offered] if round_ < rounds else []
+            tools = specs if round_ < rounds else []
             try:
                 reply = self._ask(transcript, tools)
             except ReverieError as exc:  # ProviderError, translated at the llm boundary

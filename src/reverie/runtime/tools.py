@@ -17,6 +17,7 @@ tool that was not offered is refused. An external write (a host tool with ``effe
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -146,8 +147,9 @@ class Tool:
     intent: str | None = None
     intent_words: tuple[str, ...] = ()
 
+    @functools.cached_property
     def spec(self) -> ToolSpec:
-        """The tool as a model sees it."""
+        """The tool as a model sees it (built once: a JSON Schema takes pydantic a while)."""
         return ToolSpec(self.name, self.description, schema_of(self.arguments))
 
 
