@@ -14,6 +14,7 @@ from reverie.errors import PermissionDenied, RefusedInput
 from reverie.llm import ChatReply, ProviderError, ScriptedCall, ScriptedProvider, use_tools
 from reverie.runtime.run import STALE_NOTICE
 from reverie.runtime.tools import Tool, ToolContext
+from tests.conftest import fake
 
 Handler = Callable[[ScriptedCall], Any]
 
@@ -418,6 +419,23 @@ def test_every_turn_is_audited(ws: Reverie) -> None:
         m for m in ws.context_read(None, c, include_tools=True).messages if m.role == "tool"
     ]
     assert tool_log[0].text.startswith('search_channel_memory {"query": "deploy"}')
+
+
+def test_a_credential_the_model_passes_is_refused_and_kept_out_of_the_tool_log(
+    ws: Reverie,
+) -> None:
+    ws.configure_agent("ada", memory_writers="conversations")
+    c = dm(ws)
+    token = fake("xoxb-", "1234567890-", "abcdefghijklmnopqrstuvwx")
+    op = {"action": "add", "text": f"The Slack bot token is {token}"}
+    provider = script(
+        use_tools(("update_channel_memory", {"operations": [op]})), "I won't keep that."
+    )
+    result = ws.turn(c, "remember the token", author="sam", provider=provider)
+    assert result.turn.tools[0]["code"] == "memory_credential_rejected"
+    logs = [m.text for m in ws.context_read(None, c, include_tools=True).messages]
+    assert not any(token in text for text in logs) and "[redacted]" in logs[1]
+    assert token not in ws.memory_read("ada").text
 
 
 def test_a_provider_error_is_a_notice_not_a_traceback(ws: Reverie) -> None:

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from reverie.config import Settings
 from reverie.core.prompt import AgentState, ConversationView, Prompt, build_prompt
 from reverie.errors import PermissionDenied, ReverieError
+from reverie.llm.base import redact
 from reverie.llm.chat import ChatMessage, ChatProvider, ChatReply
 from reverie.store.conversations import Conversation, ConversationStore
 from reverie.store.instructions import InstructionStore
@@ -318,7 +319,8 @@ class _Turn:
             TurnEvent("tool_result", tool=call.name, data={"ok": outcome.ok, "code": outcome.code})
         )
         args = call.raw or json.dumps(call.arguments or {}, ensure_ascii=False)
-        log = f"{call.name} {args}\n-> {outcome.content()}"
+        # A credential the model passed (and the store refused) stays out of the log.
+        log = redact(f"{call.name} {args}\n-> {outcome.content()}")
         if len(log) > _TOOL_LOG_CHARS:
             log = log[:_TOOL_LOG_CHARS] + " …"
         # The audit row names the call either way: a refused log line is not worth the turn.
