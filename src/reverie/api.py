@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .access import Actor
 from .config import Settings
 from .core import validation
-from .core.permissions import may_edit_agent, may_replace_instructions
-from .errors import NotFound, PermissionDenied, RefusedInput
+from .core.permissions import may_replace_instructions, require_edit
+from .errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict
 from .index.fts import SearchHit
 from .index.history import HistoryHit
 from .llm.chat import ChatProvider
@@ -40,8 +41,10 @@ from .store.conversations import (
 from .store.instructions import Approval, Instructions, InstructionStore
 from .store.memories import MemoryFile, MemoryStore, WriteOutcome
 from .store.outbox import Delivery, Outbox
+from .store.reviews import BatchRecord, ReviewLog
 from .store.souls import SoulDraft, SoulReceipt, SoulStore, SoulVersion
 from .store.state import Agent, Member, RevisionRecord, SQLiteState
+from .store.tokens import TokenInfo, TokenStore
 from .store.turns import TurnLog, TurnRecord
 
 __all__ = ["Reverie"]
@@ -81,6 +84,7 @@ class Reverie:
         self.instructions = InstructionStore(self.state, self.settings)
         self.outbox = Outbox(self.state)
         self.turns = TurnLog(self.state)
+        self.tokens = TokenStore(self.state)
         #: The agent tools every turn, MCP and HTTP offer (host tools join per turn).
         self.tools: Registry = default_registry()
         self._remove_deleted_memories()
@@ -263,6 +267,21 @@ class Reverie:
         """
         return self.memories.diff(self._memory(agent)[1], rev_a, rev_b)
 
+    def memory_files(self, agent: str, revision: int | None = None) -> list[str]:
+        """The memory's files at the current or a past revision: ``MEMORY.md``, then the
+        topic files by name.
+
+        Raises:
+            NotFound: no such agent or revision.
+        """
+        memory_id = self._memory(agent)[1]
+        rec = (
+            self.memories.current(memory_id)
+            if revision is None
+            else self.memories.at_revision(memory_id, revision)
+        )
+        return list(self.memories.repo(memory_id).files(rec.oid))
+
     def reindex(self, agent: str | None = None) -> dict[str, int]:
         """Rebuild the search index from the files, for one agent or all; lines per agent."""
         targets = [self.agent(agent)] if agent else self.agents()
@@ -425,6 +444,14 @@ class Reverie:
             unclassified=unclassified,
             now=now,
         )
+
+    def conversations_of(self, agent: str, limit: int = 100) -> list[Conversation]:
+        """The agent's conversations (any memory mode, not deleted), newest first.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return self.conversations.of_agent(self.state.get_agent(agent).id, limit=limit)
 
     def conversation(self, conversation_id: str) -> Conversation:
         """A conversation as stored, whatever its mode.
@@ -853,14 +880,12 @@ class Reverie:
         self, approval_id: str, decision: str, by: str, text: str | None = None
     ) -> Approval:
         def authorize(conn: Any, approval: Approval) -> None:
-            member = self._member_or_none(by)
-            if not may_edit_agent(member, self.state.get_agent(approval.agent_id)):
-                raise PermissionDenied(
-                    f"{by} may not decide approvals of this agent: that takes an owner, an "
-                    "admin, the agent's creator, or any member when its edit policy allows. "
-                    "Nothing changed.",
-                    code="permission_denied",
-                )
+            require_edit(self._member_or_none(by), self.state.get_agent(approval.agent_id), by)
+
+        approval = self.instructions.get(approval_id)
+        if decision == "approve" and approval.kind == "bundle" and approval.status == "pending":
+            authorize(None, approval)
+            self._apply_bundle_memory(approval)
 
         def tell(conn: Any, approval: Approval) -> None:
             if approval.conversation_id is None:
@@ -886,6 +911,113 @@ class Reverie:
         return self.instructions.decide(
             approval_id, decision, by=by, comment=text, authorize=authorize, on_decided=tell
         )
+
+    def _apply_bundle_memory(self, approval: Approval) -> None:
+        """The memory half of an approved bundle (A2), before its instructions half commits.
+        Keyed by the approval, so approving again after a crash in between applies the body
+        once, then the instructions."""
+        assert approval.memory_body is not None
+        agent = self.state.get_agent(approval.agent_id)
+        try:
+            self.memory_apply(
+                agent.name,
+                {
+                    "action": "set_body",
+                    "text": approval.memory_body,
+                    "message": f"Approved change {approval.id}",
+                },
+                writer="mcp",
+                expected_revision=approval.memory_revision,
+                key=f"approval:{approval.id}",
+            )
+        except RevisionConflict as exc:
+            raise RevisionConflict(
+                f"Memory moved since change {approval.id} was proposed (it expected revision "
+                f"{approval.memory_revision}, memory is at {exc.details.get('current_revision')})"
+                ": nothing was applied. Deny it and propose the change again on the current "
+                "memory.",
+                **exc.details,
+            ) from None
+
+    def propose_bundle(
+        self,
+        agent: str,
+        *,
+        body: str,
+        expected_revision: int,
+        channel_id: str,
+        instructions: str,
+        mode: str = "append",
+        requested_by: str,
+    ) -> Approval:
+        """A2: a memory body bundled with an instruction change waits for approval as one
+        proposal; approving applies both (the body only if memory is still at
+        ``expected_revision``).
+
+        Raises:
+            PermissionDenied: the member may not edit the agent, or (replace) is no admin.
+            RefusedInput: the body or instructions break a content rule.
+            NotFound: no such agent.
+        """
+        a = self.state.get_agent(agent)
+        member = self._member_or_none(requested_by)
+        require_edit(member, a, requested_by)
+        if mode == "replace" and not may_replace_instructions(member):
+            raise PermissionDenied(
+                "Only a workspace admin can replace a channel's instructions. Nothing was "
+                "proposed.",
+                code="permission_denied",
+            )
+        self.memories.preview(self.state.memory_of(a.id), {"action": "set_body", "text": body})
+        assert member is not None
+        return self.instructions.propose(
+            a.id,
+            channel_id,
+            instructions,
+            mode,
+            requested_by=member.name,
+            memory=(body, expected_revision),
+        )
+
+    def review_log(self, agent: str, limit: int = 50) -> list[BatchRecord]:
+        """The agent's review batches, newest first: ranges, revision, what was dropped, cost.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return ReviewLog(self.state).batches(self.state.get_agent(agent).id, limit)
+
+    # who is calling (SPEC 1, A1): tokens, sign-in links, the facade as a member sees it
+
+    def as_member(self, name: str) -> Actor:
+        """The facade as member ``name`` may use it: every people's path (HTTP, MCP, admin,
+        CLI) goes through this view, so A1 and the roles hold on each.
+
+        Raises:
+            NotFound: no such member.  PermissionDenied: the member is not active.
+        """
+        member = self.state.get_member(name)
+        if not member.active:
+            raise PermissionDenied(f"Member {member.name} is not active.", code="permission_denied")
+        return Actor(self, member)
+
+    def create_token(self, member: str, label: str | None = None) -> tuple[str, TokenInfo]:
+        """A new API token for a member: the token (show it once; only its hash is kept) and
+        its record.
+
+        Raises:
+            NotFound: no such member.
+        """
+        return self.tokens.create(self.state.get_member(member), label)
+
+    def authenticate(self, token: str) -> Actor | None:
+        """The member an API token belongs to, as an :class:`Actor`; None when the token is
+        unknown, revoked, or its member inactive."""
+        member_id = self.tokens.member_of(token) if token else None
+        if member_id is None:
+            return None
+        member = self.state.get_member(member_id)
+        return Actor(self, member) if member.active else None
 
     # notify and the outbox (SPEC T1)
 

@@ -264,7 +264,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
     hv.history_reindex(tokenize="unicode61")
     hv.close()
     # Make the database what version 4 wrote: no context column, a four-field FTS5 table,
-    # none of migration 6's tables (the agent run).
+    # none of the tables of migrations 6 and 7 (the agent run, tokens).
     conn = sqlite3.connect(hv.home / "reverie.db", isolation_level=None)
     conn.executescript(
         """
@@ -276,6 +276,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
         DROP TABLE soul_drafts; DROP TABLE soul_versions; DROP TABLE approvals;
         DROP TABLE instructions; DROP TABLE outbox; DROP TABLE turns; DROP TABLE run_sessions;
         ALTER TABLE agents DROP COLUMN memory_framing;
+        DROP TABLE api_tokens; DROP TABLE sign_in_links; DROP TABLE admin_sessions;
         PRAGMA user_version = 4;
         """
     )

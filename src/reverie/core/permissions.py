@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["AgentLike", "MemberLike", "is_admin", "may_edit_agent", "may_replace_instructions"]
+from reverie.errors import PermissionDenied
+
+__all__ = [
+    "AgentLike",
+    "MemberLike",
+    "is_admin",
+    "may_edit_agent",
+    "may_replace_instructions",
+    "require_admin",
+    "require_edit",
+]
 
 
 class MemberLike(Protocol):
@@ -28,6 +38,8 @@ class MemberLike(Protocol):
 class AgentLike(Protocol):
     """What the rules read of an agent."""
 
+    @property
+    def name(self) -> str: ...
     @property
     def creator(self) -> str | None: ...
     @property
@@ -53,3 +65,34 @@ def may_edit_agent(member: MemberLike | None, agent: AgentLike) -> bool:
 def may_replace_instructions(member: MemberLike | None) -> bool:
     """I1: replacing a channel's instructions is for admins (and owners) only."""
     return is_admin(member)
+
+
+def require_edit(member: MemberLike | None, agent: AgentLike, who: str | None = None) -> None:
+    """A1 as a refusal: reading or writing the agent's memory, history, soul and approvals.
+
+    Raises:
+        PermissionDenied: ``permission_denied`` naming who may.
+    """
+    if not may_edit_agent(member, agent):
+        name = who or (member.name if member is not None else "This caller")
+        raise PermissionDenied(
+            f"{name} may not read or change agent {agent.name}'s memory, history or approvals: "
+            "that takes an owner, an admin, the agent's creator, or any member when the "
+            "agent's edit policy is all_workspace_members. Nothing was read or changed.",
+            code="permission_denied",
+            agent=agent.name,
+        )
+
+
+def require_admin(member: MemberLike | None, what: str) -> None:
+    """Workspace-wide actions (importing conversations, reviewing every agent, tokens of
+    others) are for owners and admins.
+
+    Raises:
+        PermissionDenied: ``permission_denied``.
+    """
+    if not is_admin(member):
+        raise PermissionDenied(
+            f"Only a workspace owner or admin may {what}. Nothing was changed.",
+            code="permission_denied",
+        )

@@ -1113,8 +1113,21 @@ class ConversationStore:
         self, agent_id: str, *, exclude: str | None = None, limit: int = 50
     ) -> list[Conversation]:
         """The agent's memory-on, not deleted conversations, most recently updated first."""
+        return self.of_agent(agent_id, memory_on_only=True, exclude=exclude, limit=limit)
+
+    def of_agent(
+        self,
+        agent_id: str,
+        *,
+        memory_on_only: bool = False,
+        exclude: str | None = None,
+        limit: int = 50,
+    ) -> list[Conversation]:
+        """The agent's not deleted conversations (memory-on ones only, when asked), most
+        recently updated first."""
+        mode = "AND memory_mode = 'on' " if memory_on_only else ""
         rows = self.state.conn.execute(
-            "SELECT id FROM conversations WHERE agent_id = ? AND memory_mode = 'on' "
+            f"SELECT id FROM conversations WHERE agent_id = ? {mode}"
             "AND deleted = 0 AND id != ? ORDER BY updated_at DESC, id LIMIT ?",
             (agent_id, exclude or "", limit),
         ).fetchall()

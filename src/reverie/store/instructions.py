@@ -52,7 +52,7 @@ CREATE TABLE instructions (
 CREATE TABLE approvals (
     id TEXT PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
-    kind TEXT NOT NULL CHECK (kind IN ('instructions')),
+    kind TEXT NOT NULL CHECK (kind IN ('instructions', 'bundle')),
     channel_id TEXT NOT NULL,
     conversation_id TEXT,
     mode TEXT NOT NULL CHECK (mode IN ('append', 'replace')),
@@ -63,7 +63,9 @@ CREATE TABLE approvals (
     decided_at REAL,
     decided_by TEXT,
     comment TEXT,
-    applied_version INTEGER
+    applied_version INTEGER,
+    memory_body TEXT,
+    memory_revision INTEGER
 );
 CREATE INDEX approvals_by_status ON approvals (status, created_at);
 """
@@ -96,6 +98,9 @@ class Approval:
     comment: str | None
     #: The instructions version the approval produced, once applied.
     applied_version: int | None
+    #: A bundle (A2) also replaces the memory body, expecting this revision.
+    memory_body: str | None = None
+    memory_revision: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The approval as the JSON surfaces print it (times as epoch seconds)."""
@@ -104,7 +109,7 @@ class Approval:
 
 _COLUMNS = (
     "id, agent_id, kind, channel_id, conversation_id, mode, text, requested_by, status, "
-    "created_at, decided_at, decided_by, comment, applied_version"
+    "created_at, decided_at, decided_by, comment, applied_version, memory_body, memory_revision"
 )
 
 
@@ -161,27 +166,34 @@ class InstructionStore:
         *,
         requested_by: str | None,
         conversation_id: str | None = None,
+        memory: tuple[str, int] | None = None,
     ) -> Approval:
         """Store a pending change of the channel's instructions; nothing else changes (I2).
+        With ``memory`` (a body and the revision it expects) the proposal is a bundle (A2):
+        approving it replaces the memory body too.
 
         Raises:
             RefusedInput: the text or mode breaks I1.
         """
         text = check_proposal(text, mode, self.settings)
         approval_id = "apr_" + uuid.uuid4().hex[:10]
+        body, revision = memory if memory is not None else (None, None)
         with self.state.transaction() as conn:
             conn.execute(
-                f"INSERT INTO approvals ({_COLUMNS}) VALUES "
-                "(?, ?, 'instructions', ?, ?, ?, ?, ?, 'pending', ?, NULL, NULL, NULL, NULL)",
+                f"INSERT INTO approvals ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', "
+                "?, NULL, NULL, NULL, NULL, ?, ?)",
                 (
                     approval_id,
                     agent_id,
+                    "instructions" if memory is None else "bundle",
                     channel_id,
                     conversation_id,
                     mode,
                     text,
                     requested_by,
                     time.time(),
+                    body,
+                    revision,
                 ),
             )
         return self.get(approval_id)

@@ -23,7 +23,7 @@ from reverie.core.prompt import FRAMINGS
 from reverie.errors import NotFound, RefusedInput, StorageFault
 from reverie.index import fts, history
 
-from . import instructions, outbox, souls, turns
+from . import instructions, outbox, souls, tokens, turns
 
 __all__ = ["MEMBER_ROLES", "Agent", "KeyRecord", "Member", "RevisionRecord", "SQLiteState"]
 
@@ -181,6 +181,8 @@ _MIGRATIONS: list[str] = [
     + instructions.SCHEMA
     + outbox.SCHEMA
     + turns.SCHEMA,
+    # 7: who is calling: API tokens, one-time sign-in links, admin sessions
+    tokens.SCHEMA,
 ]
 
 
