@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= reverie-data
 
-.PHONY: run test lint typecheck unit bench bench-dense crash-campaign clean
+.PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 run: $(VENV)/.installed
+	$(BIN)/reverie serve --home $(HOME_DIR)
+
+tour: $(VENV)/.installed
 	$(BIN)/python -m reverie.tour --home $(HOME_DIR)
 
 lint: $(VENV)/.installed

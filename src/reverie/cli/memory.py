@@ -188,14 +188,25 @@ def memory_show(opts: Options, agent: str, source: str | None, revision: int | N
     "--expected-revision", type=int, help="Refuse unless the memory is still at this revision."
 )
 @click.option("--key", help="Idempotency key: the same key again applies nothing twice.")
+@click.option(
+    "--as",
+    "member",
+    help="Write as this member, with their rights (default: the home's owner, who may).",
+)
 @pass_opts
 def memory_apply(
-    opts: Options, agent: str, file: str, expected_revision: int | None, key: str | None
+    opts: Options,
+    agent: str,
+    file: str,
+    expected_revision: int | None,
+    key: str | None,
+    member: str | None,
 ) -> None:
     """Apply the batch in FILE (JSON, or - for stdin) as one revision."""
     request = _read_batch(file)
     with open_home(opts) as r:
-        o = r.memory_apply(
+        writer = r.as_member(member) if member else r
+        o = writer.memory_apply(
             agent, request, writer="cli", expected_revision=expected_revision, key=key
         )
 

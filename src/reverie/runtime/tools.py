@@ -113,7 +113,8 @@ class ToolContext:
 
     services: Services
     agent: str
-    conversation: str
+    #: The conversation of the turn; None for a person's call (MCP), which has none.
+    conversation: str | None
     envelope: PolicyEnvelope
     #: The memory revision the turn is bound to (P3); the turn's own writes move it.
     bound_revision: int | None = None
@@ -124,6 +125,18 @@ class ToolContext:
     def author(self) -> str | None:
         """The member who wrote the current request, if known."""
         return self.envelope.author
+
+    def in_conversation(self) -> str:
+        """The turn's conversation, for the tools that only make sense inside one.
+
+        Raises:
+            RefusedInput: ``tool_not_available`` outside a conversation.
+        """
+        if self.conversation is None:
+            raise RefusedInput(
+                "This tool works inside a conversation only.", code="tool_not_available"
+            )
+        return self.conversation
 
 
 Handler = Callable[[ToolContext, Any], dict[str, Any]]
@@ -413,7 +426,7 @@ def _update(ctx: ToolContext, a: UpdateArgs) -> dict[str, Any]:
 
 def _instructions(ctx: ToolContext, a: InstructionsArgs) -> dict[str, Any]:
     approval = ctx.services.propose_instructions(
-        ctx.conversation, a.text, a.mode, author=ctx.author
+        ctx.in_conversation(), a.text, a.mode, author=ctx.author
     )
     return {
         "approval_id": approval.id,
@@ -452,13 +465,13 @@ def _context_read(ctx: ToolContext, a: ContextReadArgs) -> dict[str, Any]:
 
 
 def _session_get(ctx: ToolContext, a: NoArgs) -> dict[str, Any]:
-    details: dict[str, Any] = ctx.services.session_get(ctx.conversation, ctx.agent).to_dict()
+    details: dict[str, Any] = ctx.services.session_get(ctx.in_conversation(), ctx.agent).to_dict()
     return details
 
 
 def _notify(ctx: ToolContext, a: NotifyArgs) -> dict[str, Any]:
     sent = ctx.services.notify(
-        ctx.conversation, a.text, task=ctx.envelope.turn, call_id=ctx.call_id
+        ctx.in_conversation(), a.text, task=ctx.envelope.turn, call_id=ctx.call_id
     )
     return {
         "queued": [{"delivery": d.id, "chat": d.channel_id} for d in sent],
@@ -468,7 +481,7 @@ def _notify(ctx: ToolContext, a: NotifyArgs) -> dict[str, Any]:
 
 def _read_soul(ctx: ToolContext, a: SoulArgs) -> dict[str, Any]:
     soul = ctx.services.soul(ctx.agent, a.version)
-    draft = ctx.services.soul_draft(ctx.agent, ctx.conversation)
+    draft = ctx.services.soul_draft(ctx.agent, ctx.in_conversation())
     out: dict[str, Any] = {"version": soul.version, "text": soul.text}
     if a.version is None and (draft.text != soul.text or draft.base_version != soul.version):
         out["draft"] = draft.to_dict()
@@ -476,7 +489,7 @@ def _read_soul(ctx: ToolContext, a: SoulArgs) -> dict[str, Any]:
 
 
 def _edit_soul(ctx: ToolContext, a: SoulEditArgs) -> dict[str, Any]:
-    draft = ctx.services.soul_edit(ctx.agent, ctx.conversation, {"operations": a.operations})
+    draft = ctx.services.soul_edit(ctx.agent, ctx.in_conversation(), {"operations": a.operations})
     return {
         "draft": draft.to_dict(),
         "message": "Draft saved for this conversation; nothing is published until publish_soul.",
@@ -484,7 +497,7 @@ def _edit_soul(ctx: ToolContext, a: SoulEditArgs) -> dict[str, Any]:
 
 
 def _publish_soul(ctx: ToolContext, a: NoArgs) -> dict[str, Any]:
-    receipt = ctx.services.soul_publish(ctx.agent, ctx.conversation)
+    receipt = ctx.services.soul_publish(ctx.agent, ctx.in_conversation())
     note = (
         f"Published as version {receipt.version}; it applies from your next run."
         if receipt.changed
