@@ -68,10 +68,12 @@ def status_of(exc: ReverieError, *, if_match: bool = False) -> int:
     return 500
 
 
-def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
-    """An error answer in the one shape."""
+def error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> JSONResponse:
+    """An error answer in the one shape (``details`` never override the code or message)."""
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    body = {"error": {"code": code, "message": message, **details}}
+    body = {"error": {**_jsonable(details or {}), "code": code, "message": message}}
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -87,7 +89,7 @@ def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
         status = status_of(exc, if_match=getattr(request.state, "if_match", False))
         if html is not None and request.url.path.startswith("/admin/"):
             return html(request, status, exc.code, exc.message)
-        return error_response(status, exc.code, exc.message, **_jsonable(exc.details))
+        return error_response(status, exc.code, exc.message, exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -100,7 +102,7 @@ def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
             422,
             "invalid_request",
             f"{first['field']}: {first['problem']}. See /openapi.json for the request's shape.",
-            problems=problems,
+            {"problems": problems},
         )
 
     @app.exception_handler(HTTPException)

@@ -8,10 +8,12 @@ sign-in link for the admin page (valid fifteen minutes): there is no default pas
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from reverie.api import Reverie
 
@@ -45,6 +47,22 @@ def bootstrap(rv: Reverie, owner: str = "owner") -> Bootstrap:
     return Bootstrap(member.name, EXAMPLE_AGENT, token)
 
 
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, minus re-raising the signal after its graceful shutdown: that
+        would kill the process before the scheduler stops and the home is closed."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True  # a second Ctrl-C: stop waiting for open requests
+            else:
+                self.should_exit = True
+
+    return Server
+
+
 def run(
     home: Path | None,
     host: str,
@@ -61,12 +79,11 @@ def run(
 
     from .app import create_app
 
+    _Server = _server_class()
     rv = Reverie(home, create=True)
     first = bootstrap(rv, owner)
     app = create_app(rv)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    )
+    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
     stop = threading.Event()
     reviews = threading.Thread(
         target=serve_forever, args=(rv, stop, tick), name="review-scheduler", daemon=True
