@@ -243,7 +243,7 @@ def save_memory(
 @router.get("/agents/{agent}/topics/{slug}")
 def topic_page(request: Request, session: Session, agent: str, slug: str) -> Response:
     me = actor(request, session)
-    f = me.memory_read(agent, f"memory/{slug}")
+    f = me.memory_read(agent, f"memory/{slug}.md")
     return render(request, "topic.html", {**_tabs(me, agent), "tab": "memory", "file": f})
 
 

@@ -308,6 +308,7 @@ class ApprovalOut(_Out):
     comment: str | None
     applied_version: int | None
     memory_revision: int | None
+    memory_body: str | None
 
 
 class ApprovalsOut(_Out):
@@ -619,6 +620,7 @@ def approval_out(actor: Actor, a: Approval) -> ApprovalOut:
         comment=a.comment,
         applied_version=a.applied_version,
         memory_revision=a.memory_revision,
+        memory_body=a.memory_body,
     )
 
 
