@@ -39,6 +39,15 @@ def test_every_agent_tool_is_documented(tool: str) -> None:
     assert f"`{tool}`" in AGENT_DOC and f"`{tool}`" in README
 
 
+def test_every_mcp_tool_is_documented() -> None:
+    from reverie.mcp import MCP_TOOLS
+
+    mcp_doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert len(MCP_TOOLS) == 6
+    for name in MCP_TOOLS:
+        assert f"`{name}" in mcp_doc and f"`{name}" in README, name
+
+
 def test_the_readme_python_examples_run(tmp_path: Path) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
     assert blocks
