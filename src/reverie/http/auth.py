@@ -40,9 +40,9 @@ def actor_of(rv: Reverie, token: str | None) -> Actor:
     return actor
 
 
-def current_actor(
+async def current_actor(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Actor:
-    """The calling member of an API request."""
+    """The calling member of an API request (two indexed reads: run inline, not in a thread)."""
     return actor_of(home(request), credentials.credentials if credentials else None)
