@@ -42,7 +42,10 @@ __all__ = ["Actor"]
 
 
 class Actor:
-    """Member ``member`` acting on the home ``rv`` (build it with ``Reverie.as_member``)."""
+    """Member ``member`` acting on the home ``rv`` (build it with ``Reverie.as_member`` or
+    ``Reverie.authenticate``). An actor lives for one request or one tool call: the member's
+    role and active flag are read from the state database when it is made, so a change
+    applies from the next request (X1: re-checked at each use)."""
 
     def __init__(self, rv: Reverie, member: Member) -> None:
         self.rv = rv
@@ -51,14 +54,10 @@ class Actor:
     def __repr__(self) -> str:
         return f"Actor(member={self.member.name!r}, role={self.member.role!r})"
 
-    def _fresh(self) -> Member:
-        """The member as stored now: a role or active flag changed since is honoured."""
-        self.member = self.rv.state.get_member(self.member.id)
-        return self.member
 
     def _editable(self, agent: str) -> Agent:
         a = self.rv.agent(agent)
-        require_edit(self._fresh(), a)
+        require_edit(self.member, a)
         return a
 
     def _owner_agent(self, conversation_id: str) -> Agent:
@@ -69,7 +68,6 @@ class Actor:
 
     def agents(self) -> list[Agent]:
         """Every agent of the workspace (their names are not secret to its members)."""
-        self._fresh()
         return self.rv.agents()
 
     def agent(self, name: str) -> Agent:
@@ -78,12 +76,11 @@ class Actor:
         Raises:
             NotFound: no such agent.
         """
-        self._fresh()
         return self.rv.agent(name)
 
     def may_edit(self, agent: Agent) -> bool:
         """Whether this member may read and change the agent's memory (A1)."""
-        return may_edit_agent(self._fresh(), agent)
+        return may_edit_agent(self.member, agent)
 
     def create_agent(self, name: str, **options: Any) -> Agent:
         """Create an agent whose creator is this member.
@@ -91,7 +88,6 @@ class Actor:
         Raises:
             PermissionDenied: the member is not active.  RefusedInput: as the facade.
         """
-        self._fresh()
         return self.rv.create_agent(name, creator=self.member.name, **options)
 
     # memory (A1, A2)
@@ -212,7 +208,7 @@ class Actor:
 
     def approvals(self, agent: str | None = None, status: str | None = "pending") -> list[Approval]:
         """The approvals of the agents this member may edit."""
-        member = self._fresh()
+        member = self.member
         editable = {a.id for a in self.rv.agents() if may_edit_agent(member, a)}
         return [a for a in self.rv.approvals(agent, status) if a.agent_id in editable]
 
@@ -224,15 +220,15 @@ class Actor:
 
     def approve(self, approval_id: str) -> Approval:
         """As :meth:`Reverie.approve`, by this member."""
-        return self.rv.approve(approval_id, by=self._fresh().name)
+        return self.rv.approve(approval_id, by=self.member.name)
 
     def deny(self, approval_id: str) -> Approval:
         """As :meth:`Reverie.deny`, by this member."""
-        return self.rv.deny(approval_id, by=self._fresh().name)
+        return self.rv.deny(approval_id, by=self.member.name)
 
     def comment(self, approval_id: str, text: str) -> Approval:
         """As :meth:`Reverie.comment`, by this member."""
-        return self.rv.comment(approval_id, text, by=self._fresh().name)
+        return self.rv.comment(approval_id, text, by=self.member.name)
 
     def propose_instructions(
         self, conversation_id: str, text: str, mode: str = "append", *, author: str | None
@@ -311,12 +307,12 @@ class Actor:
         self, lines: Iterable[str], progress: Callable[[int, int], None] | None = None
     ) -> ImportSummary:
         """As :meth:`Reverie.import_conversations`, for an owner or admin (it creates agents)."""
-        require_admin(self._fresh(), "import conversations")
+        require_admin(self.member, "import conversations")
         return self.rv.import_conversations(lines, progress)
 
     def import_records(self, records: Iterable[Any]) -> ImportSummary:
         """As :meth:`Reverie.import_records`, for an owner or admin."""
-        require_admin(self._fresh(), "import conversations")
+        require_admin(self.member, "import conversations")
         return self.rv.import_records(records)
 
     # review (R9)
@@ -324,7 +320,7 @@ class Actor:
     def review_run(self, agent: str | None = None, *, force: bool = True) -> list[AgentReport]:
         """Review one agent (its editors) or every agent (owners and admins) now."""
         if agent is None:
-            require_admin(self._fresh(), "review every agent at once")
+            require_admin(self.member, "review every agent at once")
         else:
             self._editable(agent)
         return self.rv.review_run(agent, force=force)
