@@ -54,7 +54,6 @@ class Actor:
     def __repr__(self) -> str:
         return f"Actor(member={self.member.name!r}, role={self.member.role!r})"
 
-
     def _editable(self, agent: str) -> Agent:
         a = self.rv.agent(agent)
         require_edit(self.member, a)
