@@ -93,6 +93,7 @@ class SlackSurface:
             max_workers=turn_workers, thread_name_prefix="reverie-slack-turn"
         )
         self._running: dict[str, concurrent.futures.Future[None]] = {}
+        self._providers: dict[str, ChatProvider] = {}
         self._lock = threading.Lock()
         self.app = self._build()
 
@@ -327,9 +328,20 @@ class SlackSurface:
             )
             self._running[key] = self._turns.submit(self._run_turn, chat, user.member, text, key)
 
+    def _provider(self, agent: str) -> ChatProvider:
+        """The agent's model, built once per model name (an SDK client is slow to build)."""
+        model = self.rv.agent(agent).default_model or self.settings.model or ""
+        with self._lock:
+            provider = self._providers.get(model)
+        if provider is None:
+            provider = self.rv.chat_provider(agent)
+            with self._lock:
+                self._providers[model] = provider
+        return provider
+
     def _run_turn(self, chat: Chat, member: str, text: str, key: str) -> None:
         try:
-            provider = self.provider or self.rv.chat_provider(chat.agent)
+            provider = self.provider or self._provider(chat.agent)
             self.rv.turn(chat.conversation, text, author=member, message_id=key, provider=provider)
         except ReverieError as exc:
             self.rv.reply(chat.conversation, f"I could not answer: {exc.message}", key=key)

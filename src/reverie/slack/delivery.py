@@ -64,11 +64,16 @@ class DeliveryWorker:
         if not channels:
             return 0
         done = 0
-        for pending in self.rv.pending_deliveries(channels=channels):
-            claimed = self.rv.claim_delivery(pending.id, self.lease_seconds)
-            if claimed is not None and self._deliver(claimed):
-                done += 1
-        return done
+        seen: set[str] = set()
+        while True:  # pages of 100, oldest first, until a page brings nothing new
+            page = [d for d in self.rv.pending_deliveries(channels=channels) if d.id not in seen]
+            if not page:
+                return done
+            for pending in page:
+                seen.add(pending.id)
+                claimed = self.rv.claim_delivery(pending.id, self.lease_seconds)
+                if claimed is not None and self._deliver(claimed):
+                    done += 1
 
     def _deliver(self, d: Delivery) -> bool:
         channel = slack_channel(d.channel_id)
