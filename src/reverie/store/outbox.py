@@ -6,8 +6,9 @@ committed is forgotten. A surface (the terminal chat, Slack) takes the pending r
 chats, claims one (a lease, so two workers never send the same row at once), sends it and
 marks it delivered with what the chat answered (a receipt). A claim whose lease ran out, by a
 worker that died mid-delivery, is pending again. A surface whose chat can recognise a repeated
-send by the delivery id (Slack's ``client_msg_id``, an HTTP idempotency key) gets exactly-once
-delivery across restarts; the others get at-least-once, never none.
+send by the delivery id (Slack: the id rides in each posted message's metadata; an HTTP
+idempotency key) gets exactly-once delivery across restarts; the others get at-least-once,
+never none.
 """
 
 from __future__ import annotations
