@@ -41,6 +41,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/secrets_bench.py
 	$(BIN)/python bench/turn_bench.py
 	$(BIN)/python bench/serve_bench.py
+	$(BIN)/python bench/slack_bench.py
 	$(BIN)/python bench/review_quality.py
 	$(BIN)/python bench/review_cost.py
 	$(BIN)/python bench/review_locomo.py

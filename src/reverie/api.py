@@ -10,14 +10,15 @@ import contextlib
 import dataclasses
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .access import Actor
 from .config import Settings
 from .core import validation
-from .core.permissions import may_replace_instructions, require_edit
+from .core.chat import ChatCommand, check_limits, remember_body, update_body
+from .core.permissions import may_replace_instructions, require_chat_write, require_edit
 from .errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict
 from .index.fts import SearchHit
 from .index.history import HistoryHit
@@ -381,6 +382,14 @@ class Reverie:
             RefusedInput: bad id or kind, or a kind other than the stored one.
         """
         return self.conversations.ensure_channel(channel_id, kind, name=name, reports_to=reports_to)
+
+    def channel(self, channel_id: str) -> Channel:
+        """One channel.
+
+        Raises:
+            NotFound: no such channel.
+        """
+        return self.conversations.channel(channel_id)
 
     def channels(self, kind: str | None = None) -> list[Channel]:
         """Every channel (of one kind), by id."""
@@ -1099,6 +1108,105 @@ class Reverie:
             NotFound: no such delivery.
         """
         return self.outbox.delivered(delivery_id, receipt)
+
+    def reply(
+        self, conversation_id: str, texts: str | Sequence[str], *, key: str
+    ) -> list[Delivery]:
+        """Queue the agent's answer to a request that is not a turn (a chat command) in the
+        conversation's chat, once per ``key``: the same key again returns the deliveries it
+        queued and queues nothing (a retried chat event posts nothing twice). Several texts
+        are sent as several messages, in order.
+
+        Raises:
+            NotFound: no such conversation.
+        """
+        conv = self.conversations.get(conversation_id)
+        parts = [texts] if isinstance(texts, str) else list(texts)
+        with self.state.transaction() as conn:
+            ids = self.outbox.enqueue_once(
+                conn,
+                key,
+                parts,
+                agent_id=conv.agent_id,
+                channel_id=conv.channel_id,
+                kind="notice",
+                conversation_id=conv.id,
+            )
+        return [self.outbox.get(i) for i in ids]
+
+    # chat commands (SPEC C1-C3)
+
+    def chat_write(
+        self,
+        conversation_id: str,
+        command: ChatCommand,
+        *,
+        author: str | None,
+        channel_id: str | None = None,
+        in_chat: bool,
+        key: str,
+    ) -> WriteOutcome:
+        """Apply a chat command that writes memory (``!remember``, ``!memory update memory``)
+        to the memory of the conversation's agent, after C2's checks on stored state: memory
+        on in the conversation and the chat (``channel_id``, default the conversation's); in
+        a DM an active workspace member; in a channel an active grant and ``in_chat``, the
+        author's membership as the chat platform confirmed it just now. ``key`` (the chat
+        event's id) makes a retry answer the revision it produced and write nothing (C3, W7).
+
+        Raises:
+            PermissionDenied: ``memory_off``, ``no_grant``, ``inactive_member``,
+                ``not_in_channel``.  RefusedInput: ``chat_command_too_large``, W3-W5 rules.
+            NotFound: no such conversation.  RevisionConflict: memory kept moving (rare).
+        """
+        if not command.writes:
+            raise RefusedInput(
+                f"!{command.action} does not write memory.", code="invalid_operation"
+            )
+        conv = self.conversations.get(conversation_id)
+        agent = self.state.get_agent(conv.agent_id)
+        chat = self.conversations.channel(channel_id or conv.channel_id)
+        require_chat_write(
+            self._member_or_none(author),
+            agent.name,
+            channel_kind=chat.kind,
+            memory_on=conv.memory_on and not chat.answers_group,
+            granted=self.conversations.has_grant(agent.id, chat.id),
+            in_chat=in_chat,
+            who=author,
+        )
+        check_limits(command, self.settings)
+        memory_id = self.state.memory_of(agent.id)
+        message = f"chat: !{command.action} {command.name}".rstrip() + f" by {author}"
+        if command.action == "update":
+            request = {"action": "set_body", "text": update_body(command), "message": message}
+            return self.memories.apply(memory_id, request, writer="chat", key=key)
+        # !remember appends to the text as it is now: read, build, write expecting that
+        # revision. A retry is answered from its key first, since its batch, built from a
+        # newer text, would no longer match the one the key saved.
+        for _ in range(5):
+            answered = self.memories.answered(memory_id, key)
+            if answered is not None:
+                return answered
+            current = self.memories.read(memory_id)
+            request = {
+                "action": "set_body",
+                "text": remember_body(current.text, command),
+                "message": message,
+            }
+            try:
+                return self.memories.apply(
+                    memory_id, request, writer="chat", expected_revision=current.revision, key=key
+                )
+            except RevisionConflict:
+                continue  # another write landed in between: build on it
+            except RefusedInput as exc:
+                if exc.code != "idempotency_key_reused":
+                    raise
+                # The same event, delivered twice at once, was saved by the other delivery.
+        raise RevisionConflict(
+            "Memory kept changing while this command was saved; send it again. Nothing changed.",
+            current_revision=self.memories.current(memory_id).revision,
+        )
 
     # the agent's turn (SPEC P1-P4, X1, X2)
 

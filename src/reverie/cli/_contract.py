@@ -83,7 +83,7 @@ def stamp(ts: float) -> str:
 
 _GLOBAL_FLAGS = {"--json"}
 # Refusals that are about how the command was set up, not about its input: usage errors.
-_SETUP_CODES = {"no_model": 2}
+_SETUP_CODES = {"no_model": 2, "slack_not_configured": 2}
 _GLOBAL_VALUES = {"--home"}
 
 

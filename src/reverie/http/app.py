@@ -31,10 +31,10 @@ def create_app(
     *,
     mcp: bool = True,
     admin: bool = True,
-    mounts: dict[str, Any] | None = None,
+    routes: list[Route] | None = None,
 ) -> FastAPI:
     """The app serving ``rv``: API, admin page and (with ``mcp``) the MCP endpoint.
-    ``mounts`` adds other ASGI apps by path (the Slack events endpoint, say)."""
+    ``routes`` adds other ASGI endpoints (the Slack events endpoint, say)."""
     lifespans: list[Callable[[], Any]] = []
     mcp_app = None
     if mcp:
@@ -81,6 +81,5 @@ def create_app(
 
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
-    for path, sub in (mounts or {}).items():
-        app.mount(path, sub)
+    app.router.routes.extend(routes or ())
     return app

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from reverie.api import Reverie
 
@@ -82,7 +83,8 @@ def run(
     _Server = _server_class()
     rv = Reverie(home, create=True)
     first = bootstrap(rv, owner)
-    app = create_app(rv)
+    slack, routes = _slack(rv)
+    app = create_app(rv, routes=routes)
     server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
     stop = threading.Event()
     reviews = threading.Thread(
@@ -100,12 +102,32 @@ def run(
         say(f"  API and MCP token for {first.owner} (shown once): {first.token}")
         say(f"    curl -H 'Authorization: Bearer {first.token}' {base}/api/agents")
     say(f"  MCP (streamable HTTP): {base}/mcp    OpenAPI: {base}/openapi.json")
+    if slack is not None:
+        say(f"  Slack events: {base}/slack/events")
     say(f"  Reviewing due agents every {tick:g} s. Ctrl-C stops.")
     reviews.start()
+    if slack is not None:
+        slack.start()
     try:
         server.run()
     finally:
         stop.set()
+        if slack is not None:
+            slack.stop()
         reviews.join(timeout=30)
         rv.close()
         say("Stopped.")
+
+
+def _slack(rv: Reverie) -> tuple[Any, list[Any]]:
+    """The Slack app and its ``POST /slack/events`` route, when Slack is configured
+    (``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``); else nothing."""
+    if not (rv.settings.slack_bot_token and rv.settings.slack_signing_secret):
+        return None, []
+    from starlette.routing import Route
+
+    from reverie.slack.app import SlackSurface
+    from reverie.slack.http import EVENTS_PATH, EventsEndpoint
+
+    surface = SlackSurface(rv)
+    return surface, [Route(EVENTS_PATH, EventsEndpoint(surface), methods=["POST"])]

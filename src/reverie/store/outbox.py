@@ -6,8 +6,9 @@ committed is forgotten. A surface (the terminal chat, Slack) takes the pending r
 chats, claims one (a lease, so two workers never send the same row at once), sends it and
 marks it delivered with what the chat answered (a receipt). A claim whose lease ran out, by a
 worker that died mid-delivery, is pending again. A surface whose chat can recognise a repeated
-send by the delivery id (Slack's ``client_msg_id``, an HTTP idempotency key) gets exactly-once
-delivery across restarts; the others get at-least-once, never none.
+send by the delivery id (Slack: the id rides in each posted message's metadata; an HTTP
+idempotency key) gets exactly-once delivery across restarts; the others get at-least-once,
+never none.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class Delivery:
     channel_id: str
     kind: str
     text: str
-    #: The turn that produced it.
+    #: The turn that produced it, or the request it answers (:meth:`Outbox.enqueue_once`).
     task: str | None
     created_at: float
     state: str
@@ -117,6 +118,39 @@ class Outbox:
             ),
         )
         return delivery_id
+
+    def enqueue_once(
+        self,
+        conn: sqlite3.Connection,
+        key: str,
+        texts: Sequence[str],
+        *,
+        agent_id: str,
+        channel_id: str,
+        kind: str,
+        conversation_id: str | None = None,
+    ) -> list[str]:
+        """Add one pending delivery per text, unless deliveries for ``key`` exist already:
+        then their ids. ``key`` (a chat event's id, say) is stored as the deliveries' task, so
+        a retried request answers once. Inside the caller's transaction, which is
+        ``BEGIN IMMEDIATE``: two retries at once cannot both add."""
+        rows = conn.execute(
+            "SELECT id FROM outbox WHERE task = ? ORDER BY created_at, rowid", (key,)
+        ).fetchall()
+        if rows:
+            return [str(r[0]) for r in rows]
+        return [
+            self.enqueue(
+                conn,
+                agent_id=agent_id,
+                channel_id=channel_id,
+                kind=kind,
+                text=text,
+                conversation_id=conversation_id,
+                task=key,
+            )
+            for text in texts
+        ]
 
     def calls_in_task(self, conn: sqlite3.Connection, task: str, kind: str) -> int:
         """How many tool calls of a task produced deliveries of ``kind`` (T1's count)."""
