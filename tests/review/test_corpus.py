@@ -14,7 +14,7 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert {half(f"x-{i}") for i in range(20)} == set(HALVES)
 
 
-@pytest.mark.parametrize("which", ["test"])
+@pytest.mark.parametrize("which", HALVES)
 def test_every_conversation_parses_and_is_in_its_half(which: str) -> None:
     conversations = load(which)
     assert conversations
@@ -26,7 +26,25 @@ def test_every_conversation_parses_and_is_in_its_half(which: str) -> None:
 
 
 def test_files_live_under_the_corpus_directory() -> None:
-    assert {p.name for p in CORPUS.iterdir() if p.is_dir()} >= {"test"}
+    assert {p.name for p in CORPUS.iterdir() if p.is_dir()} == set(HALVES)
+
+
+def test_the_corpus_is_large_and_varied() -> None:
+    conversations = load()
+    assert len(conversations) >= 150
+    assert len({c.setting for c in conversations}) >= 7
+    for which in HALVES:
+        part = [c for c in conversations if c.half == which]
+        assert sum(len(c.keep) for c in part) >= 100
+        assert sum(len(c.was) for c in part) >= 25
+        assert {k for c in part for k, _ in c.never} >= {
+            "secret",
+            "tool",
+            "question",
+            "group",
+            "rule",
+            "progress",
+        }
 
 
 def test_the_format() -> None:
