@@ -209,6 +209,46 @@ def test_r6_h2_every_source_review_writes_resolves_with_context_read(rv: Reverie
         assert [m.position for m in page.messages] == list(range(start, end))
 
 
+def test_r6_the_offline_reviewer_and_the_runner_agree_on_sources(rv: Reverie) -> None:
+    # Enough facts to overflow MEMORY.md: the reviewer adds "More: [[memory/...]]" link lines,
+    # which name no source. One rule (review/sources.py) says they need none, so the runner
+    # drops nothing the reviewer proposed.
+    talk(
+        rv,
+        "c1",
+        [("user", f"We use Tool{i:02d} for job number {i} of the pipeline.") for i in range(60)],
+    )
+    report = review_agent(rv, "ada", reviewer_for(rv, rv.agent("ada")), now=NOW)
+    assert report.commits == 1 and report.dropped == []
+    index = rv.memory_read("ada").text
+    assert "[[memory/" in index and len(index) <= rv.settings.prompt_index_chars
+
+
+def test_r6_runner_drops_entries_citing_turns_the_reviewer_did_not_read(rv: Reverie) -> None:
+    talk(rv, "c1", [("user", "We use Kamal"), ("user", "Staging is on Hetzner")])
+
+    class LeavesOut(Recorder):
+        def review(self, batch: ReviewInput) -> ReviewOutput:
+            out = super().review(batch)
+            out.left_out = [("c1", 1, 2)]  # a model reviewer over its prompt budget
+            return out
+
+    report = review_agent(
+        rv,
+        "ada",
+        LeavesOut(
+            lambda b: [
+                {"action": "add", "text": f"Uses Kamal {format_source('c1', 0, 1)}"},
+                {"action": "add", "text": f"On Hetzner {format_source('c1', 1, 2)}"},
+            ]
+        ),
+        now=NOW,
+    )
+    assert [d["code"] for d in report.dropped] == ["source_out_of_batch"]
+    assert "Hetzner" not in rv.memory_read("ada").text
+    assert rv.pending_ranges("ada", NOW) == [("c1", 1, 2)]
+
+
 def test_r7_one_commit_per_batch_and_a_retry_applies_nothing_twice(rv: Reverie) -> None:
     talk(rv, "c1", [("user", "We decided to use Postgres")])
     review_agent(rv, "ada", Recorder(first_turn_fact), now=NOW)

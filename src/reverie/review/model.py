@@ -53,7 +53,8 @@ from reverie.llm.base import (
     estimate_tokens,
 )
 
-from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, parse_sources
+from .sources import BatchSources
+from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn
 
 __all__ = [
     "REVIEW_SCHEMA",
@@ -530,35 +531,7 @@ def _ends_with_source(text: str) -> bool:
     return bool(matches) and matches[-1].end() == len(text)
 
 
-class _Sources:
-    """Which citations an entry may carry: ranges of the messages that were in the prompt.
-
-    Every citation of a new or replaced entry must be one, as the runner requires too; a line
-    moved unchanged from one memory file to another is not new and keeps its sources.
-    """
-
-    def __init__(self, turns: list[Turn]) -> None:
-        self.positions: dict[str, set[int]] = {}
-        for turn in turns:
-            self.positions.setdefault(turn.conversation_id, set()).add(turn.position)
-
-    def problem(self, text: str) -> str | None:
-        """Why the entry's sources are missing or out of range, or None when they are fine."""
-        body = text.rstrip()
-        if not _ends_with_source(body):
-            return "it does not end with (source: conversation#start-end)"
-        for conversation, start, end in parse_sources(body):
-            seen = self.positions.get(conversation)
-            if not seen:
-                return f"it cites {conversation}, which is not among the messages reviewed"
-            if start >= end or start < min(seen) or end > max(seen) + 1:
-                return f"it cites {conversation}#{start}-{end}, outside the messages reviewed"
-            if not any(start <= p < end for p in seen):
-                return f"it cites {conversation}#{start}-{end}, which holds no reviewed message"
-        return None
-
-
-def _entry_problem(text: str, sources: _Sources) -> str | None:
+def _entry_problem(text: str, sources: BatchSources) -> str | None:
     """Why one entry (or new topic list item) may not be kept, or None."""
     found = find_credentials(text)
     if found:
@@ -567,7 +540,8 @@ def _entry_problem(text: str, sources: _Sources) -> str | None:
         return "a question, not a fact"
     if is_agent_rule(text):
         return "a rule of behaviour for the agent (rules belong to instructions)"
-    return sources.problem(text)
+    problem = sources.problem(text)
+    return None if problem is None else problem.message
 
 
 def _excerpt(text: str) -> str:
@@ -577,7 +551,8 @@ def _excerpt(text: str) -> str:
 
 def _check(raw_operations: list[Any], batch: ReviewInput, prompt: _Prompt) -> _Checked:
     """Hold every proposed operation to the post-checks, in order; keep those that pass."""
-    sources = _Sources(prompt.turns)
+    # Citations may name only the messages that were in the prompt, as the runner requires.
+    sources = BatchSources(prompt.turns)
     known_lines = {
         line.strip()
         for text in (batch.index, *prompt.topics.values())
@@ -629,7 +604,7 @@ def _check(raw_operations: list[Any], batch: ReviewInput, prompt: _Prompt) -> _C
 
 def _op_problem(
     op: dict[str, Any],
-    sources: _Sources,
+    sources: BatchSources,
     existing_topics: set[str],
     shown_topics: dict[str, str],
 ) -> str | None:
@@ -669,7 +644,7 @@ def _op_problem(
 
 
 def _clean_topic(
-    op: dict[str, Any], sources: _Sources, shown_topics: dict[str, str], known_lines: set[str]
+    op: dict[str, Any], sources: BatchSources, shown_topics: dict[str, str], known_lines: set[str]
 ) -> tuple[dict[str, Any] | None, list[str]]:
     """Drop the new lines of a topic file that fail the entry checks; None when none is left.
 
