@@ -40,7 +40,6 @@ from reverie import Reverie
 from reverie.core.markdown import sections
 from reverie.errors import ReverieError
 from reverie.review.offline import OfflineReviewer, topic_slug
-from reverie.review.rules import normalize
 from reverie.review.runner import review_agent
 from reverie.review.types import Reviewer, ReviewInput, Turn, parse_sources
 from tests.review.corpus_format import ENDED, Conversation, Fact
@@ -177,8 +176,56 @@ def _stale(entries: list[Entry], old: Fact, new: Fact | None = None) -> int:
     )
 
 
+_FUNCTION_WORDS = frozenset(
+    [
+        "the",
+        "and",
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "has",
+        "had",
+        "their",
+        "they",
+        "them",
+        "there",
+        "then",
+        "than",
+        "also",
+        "just",
+        "very",
+        "really",
+        "will",
+        "would",
+        "could",
+        "should",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "about",
+        "into",
+        "over",
+        "your",
+        "yours",
+        "source",
+    ]
+)
+
+
+def _normalize(text: str) -> str:
+    # The judge's own reading of words (not the reviewer's): lower case, no function words,
+    # a plural "s" cut.
+    words = re.findall(r"[a-z0-9]+", text.casefold().replace("’", "'"))
+    kept = [w for w in words if w not in _FUNCTION_WORDS]
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in kept)
+
+
 def _content_words(text: str) -> set[str]:
-    return {w for w in normalize(text).split(" ") if len(w) >= 3}
+    return {w for w in _normalize(text).split(" ") if len(w) >= 3}
 
 
 def _history_lines(history: str) -> list[str]:

@@ -291,13 +291,16 @@ def test_r9_run_review_for_one_or_all_and_only_due_ones(rv: Reverie) -> None:
 
 def test_r10_two_processes_review_each_agent_once(home: Path) -> None:
     rv = Reverie(home, create=True)
+    purposes = ("builds", "docs", "backups")
     for n in range(4):
         rv.create_agent(f"agent{n}")
         for c in range(3):
             talk(
                 rv,
                 f"a{n}c{c}",
-                [("user", f"We decided to use tool {n}-{c} for builds.")],
+                # Three decisions about different things (one about builds, then another
+                # about builds, would rightly replace the first).
+                [("user", f"We decided to use tool {n}-{c} for {purposes[c]}.")],
                 agent=f"agent{n}",
                 at=time.time() - 2 * HOUR,
             )

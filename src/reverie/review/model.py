@@ -154,7 +154,7 @@ _CORRECT_CAP = (
 )
 
 # --- content checks on entries --------------------------------------------------------------
-# The offline reviewer's filters (rules.py) are private and tuned to raw chat sentences: their
+# The offline reviewer's filters (statements.py) are tuned to raw chat sentences: their
 # imperative openers ("keep", "list", "use", "format") would drop well-formed entries such as
 # "Keep-alive is off on the load balancer". These read entries written in the third person;
 # one shared entry-level check for both reviewers would be better (see the issue).
