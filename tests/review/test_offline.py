@@ -586,3 +586,19 @@ def test_r6_rewording_never_breaks_a_sentence(said: str, entry: str) -> None:
     assert [op for op in out.operations if entry in op["text"]], out.operations
     # "we" stays "we", said by someone: never "the team"
     assert all("the team" not in op["text"] for op in out.operations)
+
+
+def test_r6_a_verbless_answer_is_kept_with_its_question_and_cites_both() -> None:
+    out = review(
+        turns(
+            "c1",
+            bot("What are you studying this term?"),
+            user("Organic chemistry, physical chemistry and a statistics elective."),
+            user("ok thanks"),
+        )
+    )
+    [op] = out.operations
+    assert op["text"] == (
+        'Sam, asked "What are you studying this term?": Organic chemistry, physical chemistry '
+        "and a statistics elective. (source: c1#0-2)"
+    )

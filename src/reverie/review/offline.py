@@ -478,11 +478,16 @@ class OfflineReviewer:
         memory = _Memory.parse(batch.index, batch.topics)
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
+        asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
         for turn, listener in _turns(batch.turns):
             if turn.role not in {"user", "assistant"}:
                 skipped["tool output"] += 1  # review never reads tool logs (R5)
                 continue
             source = format_source(turn.conversation_id, turn.position, turn.position + 1)
+            question_at, question = asked.pop(turn.conversation_id, (turn.position, ""))
+            said = sentences(turn.text)
+            if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
+                asked[turn.conversation_id] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(turn.text)]
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             for start, end, sentence in sentences(turn.text):
@@ -491,7 +496,7 @@ class OfflineReviewer:
                     continue
                 pending = clauses(sentence)
                 while pending:
-                    found = read(pending.pop(0), role=turn.role, speaker=speaker)
+                    found = read(pending.pop(0), role=turn.role, speaker=speaker, question=question)
                     if isinstance(found, str):
                         skipped[found] += 1
                         continue
@@ -501,12 +506,15 @@ class OfflineReviewer:
                             pending.insert(0, found.rest)
                         continue
                     text = render(found, listener=listener, when=turn.time)
+                    cited = source
+                    if found.kind == "answer":  # the entry quotes the question: cite it too
+                        cited = format_source(turn.conversation_id, question_at, turn.position + 1)
                     if find_credentials(text):
                         skipped["secret"] += 1
                     elif found.kind == "switch":
                         outcomes[memory.switch(found, text, source)] += 1
                     else:
-                        outcomes[memory.fact(text, found.section, source)] += 1
+                        outcomes[memory.fact(text, found.section, cited)] += 1
         ops = memory.operations(batch.index_cap_chars)
         # The runner's rule (review/sources.py): propose nothing it would drop.
         own = BatchSources(batch.turns)

@@ -590,7 +590,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in _AUX
     pronoun = first in lx.PRONOUN_SUBJECTS and not determiner
     head = text.split(",", 1)[0].split(" ")
-    if kind in ("thing", "our", "name", "there") and not _has_verb(head[1:]):
+    contracted = re.search(r"'(?:s|re|ve|ll|d|m)$", head[0], re.I)  # "It's Dr. Menendez"
+    if kind in ("thing", "our", "name", "there") and not (contracted or _has_verb(head[1:])):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
         if re.search(r"\byou\b", low):
@@ -761,8 +762,13 @@ def _section(
 # --- reading a clause -------------------------------------------------------------------------
 
 
-def read(clause: str, *, role: str, speaker: str) -> Statement | str:
-    """A :class:`Statement` for a durable clause, or the reason to skip it."""
+def read(clause: str, *, role: str, speaker: str, question: str = "") -> Statement | str:
+    """A :class:`Statement` for a durable clause, or the reason to skip it.
+
+    ``question`` is the question the message answers, when the message before it in the
+    conversation ended with one: a user's verbless answer ("Organic chemistry and a statistics
+    elective") is then kept beside it, since alone it says nothing.
+    """
     text = clean(clause)
     if not text:
         return "small talk"
@@ -788,9 +794,23 @@ def read(clause: str, *, role: str, speaker: str) -> Statement | str:
                 text, DECISIONS, f, "retire", retired[0], "", retired[1], lesson, kind, speaker
             )
     if not _durable(text, kind, role, lesson, f.values):
+        if question and role == "user" and _answer(text, question):
+            section = _section(f"{question} {text}", "i", False, f.values, f.kinds)
+            meta = {"question": question}
+            return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
         return "no durable fact"
     section = _section(text, kind, lesson, f.values, f.kinds)
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
+
+
+def _answer(text: str, question: str) -> bool:
+    """Whether ``text`` is a verbless answer with content of its own to ``question``."""
+    words = _WORD.findall(text)
+    content = [w for w in words if w.lower() not in lx.STOP_WORDS and w.lower() not in _TIME_WORDS]
+    asks_what = re.match(
+        r"^(?:what|which|who|where|when|how many|how much|how long)\b", question, re.I
+    )
+    return bool(asks_what) and len(content) >= 2 and not _has_verb(words)
 
 
 def mentions(entry: str, thing: str) -> bool:

@@ -202,6 +202,10 @@ def finish(text: str) -> str:
 def render(st: Statement, *, listener: str | None, when: float) -> str:
     """The entry for ``st`` (without its source), said at ``when`` to ``listener``."""
     text = absolute_dates(st.text, when)
+    if st.kind == "answer":
+        # A verbless answer is kept with the question it answers, both as they were said.
+        question = absolute_dates(st.meta["question"], when)
+        return finish(f'{st.speaker}, asked "{question}": {text}')
     if st.role != "user":
         if listener:
             text = re.sub(r"\byour\b", f"{listener}'s", text, flags=re.I)
