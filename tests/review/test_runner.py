@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -9,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from reverie import Reverie
+from reverie.core.markdown import STANDARD_SECTIONS
+from reverie.errors import NotFound
+from reverie.review.offline import topic_slug
 from reverie.review.runner import ReviewLimits, review_agent
 from reverie.review.schedule import due, reviewer_for, run_review, slot_minute
 from reverie.review.types import ReviewInput, ReviewOutput, format_source, parse_sources
@@ -222,6 +226,64 @@ def test_r6_the_offline_reviewer_and_the_runner_agree_on_sources(rv: Reverie) ->
     assert report.commits == 1 and report.dropped == []
     index = rv.memory_read("ada").text
     assert "[[memory/" in index and len(index) <= rv.settings.prompt_index_chars
+
+
+def _index_problems(rv: Reverie) -> list[str]:
+    """What keeps MEMORY.md from being an index of its topic files (issue 11)."""
+    index = rv.memory_read("ada").text
+    problems = [f"MEMORY.md has {len(index)} characters"] if len(index) > 2000 else []
+    where: dict[str, str | None] = {}
+    section = None
+    for line in index.split("\n"):
+        if line.startswith("## "):
+            section = line[3:]
+        elif line.startswith("- "):
+            for link in re.findall(r"\[\[(memory/[\w-]+\.md)\]\]", line):
+                if link in where:
+                    problems.append(f"{link} is linked twice")
+                where[link] = section
+    items = {line for line in index.split("\n") if line.startswith("- ") and "[[" not in line}
+    for slug, name in ((topic_slug(s), s) for s in STANDARD_SECTIONS):
+        path = f"memory/{slug}.md"
+        try:
+            topic = rv.memory_read("ada", path).text
+        except NotFound:
+            continue
+        if where.get(path) != name:
+            problems.append(f"{path} is linked under {where.get(path)!r}, not {name!r}")
+        moved = {line for line in topic.split("\n") if line.startswith("- ")}
+        problems += [f"{line!r} is in MEMORY.md and {path}" for line in moved & items]
+        if not any(line for line in items if line in _section_lines(index, name)):
+            problems.append(f"{name} keeps no entry of its own in MEMORY.md")
+    return problems
+
+
+def _section_lines(index: str, name: str) -> set[str]:
+    body = index.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
+    return set(body.split("\n"))
+
+
+def test_r6_an_overflowing_index_stays_an_index_of_its_topic_files(rv: Reverie) -> None:
+    said = []
+    for i in range(20):
+        said += [
+            f"We decided to use Tool{i:02d} for pipeline stage {i}.",
+            f"The service{i} listens on port {7000 + i}.",
+            f"I prefer dish{i} on Fridays.",
+            f"The Project{i} launch is on March {i + 1}.",
+        ]
+    for b in range(4):
+        lines = [("user", text) for text in said[b * 20 : (b + 1) * 20]]
+        talk(rv, f"c{b}", lines, close=True)
+        report = review_agent(rv, "ada", reviewer_for(rv, rv.agent("ada")), now=NOW)
+        assert report.dropped == [] and report.commits == 1
+        assert _index_problems(rv) == [], b
+    everything = rv.memory_read("ada").text + "".join(
+        rv.memory_read("ada", f"memory/{topic_slug(s)}.md").text for s in STANDARD_SECTIONS
+    )
+    for text in said:  # every fact kept once, in the index or in its section's topic file
+        key = text.split(" ")[-4] if "port" in text else text.split(" ")[3]
+        assert everything.count(key + " ") + everything.count(key + ".") >= 1, key
 
 
 def test_r6_runner_drops_entries_citing_turns_the_reviewer_did_not_read(rv: Reverie) -> None:
