@@ -54,6 +54,7 @@ from reverie.llm.base import (
 )
 
 from .sources import BatchSources
+from .statements import entry_problem
 from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn
 
 __all__ = [
@@ -541,7 +542,12 @@ def _entry_problem(text: str, sources: BatchSources) -> str | None:
     if is_agent_rule(text):
         return "a rule of behaviour for the agent (rules belong to instructions)"
     problem = sources.problem(text)
-    return None if problem is None else problem.message
+    if problem is not None:
+        return problem.message
+    if not sources.grounded(text):
+        return "the messages it cites do not say it"
+    reason = entry_problem(text)  # the offline reviewer's own reading of a sentence
+    return None if reason is None else f"not a fact for memory ({reason})"
 
 
 def _excerpt(text: str) -> str:
@@ -619,10 +625,10 @@ def _op_problem(
             except RefusedInput as exc:
                 return exc.message
     action = op["action"]
-    if action in ("add", "replace"):
-        problem = _entry_problem(op["text"], sources)
-        if problem is not None:
-            return problem if "credential" in problem else f"{problem}: {_excerpt(op['text'])}"
+    if action == "add" and op.get("section") not in (None, *STANDARD_SECTIONS):
+        # The schema allows only the four; an entry under another heading would land at the
+        # end of the index, outside every section.
+        return f"section {str(op['section'])[:40]!r} is not one of {', '.join(STANDARD_SECTIONS)}"
     if action in ("replace", "remove") and "source" in op:
         try:
             path = normalize_source(op["source"])
@@ -631,6 +637,10 @@ def _op_problem(
         if path != INDEX and path not in shown_topics:
             return f"{path} was not shown to the model"
         op["source"] = path
+    if action in ("add", "replace"):
+        problem = _entry_problem(op["text"], sources)
+        if problem is not None:
+            return problem if "credential" in problem else f"{problem}: {_excerpt(op['text'])}"
     if action == "write_topic":
         try:
             path = topic_path(op["topic"])

@@ -52,6 +52,11 @@ def is_link_line(text: str) -> bool:
     return bool(_LABEL.match(rest))
 
 
+def _content(text: str) -> list[str]:
+    words = re.findall(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]", text.casefold())
+    return [w[:-1] if w.endswith("s") and len(w) > 4 else w for w in words if len(w) >= 4]
+
+
 def _ends_with_source(text: str) -> bool:
     found = list(SOURCE_PATTERN.finditer(text))
     return bool(found) and found[-1].end() == len(text)
@@ -62,8 +67,24 @@ class BatchSources:
 
     def __init__(self, turns: Iterable[Turn]) -> None:
         self.positions: dict[str, set[int]] = {}
+        self.texts: dict[tuple[str, int], str] = {}
         for turn in turns:
             self.positions.setdefault(turn.conversation_id, set()).add(turn.position)
+            self.texts[(turn.conversation_id, turn.position)] = turn.text
+
+    def grounded(self, text: str) -> bool:
+        """Whether the turns an entry cites say what it says: at least a third of its content
+        words (four letters or more) are in their text. A reviewer that rewords keeps the
+        names and the values; one that invents (tool output it never saw, a group chat) does
+        not."""
+        said = " ".join(
+            self.texts.get((c, p), "") for c, s, e in parse_sources(text) for p in range(s, e)
+        )
+        have = set(_content(said))
+        # "Sam said: ..." and "Sam: ...": who said it is not what the messages must say.
+        body = re.sub(r"^[A-Z][\w.' -]{0,40}?(?: said)?:\s+", "", SOURCE_PATTERN.sub(" ", text))
+        want = _content(body)
+        return not want or (bool(have & set(want)) and 3 * len(have & set(want)) >= len(set(want)))
 
     def problem(self, text: str) -> SourceProblem | None:
         """Why ``text`` (an entry review adds or rewrites) may not be written, or None."""

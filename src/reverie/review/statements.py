@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import lexicon as lx
-from .sentences import clean
+from .sentences import clauses, clean, sentences
 from .types import SOURCE_PATTERN
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "Frame",
     "Statement",
     "entry_frame",
+    "entry_problem",
     "frame",
     "meaning",
     "past",
@@ -542,9 +543,11 @@ def skip_reason(text: str, role: str) -> str | None:
             return "transient"
         first = low.split(" ", 1)[0].strip(",")
         gerund = first.endswith("ing") and len(first) > 4 and first not in lx.NOT_GERUNDS
+        following = [*low.split(" "), ""][1].strip(",.")
         # "rerunning the pipeline", "sending the proposal now"; not "Billing disputes go to
-        # Ingrid in finance".
-        if gerund and (_NOW.search(text) or len(_WORD.findall(text)) <= 6):
+        # Ingrid in finance" or "Staging database runs Postgres 16" (a noun, then its verb).
+        doing = gerund and (not following or following in _OBJECT_STARTS)
+        if doing and (_NOW.search(text) or len(_WORD.findall(text)) <= 6):
             return "transient"
     if _REQUEST.match(low) or _imperative(text) or re.search(r"\bplease\b", low):
         return "request" if role == "user" else "advice"
@@ -565,6 +568,10 @@ def skip_reason(text: str, role: str) -> str | None:
 # --- durability -----------------------------------------------------------------------------
 
 _QUANTIFIERS = lx.words("all every each both some most any")
+_OBJECT_STARTS = lx.words(
+    "the a an my our your their his her it this that these those some to on at in for back now "
+    "up out off down with through over"
+)
 _NOW = re.compile(r"\b(?:now|back|so far|today|tonight|right now|later)\b", re.I)
 _AUX = lx.words("is are was were has have had will would can could should must may might 's")
 _PROGRESSIVE = re.compile(
@@ -811,6 +818,32 @@ def _answer(text: str, question: str) -> bool:
         r"^(?:what|which|who|where|when|how many|how much|how long)\b", question, re.I
     )
     return bool(asks_what) and len(content) >= 2 and not _has_verb(words)
+
+
+_NEVER = frozenset({"question", "request", "behavioural rule", "secret"})
+
+
+def entry_problem(entry: str) -> str | None:
+    """Why an entry written by any reviewer is not a fact for memory, read the way the offline
+    reviewer reads a clause (:func:`read`): any clause that is a question, a request or a rule
+    aimed at the agent, or a secret; or no clause that is durable (small talk, a reaction,
+    progress, a hedge, a to-do, a past event). None when it is a fact. "Sam said:" and "Sam:"
+    attributions are read as that person speaking."""
+    body = strip_source(entry)
+    m = re.match(r"^(?P<who>[A-Z][\w.' -]{0,40}?)(?: said)?:\s+", body)
+    speaker = m["who"] if m else "Someone"
+    body = body[m.end() :] if m else body
+    reasons: list[str] = []
+    for _, _, sentence in sentences(body):
+        for part in clauses(sentence):
+            found = read(part, role="user", speaker=speaker)
+            if isinstance(found, Statement):
+                reasons.append("")
+            elif found in _NEVER:
+                return found
+            elif found != "too long":
+                reasons.append(found)
+    return None if "" in reasons or not reasons else reasons[0]
 
 
 def mentions(entry: str, thing: str) -> bool:
