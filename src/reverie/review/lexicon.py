@@ -546,6 +546,15 @@ TRANSIENT_SUBJECTS = words(
     "rollout ticket tickets proposal essay standup"
 )
 HEDGES = (
+    "i know",
+    "i feel",
+    "i appreciate",
+    "i agree",
+    "i understand",
+    "i wish",
+    "i mean",
+    "i hope",
+    "i bet",
     "maybe",
     "perhaps",
     "might",
@@ -572,6 +581,14 @@ HEDGES = (
     "at some point",
     "some day",
     "someday",
+)
+#: How someone feels at the moment ("I'm so excited", "John is determined"): not a fact to
+#: keep, unlike what they like or who they are.
+FEELINGS = words(
+    "excited determined happy glad thrilled sad stressed nervous proud grateful thankful sorry "
+    "pumped stoked bummed upset worried anxious tired exhausted relieved curious eager keen "
+    "motivated inspired amazed blessed lucky overwhelmed frustrated disappointed touched "
+    "honored honoured delighted psyched jealous scared afraid bored glad"
 )
 #: An obligation of the speaker: a to-do, not a fact ("we need to fix the login bug").
 TODO = (
@@ -1295,6 +1312,11 @@ WEEKDAYS = (
     "sundays",
     "weekdays",
     "weekends",
+)
+#: Numbers in words: "four doctors", "two weeks", "three seats" carry a value as "4" does.
+NUMBER_WORDS = words(
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
+    "fifty hundred thousand half dozen"
 )
 #: Value tokens: a time, a number with its unit, a version, a port, a path, an address.
 VALUE_TOKEN = re.compile(

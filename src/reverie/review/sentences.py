@@ -62,7 +62,8 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
                 merged.append((a, b))
         for a, b in merged:
             piece = line[a:b]
-            if piece.strip():
+            # "[shared a photo: ...]" and other bracketed notes are annotations, not speech.
+            if piece.strip() and not re.fullmatch(r"\s*\[[^\]]*\]\s*", piece):
                 lead = len(piece) - len(piece.lstrip())
                 out.append((start_of_line + a + lead, start_of_line + b, piece.strip()))
     return out

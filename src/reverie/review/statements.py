@@ -348,6 +348,10 @@ def _values(text: str, owner: tuple[str, ...]) -> tuple[frozenset[str], frozense
     for m in _MONTH.finditer(text):
         values.add(m.group(0).lower()[:3])
         kinds.add("date")
+    for w in re.findall(r"[a-z]+", text.lower()):
+        if w in lx.NUMBER_WORDS:
+            values.add(w)
+            kinds.add("number")
     for m in _WEEKDAY.finditer(text):
         values.add(m.group(0).lower().rstrip("s")[:3])
         kinds.add("weekday")
@@ -362,7 +366,9 @@ def _values(text: str, owner: tuple[str, ...]) -> tuple[frozenset[str], frozense
                 values.add(low)
                 kinds.add("class")
         low = re.sub(r"'s$", "", low)
-        capital = i > 0 and w[:1].isupper() and w not in lx.NAME_STOP
+        # A capital, or one inside the word ("iManage", "eBay"): a name.
+        capital = i > 0 and (w[:1].isupper() or bool(re.search(r"[a-z][A-Z]", w)))
+        capital = capital and w not in lx.NAME_STOP
         dated = _MONTH.fullmatch(w) or _WEEKDAY.fullmatch(w)
         if capital and low not in owner and low not in lx.STOP_WORDS and not dated:
             values.add(low)
@@ -608,6 +614,29 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         if kind not in ("thing", "our", "name") or pronoun or past(first):
             return False
         return bool(_ENVIRONMENT.search(text) or values)
+    if role == "user" and re.search(r"\b(?:you|your|yours|yourself)\b", low):
+        return False  # about the listener or the talk itself: "I'll let you know"
+    if re.match(r"^(?:would|could|should|can|might|may|will|must)\b", low):
+        return False  # "Would love to see it": a wish, no subject
+    intends = re.match(r"^(?:i'll|i will|we'll|we will|i'm going to|we're going to)\b", low)
+    if intends and not (values or _DECISION.search(text)):
+        return False  # an intention: "I'll definitely get one"
+    feeling = re.match(
+        r"^\S+\s+(?:is|am|are|was|'m|'re|'s)?\s*(?:so |really |very |super |just |"
+        r"totally |pretty |quite |feeling |definitely |still |also )*(\w+)",
+        low,
+    )
+    if feeling and feeling.group(1) in lx.FEELINGS and not values:
+        return False  # "John is excited to catch up", "I'm determined to ..."
+    gerund = first.endswith("ing") and first not in lx.NOT_GERUNDS and not values
+    following = words[1].lower() if len(words) > 1 else ""
+    if gerund and (following in _OBJECT_STARTS or re.search(r"\b(?:us|we|our)\b", low)):
+        return False  # "Creating a place that feels safe is key": a truism, no one's fact
+    if not values and re.search(r"\b(?:it|them|him|her|these|those)\b", low) and len(content) < 6:
+        return False  # "we won it by a tight score": what "it" is was said elsewhere
+    cues = _ENVIRONMENT, _PROJECT, _DECISION, _PERSONAL
+    if kind == "thing" and not pronoun and not values and not any(c.search(text) for c in cues):
+        return False  # "Hard work pays off eventually", "A cozy nook is a must": no one's fact
     if kind == "thing" and pronoun:
         # "everything moved to Buildkite", "they moved the exam to January 23", "it's Dr.
         # Menendez": a pronoun subject is kept only when the clause names what it is about.
@@ -651,13 +680,14 @@ def _is_verb(word: str) -> bool:
 
 
 def _past_event(text: str) -> bool:
-    """Whether a clause about a thing tells a past event ("the deploy failed")."""
-    for w in _WORD.findall(text)[1:6]:
+    """Whether a clause about a thing tells a past event ("the deploy failed"): its first verb
+    is in the past."""
+    for w in _WORD.findall(text)[1:]:
         low = w.lower()
-        if low in _AUX - {"was", "were", "had"} or low in ("does", "do", "needs", "goes"):
-            return False
         if low in ("was", "were", "had") or past(low):
             return True
+        if _is_verb(low):
+            return False
     return False
 
 
