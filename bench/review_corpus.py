@@ -48,6 +48,11 @@ ROWS = (
     ("updates", "updates", "n"),
     ("superseded value removed", "superseded_removed", "%"),
     ("new value kept, where the old was removed", "new_kept_when_removed", "%"),
+    (
+        "new value kept, where an old value written to memory was removed",
+        "new_kept_when_written_and_removed",
+        "%",
+    ),
     ("old removed and new kept", "updated_fully", "%"),
     ("old value ever written (update tested)", "old_ever_written", "%"),
     ("retractions", "retractions", "n"),

@@ -373,6 +373,11 @@ def totals(results: list[Result]) -> dict[str, Any]:
         "updates": len(sup),
         "superseded_removed": _share(len(removed), len(sup)),
         "new_kept_when_removed": _share(sum(1 for s in removed if s[3] >= 1), len(removed)),
+        # The same over the updates whose old value was written to memory and is gone now:
+        # an old value that was never kept was not removed by anything.
+        "new_kept_when_written_and_removed": _share(
+            sum(1 for s in removed if s[4] and s[3] >= 1), sum(1 for s in removed if s[4])
+        ),
         "updated_fully": _share(sum(1 for s in sup if s[2] == 0 and s[3] >= 1), len(sup)),
         "old_ever_written": _share(sum(1 for s in sup if s[4]), len(sup)),
         "retractions": len(gone),

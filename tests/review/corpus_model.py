@@ -41,7 +41,8 @@ _INDEX = re.compile(r"<memory_index>\n(.*?)\n</memory_index>", re.S)
 
 
 def _holder(messages: list[dict[str, Any]], f: Fact) -> dict[str, Any] | None:
-    return next((m for m in messages if f.held_by(_quote(m))), None)
+    """The latest shown message that holds ``f``."""
+    return next((m for m in reversed(messages) if f.held_by(_quote(m))), None)
 
 
 def _quote(m: dict[str, Any]) -> str:
@@ -81,7 +82,7 @@ def answer_for(conv: Conversation) -> Callable[[ScriptedCall], Answer]:
         for old, new in conv.was:
             m = _holder(messages, new)
             stale = next((line for line in index_lines if old.held_by(line)), None)
-            if m is not None and stale is not None:
+            if m is not None and stale is not None and f"- {_entry(m)}" not in index_lines:
                 ops.append({"action": "replace", "old": stale.lstrip("- "), "text": _entry(m)})
         for section, f in conv.keep:
             m = _holder(messages, f)
