@@ -40,6 +40,7 @@ from .sources import BatchSources, is_link_line
 from .statements import (
     Statement,
     entry_frame,
+    keys,
     meaning,
     mentions,
     read,
@@ -158,16 +159,20 @@ class _Memory:
         new = entry_frame(text)
         if not said:
             return "duplicate"
+        # Only entries that share a word, a value or an owner with it can be about the same
+        # thing: the others are not compared (review stays cheap as memory grows).
+        mine = keys(text)
+        near = [e for e in live if keys(e.text) & mine]
         if any(meaning(e.text) == said for e in live):
             # Said again, it is still true: entries it outdates go (a batch that repeats an
             # older value and then the newer one ends as the newer one alone).
-            for e in live:
+            for e in near:
                 if meaning(e.text) != said and supersedes(new, entry_frame(e.text)):
                     e.removed = True
             return "duplicate"
-        same = [e for e in live if supersedes(new, entry_frame(e.text))]
+        same = [e for e in near if supersedes(new, entry_frame(e.text))]
         if not same and any(
-            restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in live)
+            restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
         ):
             return "duplicate"  # said before in other words, with more detail
         if same:

@@ -20,6 +20,7 @@ the runner applies the same rule once more to whatever a reviewer answers (``mis
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class SourceProblem:
     message: str
 
 
+@functools.lru_cache(maxsize=65536)
 def is_link_line(text: str) -> bool:
     """Whether ``text`` only links topic files (with at most a short label)."""
     if not _LINK.search(text):

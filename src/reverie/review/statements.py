@@ -45,6 +45,7 @@ __all__ = [
     "entry_frame",
     "entry_problem",
     "frame",
+    "keys",
     "meaning",
     "past",
     "read",
@@ -166,11 +167,13 @@ _TIME_WORDS = lx.words(
 _SEPARATORS = re.compile(r"\s*(?:[,;:.!?()]|\s-\s|\s–\s|\s—\s)\s*")
 
 
+@functools.lru_cache(maxsize=65536)
 def strip_source(text: str) -> str:
     """An entry's text without its ``(source: ...)`` citations."""
     return re.sub(r"\s+", " ", SOURCE_PATTERN.sub("", text)).strip()
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     w = word.lower().strip("'")
     w = re.sub(r"'s$", "", w)
@@ -878,9 +881,14 @@ def entry_problem(entry: str) -> str | None:
 
 def mentions(entry: str, thing: str) -> bool:
     """Whether an entry names ``thing``: every content word of it, as whole words."""
-    want = {_stem(w) for w in _WORD.findall(thing) if w.lower() not in _GENERIC}
-    have = {_stem(w) for w in _WORD.findall(strip_source(entry))}
-    return bool(want) and want <= have
+    want = _stems(thing, generic=False)
+    return bool(want) and want <= _stems(entry, generic=True)
+
+
+@functools.lru_cache(maxsize=65536)
+def _stems(text: str, *, generic: bool) -> frozenset[str]:
+    words = _WORD.findall(strip_source(text))
+    return frozenset(_stem(w) for w in words if generic or w.lower() not in _GENERIC)
 
 
 _GENERIC = lx.STOP_WORDS | lx.words(
@@ -947,6 +955,16 @@ def supersedes(new: Frame, old: Frame) -> bool:
     if kinds and overlap >= 0.5 and new.values != old.values:
         return about
     return new.update and len(shared) >= 2 and overlap >= 0.4 and about
+
+
+@functools.lru_cache(maxsize=65536)
+def keys(entry: str) -> frozenset[str]:
+    """The words, values and person of an entry: :func:`supersedes` can only find an entry
+    outdated by a statement that shares one of them, so that the others need not be
+    compared (review stays cheap as memory grows)."""
+    f = entry_frame(entry)
+    owner = {"@" + " ".join(f.owner)} if f.owner and f.owner != ("we",) else set()
+    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions}
 
 
 def restates(new: Frame, old: Frame, shared: frozenset[str] | None = None) -> bool:
