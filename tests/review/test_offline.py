@@ -543,6 +543,16 @@ def test_r6_a_later_statement_replaces_the_fact_it_updates(
     assert kept in entries[0]
 
 
+def test_r6_a_retired_thing_leaves_a_list_but_not_a_sentence_broken() -> None:
+    index = index_after(review(turns("c1", user("We pay for Netflix and Disney+."))))
+    after = index_after(review(turns("c2", user("We cancelled Netflix.")), index), index)
+    assert "Sam: We pay for Disney+. (source: c2#0-1)" in after
+    said = "I draft in Scrivener and do edits in Google Docs with my editor."
+    index = index_after(review(turns("c1", user(said))))
+    after = index_after(review(turns("c2", user("I've given up on Scrivener.")), index), index)
+    assert "draft in do edits" not in after and "Scrivener" not in after
+
+
 def test_r6_a_retraction_that_names_the_replacement_keeps_it() -> None:
     index = index_after(review(turns("c1", user("We use Jenkins for CI."))))
     said = turns("c2", user("We're no longer using Jenkins; we moved CI to Buildkite."))

@@ -40,6 +40,7 @@ from .sources import BatchSources, is_link_line
 from .statements import (
     Statement,
     entry_frame,
+    is_verb,
     keys,
     meaning,
     mentions,
@@ -421,12 +422,17 @@ def _without(text: str, thing: str) -> str | None:
     """``text`` with ``thing`` taken out of a list it is part of ("We pay for Netflix and
     Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
     t = re.escape(thing)
-    for pattern in (rf"\b{t}\s+(?:and|&)\s+", rf"\s+(?:and|&)\s+{t}\b"):
-        shorter, n = re.subn(pattern, " ", text, count=1, flags=re.I)
-        if n:
-            shorter = re.sub(r"\s+", " ", shorter).strip()
-            if not mentions(shorter, thing):
-                return shorter
+    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}\b"):
+        m = re.search(pattern, text, flags=re.I)
+        # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
+        # two doings, and taking "Scrivener and" out would break the sentence.
+        if m is None or ("next" in m.groupdict() and is_verb(m["next"])):
+            continue
+        shorter = re.sub(r"\s+", " ", text[: m.start()] + " " + text[m.end() :]).strip()
+        if "next" in m.groupdict():
+            shorter = re.sub(r"\s+", " ", text[: m.start()] + m["next"] + text[m.end() :])
+        if not mentions(shorter, thing):
+            return shorter.strip()
     return None
 
 

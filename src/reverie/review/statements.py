@@ -45,6 +45,7 @@ __all__ = [
     "entry_frame",
     "entry_problem",
     "frame",
+    "is_verb",
     "keys",
     "meaning",
     "past",
@@ -294,7 +295,7 @@ def _subject_words(text: str, kind: str) -> frozenset[str]:
     words = re.sub(r"^(?:the|our|a|an|my|their|they)\s+", "", text, flags=re.I).split(" ")
     subject: list[str] = []
     for w in words[:7]:
-        if _is_verb(w) and subject:
+        if is_verb(w) and subject:
             return frozenset(
                 _stem(x) for x in _WORD.findall(" ".join(subject)) if x.lower() not in lx.STOP_WORDS
             )
@@ -307,7 +308,7 @@ def _noun_phrase(words: list[str]) -> frozenset[str]:
     out: list[str] = []
     for w in words[:4]:
         low = w.lower().strip(",.;:!?")
-        if not low or low in lx.STOP_WORDS or _is_verb(low) or lx.VALUE_TOKEN.fullmatch(low):
+        if not low or low in lx.STOP_WORDS or is_verb(low) or lx.VALUE_TOKEN.fullmatch(low):
             break
         out.append(_stem(low))
     return frozenset(out)
@@ -327,7 +328,7 @@ def subject_name(text: str) -> str:
         rest = text[m.end() :].split()
         if name.lower().endswith(lx.NOUN_ENDINGS) and not text[m.end() :].startswith("'s"):
             return ""
-        if not text[len(name) :].startswith("'s") and not (rest and _is_verb(rest[0])):
+        if not text[len(name) :].startswith("'s") and not (rest and is_verb(rest[0])):
             return ""
     return name
 
@@ -391,7 +392,7 @@ def _versions(text: str) -> tuple[tuple[str, str], ...]:
         after = text[m.end() :].split(" ", 2)
         following = after[1].lower().strip(",.;:!?") if len(after) > 1 else ""
         plain = "." not in version and following and following not in lx.STOP_WORDS
-        if plain and not _is_verb(following):
+        if plain and not is_verb(following):
             continue  # "SOC 2 audit", "Pixel 8 case": a name with a number, not a version
         out.append((low, version))
     return tuple(out)
@@ -664,10 +665,10 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
 
 
 def _has_verb(words: list[str]) -> bool:
-    return any(_is_verb(w) for w in words)
+    return any(is_verb(w) for w in words)
 
 
-def _is_verb(word: str) -> bool:
+def is_verb(word: str) -> bool:
     """Whether ``word`` reads as a verb form: an auxiliary, a listed verb or an inflection of
     one, a past tense."""
     low = word.lower().strip(",.;:!?")
@@ -689,7 +690,7 @@ def _past_event(text: str) -> bool:
         low = w.lower()
         if low in ("was", "were", "had") or past(low):
             return True
-        if _is_verb(low):
+        if is_verb(low):
             return False
     return False
 
