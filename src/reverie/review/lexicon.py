@@ -187,6 +187,8 @@ TRAILERS = (
 
 # --- what is never a fact -----------------------------------------------------------------
 
+#: Openers of a question without its "?" ("can you check the backup", "what time does it
+#: open"): a question word with the verb that makes it one.
 QUESTION_OPENERS = (
     "can you",
     "could you",
@@ -194,37 +196,40 @@ QUESTION_OPENERS = (
     "will you",
     "do you",
     "did you",
-    "does",
     "do we",
     "did we",
-    "do i",
+    "does anyone",
+    "does it",
+    "does this",
     "are you",
     "are we",
     "are there",
     "is there",
     "is it",
+    "is this",
     "have you",
     "has anyone",
     "anyone know",
     "anybody know",
     "any idea",
-    "what",
-    "what's",
-    "how",
-    "how's",
-    "where",
-    "where's",
-    "who",
-    "who's",
-    "which",
-    "why",
-    "when",
     "should i",
     "should we",
     "shall i",
     "shall we",
     "wondering",
     "i wonder",
+    "what's",
+    "how's",
+    "where's",
+    "who's",
+    "whats",
+    *(
+        f"{w} {aux}"
+        for w in ("what", "how", "where", "who", "which", "why", "when")
+        for aux in sorted(
+            words("is are was were do does did can should would will much many long often of one")
+        )
+    ),
 )
 #: Openers of a request to the assistant (imperatives and polite forms).
 REQUESTS = (
@@ -1100,22 +1105,6 @@ USE_VERBS = (
     "lives in",
     "track everything in",
 )
-#: Verbs by which a version changes: "we upgraded to Postgres 16".
-VERSION_VERBS = (
-    "upgraded",
-    "upgrade",
-    "bumped",
-    "updated",
-    "moved",
-    "downgraded",
-    "migrated",
-    "on",
-    "is on",
-    "are on",
-    "using",
-    "now",
-)
-
 #: Words of one kind where a person has one at a time: a newer one replaces the older.
 EXCLUSIVE_CLASSES: tuple[frozenset[str], ...] = (
     words("vegetarian vegan pescatarian omnivore carnivore"),

@@ -64,66 +64,7 @@ PROJECT = "Project state"
 #: Longest clause read: a longer "sentence" is pasted text, not something said.
 MAX_CHARS = 300
 
-_QUESTION = lx.phrases(
-    (
-        "can you",
-        "could you",
-        "would you",
-        "will you",
-        "do you",
-        "did you",
-        "do we",
-        "did we",
-        "does anyone",
-        "does it",
-        "does this",
-        "are you",
-        "are we",
-        "are there",
-        "is there",
-        "is it",
-        "is this",
-        "have you",
-        "has anyone",
-        "anyone know",
-        "anybody know",
-        "any idea",
-        "should i",
-        "should we",
-        "shall i",
-        "shall we",
-        "wondering",
-        "i wonder",
-        *(
-            f"{w} {aux}"
-            for w in ("what", "how", "where", "who", "which", "why", "when")
-            for aux in (
-                "is",
-                "are",
-                "was",
-                "were",
-                "do",
-                "does",
-                "did",
-                "can",
-                "should",
-                "would",
-                "will",
-                "much",
-                "many",
-                "long",
-                "often",
-                "of",
-                "one",
-            )
-        ),
-        "what's",
-        "how's",
-        "where's",
-        "who's",
-        "whats",
-    )
-)
+_QUESTION = lx.phrases(lx.QUESTION_OPENERS)
 _REQUEST = lx.phrases(lx.REQUESTS)
 _RULE = lx.phrases(lx.RULE_MARKERS)
 _SMALL_TALK = lx.phrases(lx.SMALL_TALK)
@@ -148,7 +89,6 @@ _WEEKDAY = lx.phrases(lx.WEEKDAYS)
 _USE = lx.phrases(lx.USE_VERBS)
 _RETIRE = lx.phrases(lx.RETIRE_VERBS)
 _SWITCH = lx.phrases(lx.SWITCH_VERBS)
-_VERSION_VERB = lx.phrases(lx.VERSION_VERBS)
 _OLD_VALUE = re.compile(
     r"(?:" + lx.phrases(lx.OLD_VALUE_LEADS).pattern + r")\s+(?P<v>[^,;:.!?]+)", re.I
 )
@@ -994,8 +934,3 @@ def version_change(new: Frame, old: Frame) -> bool:
     return any(
         t1 == t2 and v1 != v2 for t1, v1 in new.versions for t2, v2 in old.versions
     ) and not any(t1 == t2 and v1 == v2 for t1, v1 in new.versions for t2, v2 in old.versions)
-
-
-def version_verb(text: str) -> bool:
-    """Whether a clause says a version changed or is in use ("upgraded to", "is on")."""
-    return bool(_VERSION_VERB.search(text))
