@@ -8,9 +8,13 @@ operation to the rules the offline reviewer follows before handing it back:
 * the shape is a valid store operation (:func:`reverie.core.operations.parse_batch`);
 * no credential-shaped text (:func:`reverie.core.secrets.find_credentials`) and no control
   characters;
-* no question and no rule of behaviour aimed at the agent (rules belong to instructions);
+* no question and no rule of behaviour aimed at the agent (rules belong to instructions), and
+  nothing the offline reviewer would not keep as a fact, read the way it reads a clause
+  (:func:`.statements.entry_problem`: small talk, progress, a secret given in words, ...);
 * every ``add``/``replace`` entry, and every new list item of a topic file, ends with
-  ``(source: conv#start-end)`` naming messages that were in the prompt;
+  ``(source: conv#start-end)`` naming messages that were in the prompt (the runner's own rule,
+  :class:`.sources.BatchSources`), and those messages say it (a third of its content words);
+* an ``add`` goes under one of the four standard sections;
 * it applies cleanly to the memory the model saw (``old`` names exactly one line, a removal
   takes one line, a topic file is only rewritten when the model was shown it).
 
@@ -155,10 +159,9 @@ _CORRECT_CAP = (
 )
 
 # --- content checks on entries --------------------------------------------------------------
-# The offline reviewer's filters (statements.py) are tuned to raw chat sentences: their
-# imperative openers ("keep", "list", "use", "format") would drop well-formed entries such as
-# "Keep-alive is off on the load balancer". These read entries written in the third person;
-# one shared entry-level check for both reviewers would be better (see the issue).
+# Two shapes first, for a clear note: a question, and a rule aimed at the agent in the third
+# person ("The assistant must never ..."). Then the offline reviewer's own reading of every
+# clause (statements.entry_problem), which knows "Keep-alive is off" is not an order.
 
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _QUESTION_START = re.compile(

@@ -1,23 +1,29 @@
 """The offline reviewer: keeps memory current by rules, with no network and no model (R6, R8).
 
-It reads each user and assistant message sentence by sentence (:mod:`.rules` decides what a
-sentence says), then works on a model of the memory it was given, one statement at a time, so
-that the batch behaves as if its statements had been reviewed one after the other:
+It reads each user and assistant message sentence by sentence and clause by clause
+(:mod:`.sentences`), decides what each clause says (:mod:`.statements`) and how it is written as
+an entry (:mod:`.wording`), then works on a model of the memory it was given, one statement at a
+time, so that the batch behaves as if its statements had been reviewed one after the other:
 
-* a statement whose meaning is already there (up to case, punctuation, stop words and the
-  source suffix) is a duplicate and changes nothing;
-* a statement with the same subject and single-valued attribute as an entry ("Ada lives in
-  Paris" / "I moved to Berlin") replaces that entry, in place, with its new source;
+* a statement whose meaning is already there (up to case, punctuation, stop words, speaker and
+  source), or that says less than an entry in other words, is a duplicate and changes nothing;
+* a statement that outdates entries (:func:`.statements.supersedes`: the same person or thing,
+  and the old value named, another version, another value of a one-at-a-time attribute, or an
+  update of the same words) replaces the first in place, with its new source, and removes the
+  others;
 * "we switched from X to Y" rewrites the entries that say X is used; "we no longer use X"
-  removes the entries that mention X;
+  removes the entries that name X, or takes X out of a list;
+* a verbless answer is kept with the question it answers, citing both;
 * anything else is a new entry under its standard section.
 
 Then the model is compared with what was given and turned into store operations: ``replace``
 and ``remove`` for changed index entries, ``add`` for new ones, and ``write_topic`` for topic
 files. When ``MEMORY.md`` would exceed the prompt cap, the oldest entries of the largest
-sections move into one topic file per section (``memory/decisions.md``, ...), linked from the
-section. The operations are dry-run with the store's own pure :func:`apply_batch`, so what this
-reviewer proposes is what the store will do.
+sections move into one topic file per section (``memory/decisions.md``, ...), and each such
+section keeps its newest entries and a ``More: [[memory/<section>.md]]`` link, in that section:
+the index stays an index. The operations are dry-run with the store's own pure
+:func:`apply_batch`, and held to the runner's source rule (:mod:`.sources`), so what this
+reviewer proposes is what the store and the runner will accept.
 
 Deterministic: the same input gives the same operations and message. Never writes anything.
 """
