@@ -43,6 +43,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/serve_bench.py
 	$(BIN)/python bench/slack_bench.py
 	$(BIN)/python bench/review_quality.py
+	$(BIN)/python bench/review_corpus.py
 	$(BIN)/python bench/review_cost.py
 	$(BIN)/python bench/review_locomo.py
 	$(BIN)/python bench/locomo_bench.py --arms reverie,bm25s,rank-bm25
