@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .core.permissions import may_edit_agent, require_admin, require_edit
+from .errors import PermissionDenied
 
 if TYPE_CHECKING:
     from .api import Reverie
@@ -193,17 +194,20 @@ class Actor:
         return self.rv.soul_draft(agent, conversation_id)
 
     def soul_edit(self, agent: str, conversation_id: str, request: Any) -> SoulDraft:
-        """Only the agent edits its soul (S1): its turns call the facade, never a person."""
-        from .errors import PermissionDenied
+        """Only the agent edits its soul (S1): its turns call the facade, never a person.
 
-        raise PermissionDenied(
-            "Only the agent changes its soul, through its own draft; nothing was changed.",
-            code="permission_denied",
-        )
+        Raises:
+            PermissionDenied: always.
+        """
+        raise _agent_only()
 
     def soul_publish(self, agent: str, conversation_id: str) -> SoulReceipt:
-        """Only the agent publishes its soul (S1)."""
-        return self.soul_edit(agent, conversation_id, None)  # type: ignore[return-value]
+        """Only the agent publishes its soul (S1).
+
+        Raises:
+            PermissionDenied: always.
+        """
+        raise _agent_only()
 
     def approvals(self, agent: str | None = None, status: str | None = "pending") -> list[Approval]:
         """The approvals of the agents this member may edit."""
@@ -328,3 +332,10 @@ class Actor:
         """As :meth:`Reverie.review_log`, for an editor of the agent."""
         self._editable(agent)
         return self.rv.review_log(agent, limit)
+
+
+def _agent_only() -> PermissionDenied:
+    return PermissionDenied(
+        "Only the agent changes its soul, through its own draft and publish; nothing was changed.",
+        code="permission_denied",
+    )

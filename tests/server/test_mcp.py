@@ -85,6 +85,8 @@ async def inspect_update_and_refusals(c: Any) -> None:
     assert hits.structured_content["results"][0]["excerpt"] == "- We deploy on Tuesdays."
     missing = await c.call_tool("inspect_memory", {"agent": "nobody"})
     assert error_of(missing)["code"] == "not_found"
+    bad = error_of(await c.call_tool("update_agent_memory", {"agent": "ada", "body": "x"}))
+    assert bad["code"] == "invalid_arguments" and bad["field"] == "expected_revision"
 
 
 def test_mcp_over_stdio_acts_as_the_owner(tmp_path: Path) -> None:

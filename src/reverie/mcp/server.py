@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reverie import __version__
 from reverie.access import Actor
@@ -141,8 +141,16 @@ def build_server(rv: Reverie, resolve: Resolver) -> Server[Any]:
             payload = await anyio.to_thread.run_sync(run)
         except ReverieError as exc:
             return _error(exc.to_dict())
-        except ValueError as exc:  # pydantic's ValidationError is one
-            return _error({"code": "invalid_arguments", "message": str(exc).splitlines()[0]})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            return _error(
+                {
+                    "code": "invalid_arguments",
+                    "message": f"{params.name}: {where}: {first['msg']}. Fix it and call again.",
+                    "field": where,
+                }
+            )
         if "error" in payload:
             return _error(payload["error"])
         text = json.dumps(payload, ensure_ascii=False)
