@@ -13,7 +13,7 @@ import pytest
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.secrets import find_credentials
-from reverie.review import sentences, statements
+from reverie.review import changes, frames, sentences, statements
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.conftest import fake
@@ -413,12 +413,12 @@ def test_author_names_the_person_and_assistant_you_means_the_user() -> None:
     ],
 )
 def test_meaning_ignores_case_punctuation_stop_words_speaker_and_source(a: str, b: str) -> None:
-    assert statements.meaning(a) == statements.meaning(b)
+    assert frames.meaning(a) == frames.meaning(b)
 
 
 def test_meaning_keeps_what_differs() -> None:
-    assert statements.meaning("Sam lives in Paris.") != statements.meaning("Sam lives in Berlin.")
-    assert statements.meaning("Sam: We're on Python 3.11.") != statements.meaning(
+    assert frames.meaning("Sam lives in Paris.") != frames.meaning("Sam lives in Berlin.")
+    assert frames.meaning("Sam: We're on Python 3.11.") != frames.meaning(
         "Sam: We're on Python 3.12."
     )
 
@@ -444,7 +444,7 @@ def test_meaning_keeps_what_differs() -> None:
     ],
 )
 def test_supersedes(old: str, new: str) -> None:
-    assert statements.supersedes(statements.entry_frame(new), statements.entry_frame(old))
+    assert changes.supersedes(frames.entry_frame(new), frames.entry_frame(old))
 
 
 @pytest.mark.parametrize(
@@ -458,7 +458,7 @@ def test_supersedes(old: str, new: str) -> None:
     ],
 )
 def test_does_not_supersede(old: str, new: str) -> None:
-    assert not statements.supersedes(statements.entry_frame(new), statements.entry_frame(old))
+    assert not changes.supersedes(frames.entry_frame(new), frames.entry_frame(old))
 
 
 def test_sentences_keep_offsets_and_skip_code() -> None:

@@ -7,7 +7,7 @@ time, so that the batch behaves as if its statements had been reviewed one after
 
 * a statement whose meaning is already there (up to case, punctuation, stop words, speaker and
   source), or that says less than an entry in other words, is a duplicate and changes nothing;
-* a statement that outdates entries (:func:`.statements.supersedes`: the same person or thing,
+* a statement that outdates entries (:func:`.changes.supersedes`: the same person or thing,
   and the old value named, another version, another value of a one-at-a-time attribute, or an
   update of the same words) replaces the first in place, with its new source, and removes the
   others;
@@ -41,21 +41,11 @@ from reverie.core.paths import INDEX, topic_path
 from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
+from .changes import keys, mentions, restates, supersedes, uses
+from .frames import entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
 from .sources import BatchSources, is_link_line
-from .statements import (
-    Statement,
-    entry_frame,
-    is_verb,
-    keys,
-    meaning,
-    mentions,
-    read,
-    restates,
-    strip_source,
-    supersedes,
-    uses,
-)
+from .statements import Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 

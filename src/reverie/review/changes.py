@@ -1,0 +1,206 @@
+"""Changes, for the offline reviewer (SPEC R6, R8): pure functions, no I/O.
+
+Two things live here. Reading a clause that says something changed: a switch from one thing
+to another ("we moved from Jenkins to GitHub Actions") or a retirement ("we're not on Zendesk
+any more"). And comparing a statement with an entry already in memory: whether it names a
+thing (:func:`mentions`), says it is in use (:func:`uses`), says the same (:func:`restates`),
+or makes it outdated (:func:`supersedes`), all on :class:`.frames.Frame`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from . import lexicon as lx
+from .frames import TITLE, WORD, Frame, entry_frame, stem, strip_source
+
+__all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
+
+_USE = lx.phrases(lx.USE_VERBS)
+_RETIRE = lx.phrases(lx.RETIRE_VERBS)
+_SWITCH = lx.phrases(lx.SWITCH_VERBS)
+
+# --- changes: switches and retirements --------------------------------------------------------
+
+_END_OF_THING = re.compile(
+    r"\s*(?:[,;:(]|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
+    r"altogether|at all|anymore|any more|any longer|completely|last|this|over the|in favou?r|"
+    r"it|which|though|yesterday|today|for the|for now)\b)",
+    re.I,
+)
+
+
+def _thing(raw: str) -> str:
+    """A named thing without articles or what follows it: "the old MySQL box, because" ->
+    "old MySQL box"."""
+    value = re.sub(r"^(?:the|our|my|a|an|their|his|her)\s+", "", raw.strip(), flags=re.I)
+    value = _END_OF_THING.split(value, maxsplit=1)[0]
+    return value.strip(" .,'\"")
+
+
+def _switch(text: str) -> tuple[str, str] | None:
+    m = re.search(
+        rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?from\s+(?P<old>.+?)\s+(?:to|over to|onto)"
+        r"\s+(?P<new>[^,;.]+)",
+        text,
+        re.I,
+    ) or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+    if not m:
+        return None
+    old, new = _thing(m["old"]), _thing(m["new"])
+    if not old or not new or old.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS:
+        return None
+    return old, new
+
+
+def _retire(text: str, kind: str) -> tuple[str, str] | None:
+    """``(thing retired, what the clause goes on to say)``, or None."""
+    if kind not in ("i", "we", "implicit"):
+        m = re.match(
+            r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"
+            r" (?:retired|decommissioned|shut down|turned off|gone|removed|cancell?ed|dropped|"
+            r"no longer used)\b",
+            text,
+            re.I,
+        ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
+        if not m:
+            return None
+        return _thing(m["w"]), ""
+    m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    if not m:
+        return None
+    raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
+    thing = _thing(raw)
+    if (
+        not thing
+        or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
+        or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
+        or re.search(r"\b(?:you|your)\b", thing, re.I)
+    ):
+        return None
+    rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
+    rest = re.sub(
+        r"^(?:[\s,;:]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
+        r"completely)\b)+",
+        "",
+        rest,
+        flags=re.I,
+    ).strip()
+    return thing, rest
+
+
+def mentions(entry: str, thing: str) -> bool:
+    """Whether an entry names ``thing``: every content word of it, as whole words."""
+    want = _stems(thing, generic=False)
+    return bool(want) and want <= _stems(entry, generic=True)
+
+
+@functools.lru_cache(maxsize=65536)
+def _stems(text: str, *, generic: bool) -> frozenset[str]:
+    words = WORD.findall(strip_source(text))
+    return frozenset(stem(w) for w in words if generic or w.lower() not in _GENERIC)
+
+
+_GENERIC = lx.STOP_WORDS | lx.words(
+    "job account subscription plan tool service app thing stuff membership store box use using"
+)
+
+
+def uses(entry: str, thing: str) -> bool:
+    """Whether an entry says ``thing`` is in use ("We use MySQL 5.7 for ...")."""
+    body = strip_source(entry)
+    return bool(
+        re.search(rf"(?:{_USE.pattern})\s+(?:the\s+)?{re.escape(thing)}\b", body, re.I)
+    ) and not re.search(r"\b(?:switched|moved|migrated) from\b", body, re.I)
+
+
+_KINDS_OF_CHANGE = frozenset({"weekday", "time", "date", "number", "class", "version"})
+
+
+def supersedes(new: Frame, old: Frame) -> bool:
+    """Whether a statement with frame ``new`` makes an entry with frame ``old`` outdated.
+
+    First, both must be about the same thing: the same person or group (and, when both name
+    one, the same attribute of theirs: "my thesis", not "my advisor"), or the same thing; a
+    person's fact and a thing's statement only when they share at least two words. Then any
+    of: the new one names the old one's value as replaced ("instead of Fridays"); it names
+    another version of the same tool; both state the same single-valued attribute with other
+    values; it says the same in other words; both hold values of one kind (days, dates, times,
+    amounts) in nearly the same words; or it says it is an update and shares their words.
+    """
+    shared = new.skeleton & old.skeleton
+    smaller = min(len(new.skeleton), len(old.skeleton))
+    # Nothing but values on one side ("Standup is on Mondays at 9"): the words agree.
+    overlap = len(shared) / smaller if smaller else 1.0
+    if new.owner and old.owner:
+        if not new.same_owner(old):
+            return False
+        about = not (new.subject and old.subject) or _similar(new.subject, old.subject)
+    elif not new.owner and not old.owner:
+        about = _similar(new.subject, old.subject)
+    else:
+        about = len(shared) >= 2 or (bool(shared) and bool(new.cls) and new.cls == old.cls)
+    if restates(new, old, shared) and new.values >= old.values:
+        return True  # the same said again in other words, with all its values
+    names = {v for v in new.values & old.values if v.isalpha()}
+    changed = new.update and names and new.kinds & old.kinds & _KINDS_OF_CHANGE
+    if changed and new.values != old.values and (about or not (new.owner and old.owner)):
+        return True  # "the Kyoto trip is April 9 to 19 now"
+    if not about and not (new.old & old.values and shared):
+        return False
+    if new.old & (old.values | old.skeleton) and (shared or (new.cls and new.cls == old.cls)):
+        return True
+    if version_change(new, old):
+        return True
+    if new.owner and new.same_owner(old) and _exclusive(new.values, old.values):
+        return True  # "vegan" after "vegetarian": one of a closed class at a time
+    if new.cls and new.cls == old.cls and new.values and new.values != old.values:
+        return about
+    kinds = new.kinds & old.kinds & _KINDS_OF_CHANGE
+    if new.purpose and old.purpose and not new.purpose & old.purpose:
+        return False  # another purpose: another fact ("tool X for builds", "tool Y for docs")
+    old_names = {v for v in old.values if _is_name(v)}
+    if old_names and not new.update and not old_names & new.values:
+        return False  # other names: another thing ("Tool02 for job 2" after "Tool01 for job 1")
+    if kinds and overlap >= 0.5 and new.values != old.values:
+        return about
+    return new.update and len(shared) >= 2 and overlap >= 0.4 and about
+
+
+@functools.lru_cache(maxsize=65536)
+def keys(entry: str) -> frozenset[str]:
+    """The words, values and person of an entry: :func:`supersedes` can only find an entry
+    outdated by a statement that shares one of them, so that the others need not be
+    compared (review stays cheap as memory grows)."""
+    f = entry_frame(entry)
+    owner = {"@" + " ".join(f.owner)} if f.owner and f.owner != ("we",) else set()
+    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions}
+
+
+def restates(new: Frame, old: Frame, shared: frozenset[str] | None = None) -> bool:
+    """Whether ``new`` says nearly what ``old`` says, in other words (most of its words)."""
+    shared = new.skeleton & old.skeleton if shared is None else shared
+    smaller = max(1, min(len(new.skeleton), len(old.skeleton)))
+    if new.owner and old.owner and not new.same_owner(old):
+        return False
+    return len(shared) >= 4 and len(shared) / smaller >= 0.6
+
+
+def _exclusive(new: frozenset[str], old: frozenset[str]) -> bool:
+    return any(new & cls and old & cls and not old & cls <= new for cls in lx.EXCLUSIVE_CLASSES)
+
+
+def _is_name(value: str) -> bool:
+    return bool(re.search(r"[a-z]", value)) and not lx.VALUE_TOKEN.fullmatch(value)
+
+
+def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
+    return bool(a | b) and len(a & b) / len(a | b) >= 0.5
+
+
+def version_change(new: Frame, old: Frame) -> bool:
+    """Whether ``new`` names another version of a tool ``old`` names ("Postgres 16")."""
+    return any(
+        t1 == t2 and v1 != v2 for t1, v1 in new.versions for t2, v2 in old.versions
+    ) and not any(t1 == t2 and v1 == v2 for t1, v1 in new.versions for t2, v2 in old.versions)
