@@ -282,8 +282,15 @@ LESSON_CUES = phrase_list(
     solution was | workaround | the reason | comes from | came from | come from
     means that | happens because | happened because
     the problem was | the issue was | lesson | lesson learned | lessons learned | takeaway
-    til | note to self | prevents it | avoids
+    til | note to self | prevents it | avoids | found why | found out why | figured out why
+    worked out why | sorted it | solved it | fixes it
     """
+)
+#: Words a sentence opens with when its subject is in the sentence before ("He reports to
+#: Marek", "Their main admin is Felix"): it is read together with that sentence.
+LEANING_OPENERS = words(
+    "he she they his her their its it's him them these those which who he's she's they're "
+    "mostly mainly primarily also"
 )
 DECISION_CUES = phrase_list(
     """

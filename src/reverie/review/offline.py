@@ -42,6 +42,7 @@ from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
 from .changes import keys, mentions, restates, supersedes, uses
+from .discourse import units
 from .frames import entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
 from .sources import BatchSources, is_link_line
@@ -486,21 +487,31 @@ class OfflineReviewer:
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
-        for turn, listener in _turns(batch.turns):
+        for block, listener in _blocks(_turns(batch.turns)):
+            turn = block[-1]
             if turn.role not in {"user", "assistant"}:
                 skipped["tool output"] += 1  # review never reads tool logs (R5)
                 continue
-            source = format_source(turn.conversation_id, turn.position, turn.position + 1)
-            question_at, question = asked.pop(turn.conversation_id, (turn.position, ""))
+            conv = turn.conversation_id
+            # Consecutive messages of one author are read as one text (a sentence may lean on
+            # the message before); each entry cites the messages its sentences came from.
+            text = "\n".join(t.text for t in block)
+            ends = [0]
+            for t in block:
+                ends.append(ends[-1] + len(t.text) + 1)
+            question_at, question = asked.pop(conv, (block[0].position, ""))
             said = sentences(turn.text)
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
-                asked[turn.conversation_id] = (turn.position, said[-1][2])
-            secret_spans = [(f.start, f.end) for f in find_credentials(turn.text)]
+                asked[conv] = (turn.position, said[-1][2])
+            secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
-            for start, end, sentence in sentences(turn.text):
+            for start, end, sentence in units(text, turn.role):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
+                first = next(i for i in range(len(block)) if start < ends[i + 1])
+                last = next(i for i in range(len(block)) if end <= ends[i + 1])
+                source = format_source(conv, block[first].position, block[last].position + 1)
                 pending = clauses(sentence)
                 while pending:
                     found = read(pending.pop(0), role=turn.role, speaker=speaker, question=question)
@@ -512,16 +523,16 @@ class OfflineReviewer:
                         if found.rest:
                             pending.insert(0, found.rest)
                         continue
-                    text = render(found, listener=listener, when=turn.time)
+                    entry = render(found, listener=listener, when=block[last].time)
                     cited = source
                     if found.kind == "answer":  # the entry quotes the question: cite it too
-                        cited = format_source(turn.conversation_id, question_at, turn.position + 1)
-                    if find_credentials(text):
+                        cited = format_source(conv, question_at, block[last].position + 1)
+                    if find_credentials(entry):
                         skipped["secret"] += 1
                     elif found.kind == "switch":
-                        outcomes[memory.switch(found, text, source)] += 1
+                        outcomes[memory.switch(found, entry, source)] += 1
                     else:
-                        outcomes[memory.fact(text, found.section, cited)] += 1
+                        outcomes[memory.fact(entry, found.section, cited)] += 1
         ops = memory.operations(batch.index_cap_chars)
         # The runner's rule (review/sources.py): propose nothing it would drop.
         own = BatchSources(batch.turns)
@@ -561,6 +572,26 @@ def _turns(turns: list[Turn]) -> list[tuple[Turn, str]]:
         if t.role == "user":
             listener[t.conversation_id] = _display(t.author)
         out.append((t, listener.get(t.conversation_id, "the user")))
+    return out
+
+
+def _blocks(turns: list[tuple[Turn, str]]) -> list[tuple[list[Turn], str]]:
+    """Runs of consecutive messages (positions next to each other) by one user in one
+    conversation, each with its listener; any other message is a run of its own."""
+    out: list[tuple[list[Turn], str]] = []
+    for t, listener in turns:
+        if out and t.role == "user":
+            run, _ = out[-1]
+            prev = run[-1]
+            same = prev.role == "user" and prev.author == t.author
+            if (
+                same
+                and prev.conversation_id == t.conversation_id
+                and prev.position + 1 == t.position
+            ):
+                run.append(t)
+                continue
+        out.append(([t], listener))
     return out
 
 

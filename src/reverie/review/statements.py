@@ -51,6 +51,8 @@ PROJECT = "Project state"
 
 #: Longest clause read: a longer "sentence" is pasted text, not something said.
 MAX_CHARS = 300
+#: Longest text of sentences read together (:mod:`.discourse`).
+MAX_JOINED = 500
 
 _QUESTION = lx.phrases(lx.QUESTION_OPENERS)
 _REQUEST = lx.phrases(lx.REQUESTS)
@@ -131,7 +133,7 @@ def _imperative(text: str) -> bool:
 
 def skip_reason(text: str, role: str) -> str | None:
     """Why memory must not hold ``text``, or None."""
-    if len(text) > MAX_CHARS:
+    if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
         return "too long"
     low = text.lower()
     if text.rstrip().endswith("?") or _QUESTION.match(low):
@@ -343,8 +345,11 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             return Statement(
                 text, DECISIONS, f, "retire", retired[0], "", retired[1], lesson, kind, speaker
             )
-    if not _durable(text, kind, role, lesson, f.values):
-        if question and role == "user" and _answer(text, question):
+    # "Mostly the Kubernetes clusters" after "What does the team look after?": an answer
+    # that leans on the question is kept with it, whether or not it has a verb.
+    leans = text.split(" ", 1)[0].lower().strip(",") in lx.LEANING_OPENERS
+    if not _durable(text, kind, role, lesson, f.values) or (question and leans):
+        if question and role == "user" and (_answer(text, question) or leans):
             section = _section(f"{question} {text}", "i", False, f.values, f.kinds)
             meta = {"question": question}
             return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
