@@ -44,3 +44,16 @@ def test_a_unit_spans_every_sentence_joined() -> None:
     message = "Kofi joined as our SRE. He reports to Marek."
     [(start, end, _)] = units(message)
     assert (start, end) == (0, len(message))
+
+
+def test_a_verbless_self_introduction_is_kept() -> None:
+    from reverie.review.statements import PEOPLE, Statement, read
+
+    found = read("Hana Lind, office manager at Birchwood Dental", role="user", speaker="Hana")
+    assert isinstance(found, Statement) and found.section == PEOPLE
+    # Someone else's name with a comma is not the speaker introducing themselves.
+    assert read("Hana, can you book the room", role="user", speaker="Ola") != found
+    assert read("Ola here", role="user", speaker="Ola") == "introduction"
+    # A fragment after a bare introduction continues it.
+    said = "Ola Berg here. Night nurse, cardiology ward."
+    assert [t for _, _, t in units(said, "user", "Ola")] == [said]

@@ -9,7 +9,8 @@ one. :func:`units` joins a sentence to the one before it when it leans on it:
 * it opens with a word whose referent is in the sentence before (:data:`.lexicon.LEANING_OPENERS`:
   "he", "their", "mostly", ...);
 * it has no verb but content of its own ("Mostly Terraform and Go these days.", "Landlord:
-  Mr. Petrakis."): a fragment that continues the sentence before;
+  Mr. Petrakis."): a fragment that continues the sentence before, or the introduction before
+  it ("Dario Bellini here. Enterprise AE at Fernhill.");
 * it belongs to a lesson: it carries a cue of cause or remedy (:data:`.lexicon.LESSON_CUES`), or
   sits between two sentences that do; the sentence before the first cue is its symptom.
 
@@ -54,18 +55,18 @@ def _statement(text: str, role: str) -> bool:
     return bool(said) and not text.rstrip().endswith("?") and skip_reason(said, role) is None
 
 
-def _stands(text: str, role: str, lesson: bool) -> bool:
-    """Whether a sentence can take another after it: a statement; before a lesson also the
-    symptom it explains ("The card reader kept dropping out"), not progress ("it's green
-    now")."""
-    found = read(clean(text), role=role, speaker="Someone")
-    if isinstance(found, Statement):
+def _stands(text: str, role: str, speaker: str, lesson: bool) -> bool:
+    """Whether a sentence can take another after it: a statement, or the speaker naming
+    themselves ("Dario Bellini here."); before a lesson also the symptom it explains ("The
+    card reader kept dropping out"), not progress ("it's green now")."""
+    found = read(clean(text), role=role, speaker=speaker or "Someone")
+    if isinstance(found, Statement) or found == "introduction":
         return True
     doing = _DOING.match(text)  # "I looked at the logs": what someone did, not the symptom
     return lesson and found == "no durable fact" and not _NOW.search(text) and not doing
 
 
-def units(text: str, role: str = "user") -> list[tuple[int, int, str]]:
+def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, int, str]]:
     """The sentences of a message (:func:`.sentences.sentences`), each joined to the one before
     when it leans on it (see the module docstring), as ``(start, end, text)``: ``start`` and
     ``end`` span every sentence joined, so a credential anywhere in them taints the unit."""
@@ -82,7 +83,7 @@ def units(text: str, role: str = "user") -> list[tuple[int, int, str]]:
                 leans
                 and len(joined) <= MAX_JOINED
                 and _statement(sentence, role)
-                and _stands(before[2], role, lesson)
+                and _stands(before[2], role, speaker, lesson)
             ):
                 out[-1] = (before[0], end, joined)
                 continue

@@ -505,7 +505,7 @@ class OfflineReviewer:
                 asked[conv] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
-            for start, end, sentence in units(text, turn.role):
+            for start, end, sentence in units(text, turn.role, speaker):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue

@@ -328,9 +328,22 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     if reason:
         return reason
     kind, _ = subject_kind(text, role)
-    named = re.fullmatch(r"(?:i'm|i am|my name is|name's|this is)\s+(?P<n>[\w' -]+)", text, re.I)
-    if named and named["n"].strip().casefold() == speaker.casefold():
-        return "no durable fact"  # "I'm Priya", said by Priya, names no one new
+    named = _SELF_NAMED.fullmatch(text)
+    if named and (named["n"] or named["m"]).strip().casefold() == speaker.casefold():
+        return "introduction"  # "I'm Priya", "Priya here", said by Priya: names no one new
+    intro = _INTRODUCTION.match(text)
+    full_name = named is not None and _is_speaker(named["n"] or named["m"], speaker)
+    if full_name or (intro and _is_speaker(intro["n"], speaker) and _introduces(intro["rest"])):
+        # "Priya Raman here", "Priya Raman, head of platform at Kestrel Labs": who the
+        # speaker is, with no verb.
+        return Statement(
+            text,
+            PEOPLE,
+            frame(text, speaker, role),
+            subject_kind="name",
+            speaker=speaker,
+            role=role,
+        )
     lesson = bool(_LESSON.search(text))
     f = frame(text, speaker, role)
     if role == "user":
@@ -356,6 +369,33 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
         return "no durable fact"
     section = _section(text, kind, lesson, f.values, f.kinds)
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
+
+
+_PERSON = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
+_SELF_NAMED = re.compile(
+    rf"(?:(?:i'm|i am|my name is|name's|this is|it's|it is)\s+(?P<n>{_PERSON})|(?P<m>{_PERSON})"
+    r"\s+here)",
+    re.I,
+)
+_INTRODUCTION = re.compile(
+    rf"^(?:(?:this is|it's|it is)\s+)?(?P<n>{_PERSON})(?:\s+here)?\s*(?:,|:|\s[-–—])\s*"
+    r"(?P<rest>\S.*)$",
+    re.I,
+)
+
+
+def _is_speaker(name: str, speaker: str) -> bool:
+    """Whether ``name`` names the speaker: their name, or it begins with it."""
+    first = name.split()[0].casefold() if name.split() else ""
+    return bool(first) and first == speaker.split()[0].casefold()
+
+
+def _introduces(rest: str) -> bool:
+    """What follows a name in a verbless introduction: a role, a team, a place ("head of
+    platform at Kestrel Labs"), not a clause with a verb of its own."""
+    words = WORD.findall(rest)
+    content = [w for w in words if w.lower() not in lx.STOP_WORDS]
+    return len(content) >= 2 and not is_verb(words[0]) if words else False
 
 
 def _answer(text: str, question: str) -> bool:
