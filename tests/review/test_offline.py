@@ -612,3 +612,40 @@ def test_r6_a_verbless_answer_is_kept_with_its_question_and_cites_both() -> None
         'Sam, asked "What are you studying this term?": Organic chemistry, physical chemistry '
         "and a statistics elective. (source: c1#0-2)"
     )
+
+
+# --- second round (issue 11): retirements read by their shape, values that change in place ---
+
+
+def _after(*sessions: str, author: str = "sam") -> str:
+    index = new_index()
+    for n, text in enumerate(sessions):
+        out = review(turns(f"c{n}", user(text), author=author), index)
+        if out.operations:
+            index = index_after(out, index)
+    return index
+
+
+def test_r6_a_negated_use_that_ended_retires_the_thing() -> None:
+    index = _after("We track bugs in Jira.", "We aren't using Jira anymore.")
+    assert "Jira" not in index.replace("aren't using Jira anymore", "")
+    index = _after("Dev drives a diesel Golf.", "Dev bought an e-bike, so no more diesel Golf.")
+    assert "drives a diesel Golf" not in index and "e-bike" in index
+    # "not on call this week" says nothing ended: nothing is retired.
+    index = _after("We run staging on Nomad.", "We're not on call this week.")
+    assert "Nomad" in index
+
+
+def test_r6_what_replaces_a_retired_thing_takes_its_place_in_the_entry() -> None:
+    index = _after(
+        "We use Jira for bugs and Notion for docs.",
+        "We're not on Jira any more; bugs live in Linear since May.",
+    )
+    assert "Jira" not in index.replace("not on Jira any more", "")
+    assert "Linear for bugs and Notion for docs" in index
+
+
+def test_r6_an_update_gives_the_same_slot_another_value() -> None:
+    old = frames.entry_frame("Sam: Our lab slot is every Thursday.")
+    new = frames.entry_frame("The core facility moved our lab slot to Mondays.")
+    assert changes.supersedes(new, old)

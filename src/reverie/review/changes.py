@@ -20,6 +20,9 @@ __all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change
 _USE = lx.phrases(lx.USE_VERBS)
 _RETIRE = lx.phrases(lx.RETIRE_VERBS)
 _SWITCH = lx.phrases(lx.SWITCH_VERBS)
+_ENDED = lx.phrases(lx.ENDED_STATES)
+_NEGATED_USE = lx.phrases(lx.NEGATED_USE)
+_NO_LONGER = lx.phrases(lx.NO_LONGER)
 
 # --- changes: switches and retirements --------------------------------------------------------
 
@@ -54,13 +57,33 @@ def _switch(text: str) -> tuple[str, str] | None:
     return old, new
 
 
+_NEGATED = re.compile(
+    rf"(?:\bnot|n't|\bno longer)\s+(?:\w+\s+){{0,2}}?(?:{_NEGATED_USE.pattern})\s+"
+    rf"(?P<v>[^,;:.!?]+?)\s*(?:{_NO_LONGER.pattern})",
+    re.I,
+)
+_NO_MORE = re.compile(r"(?:^|,?\s+(?:so|and|but)\s+|[,;]\s+)no more\s+(?P<v>[^,;:.!?]+)", re.I)
+
+
 def _retire(text: str, kind: str) -> tuple[str, str] | None:
-    """``(thing retired, what the clause goes on to say)``, or None."""
+    """``(thing retired, what the clause goes on to say)``, or None.
+
+    Read three ways, whoever the subject: a negated use that says it ended ("we're not on
+    Zendesk any more", "we aren't using Jira anymore"); "no more X" ("Dev bought an EV, so no
+    more oil changes": what comes before it is said too); a thing in an ended state ("the old
+    build box is gone"). Then, for the speaker or their team, a verb that retires ("we dropped
+    Vellum", "I've given up on Scrivener").
+    """
+    m = _NEGATED.search(text) or _NO_MORE.search(text)
+    if m:
+        thing = _thing(m["v"])
+        if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
+            said = (text[: m.start()] + " " + text[m.end() :]).strip(" ,;")
+            return thing, said if len(said.split()) >= 2 else ""
     if kind not in ("i", "we", "implicit"):
         m = re.match(
             r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"
-            r" (?:retired|decommissioned|shut down|turned off|gone|removed|cancell?ed|dropped|"
-            r"no longer used)\b",
+            rf" (?:{_ENDED.pattern})",
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
@@ -147,6 +170,12 @@ def supersedes(new: Frame, old: Frame) -> bool:
     changed = new.update and names and new.kinds & old.kinds & _KINDS_OF_CHANGE
     if changed and new.values != old.values and (about or not (new.owner and old.owner)):
         return True  # "the Kyoto trip is April 9 to 19 now"
+    if new.old & old.values and new.owner and new.same_owner(old):
+        return True  # "Marcus is moving from DACH to the Nordics": his old value, named
+    if new.purpose and old.purpose and not new.purpose & old.purpose:
+        return False  # another purpose: another fact ("tool X for builds", "tool Y for docs")
+    if new.update and _slot_change(new, old, shared):
+        return True  # "the core facility moved our slot to Mondays" after "our slot is Thursday"
     if not about and not (new.old & old.values and shared):
         return False
     if new.old & (old.values | old.skeleton) and (shared or (new.cls and new.cls == old.cls)):
@@ -166,6 +195,27 @@ def supersedes(new: Frame, old: Frame) -> bool:
     if kinds and overlap >= 0.5 and new.values != old.values:
         return about
     return new.update and len(shared) >= 2 and overlap >= 0.4 and about
+
+
+_SLOT_KINDS = _KINDS_OF_CHANGE | {"name"}
+
+
+def _slot_change(new: Frame, old: Frame, shared: frozenset[str]) -> bool:
+    """Whether ``new``, said as an update, gives another value to what ``old`` states: they
+    share a word that is not generic (the slot: "slot", "budget", "walk-ins"), hold values of a
+    kind they share (days, times, dates, amounts, names) that differ both ways, and belong to
+    compatible owners: the same, a person and a thing, or a named owner the other one names."""
+    slot = {w for w in shared if w not in lx.GENERIC_WORDS and len(w) > 2}
+    if not slot or not new.kinds & old.kinds & _SLOT_KINDS:
+        return False
+    if not (new.values - old.values and old.values - new.values):
+        return False
+    if old.subject and not old.subject <= new.skeleton | new.subject | new.values:
+        return False  # another thing: "the ledger service is on port 9100", "billing ... 7443"
+    if new.owner and old.owner and not new.same_owner(old):
+        named = set(new.owner) <= old.values or set(old.owner) <= new.values
+        return named and not {"we"} & (set(new.owner) | set(old.owner))
+    return True
 
 
 @functools.lru_cache(maxsize=65536)

@@ -367,15 +367,32 @@ RETIRE_VERBS = phrase_list(
     stopped | quit | dropped | removed | retired
     decommissioned | got rid of | ditched | killed | sunset | sunsetted | turned off
     shut down | deleted | uninstalled | moved off | moved away from | cancelled | canceled
-    cut | closed | gave up on | gave up | are not on
+    cut | closed | gave up on | gave up | given up on | given up | are not on
     are no longer on | aren't on | 're not on | 're no longer on | sold
     """
+)
+#: States by which a thing the clause is about has ended: "the old build box is gone".
+ENDED_STATES = phrase_list(
+    """
+    retired | decommissioned | shut down | turned off | gone | removed | cancelled | canceled
+    dropped | no longer used | discontinued | scrapped | done with | no more
+    """
+)
+#: How a clause says that the speaker no longer uses something: a negation, then one of
+#: these, then the thing ("we're not on Zendesk any more", "we aren't using Jira anymore").
+NEGATED_USE = phrase_list("on | using | use | with | in | at | through | buying from | going to")
+#: Words that end a negated use: without one of them ("not on call this week") nothing ended.
+NO_LONGER = phrase_list("any more | anymore | any longer")
+#: Skeleton words too common to say two statements are about the same thing.
+GENERIC_WORDS = words(
+    "every each per mostly usually always often also still thing things stuff way lot kind "
+    "get gets go goes make makes take takes"
 )
 #: The words of "we switched from X to Y".
 SWITCH_VERBS = phrase_list(
     """
     switched | moved | migrated | changed | swapped | went | transitioned
-    switching | migrating
+    switching | migrating | moving | changing | swapping | transitioning
     """
 )
 #: Verbs that say a thing is in use: "we use X", "the app runs on X".
@@ -525,7 +542,8 @@ NAME_STOP = words(
     "Sure Great Cool Just Maybe Perhaps If Since Because After Before While Once Team Mostly "
     "January February March April May June July August September October November December "
     "Starting Last Next Every Each Most Some Any All Both Not New Old Big Small Good Bad "
-    "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah"
+    "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah "
+    "As"
 )
 MONTHS = phrase_list(
     """

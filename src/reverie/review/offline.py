@@ -41,6 +41,7 @@ from reverie.core.paths import INDEX, topic_path
 from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
+from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
 from .frames import entry_frame, is_verb, meaning, strip_source
@@ -94,6 +95,8 @@ class _Memory:
     topics: dict[str, str]
     entries: list[_Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Entries naming a thing retired in the message being read, and that thing.
+    retiring: list[tuple[_Entry, str]] = field(default_factory=list)
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -230,10 +233,38 @@ class _Memory:
             shorter = _without(strip_source(e.text), st.old)
             if shorter is not None:
                 e.text = f"{shorter} {source}"
+            elif len(_content(_drop(strip_source(e.text), st.old))) >= 3:
+                # The entry says more than that ("We use Zendesk for tickets and Statuspage
+                # for incidents"): what replaces the thing may follow in this message.
+                self.retiring.append((e, st.old))
             else:
                 e.removed = True
             gone += 1
         return "removed" if gone else "nothing to remove"
+
+    def replace_retired(self, text: str, source: str) -> bool:
+        """A statement after a retirement in the same message that names what took the
+        retired thing's place, in the same words as an entry that named it ("tickets live in
+        Front" after "we're not on Zendesk any more"): that entry now names the new thing."""
+        new = entry_frame(text)
+        for e, thing in self.retiring:
+            if e.removed:
+                continue
+            old = entry_frame(e.text)
+            shared = {w for w in new.skeleton & old.skeleton if w not in lx.GENERIC_WORDS}
+            name = _new_name(text, e.text, thing)
+            if shared and name:
+                body = re.sub(rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I)
+                e.text = f"{body} {source}"
+                self.retiring.remove((e, thing))
+                return True
+        return False
+
+    def settle_retired(self) -> None:
+        """At the end of a message: an entry whose retired thing nothing replaced goes."""
+        for e, _ in self.retiring:
+            e.removed = True
+        self.retiring.clear()
 
     # the outcome
 
@@ -433,6 +464,36 @@ def _without(text: str, thing: str) -> str | None:
     return None
 
 
+def _content(text: str) -> list[str]:
+    return [w for w in re.findall(r"[\w'+-]+", text) if w.lower() not in lx.STOP_WORDS]
+
+
+def _drop(text: str, thing: str) -> str:
+    return re.sub(rf"\b{re.escape(thing)}\b", " ", re.sub(r"^[^:]{1,40}:\s", "", text), flags=re.I)
+
+
+def _new_name(text: str, entry: str, thing: str) -> str | None:
+    """The one name ``text`` gives that ``entry`` does not hold (a run of capitalised words
+    after the first word: "Front", "Help Scout"), or None."""
+    body = strip_source(text)
+    body = re.sub(r"^[^:]{1,40}:\s", "", body)  # "Lin: ..." names the speaker
+    found = re.findall(r"(?<=\s)(?-i:[A-Z][\w+.-]*(?:\s+[A-Z][\w+.-]*)*)", body)
+    runs = [r.rstrip(".") for r in found]
+    held = strip_source(entry).casefold()
+    names = [
+        r
+        for r in runs
+        if r.casefold() not in held
+        and r.casefold() != thing.casefold()
+        and not _WHEN.fullmatch(r)
+        and r.split()[0] not in lx.NAME_STOP
+    ]
+    return names[0] if len(names) == 1 else None
+
+
+_WHEN = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
+
+
 def _accepted(
     ops: list[dict[str, Any]], index: str, topics: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -529,10 +590,13 @@ class OfflineReviewer:
                         cited = format_source(conv, question_at, block[last].position + 1)
                     if find_credentials(entry):
                         skipped["secret"] += 1
+                    elif memory.retiring and memory.replace_retired(entry, source):
+                        outcomes["updated"] += 1
                     elif found.kind == "switch":
                         outcomes[memory.switch(found, entry, source)] += 1
                     else:
                         outcomes[memory.fact(entry, found.section, cited)] += 1
+            memory.settle_retired()
         ops = memory.operations(batch.index_cap_chars)
         # The runner's rule (review/sources.py): propose nothing it would drop.
         own = BatchSources(batch.turns)
