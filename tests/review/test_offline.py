@@ -649,3 +649,12 @@ def test_r6_an_update_gives_the_same_slot_another_value() -> None:
     old = frames.entry_frame("Sam: Our lab slot is every Thursday.")
     new = frames.entry_frame("The core facility moved our lab slot to Mondays.")
     assert changes.supersedes(new, old)
+
+
+def test_r6_a_decision_taken_back_replaces_the_decision() -> None:
+    index = _after(
+        "I decided the thief is the gardener, not the cook.",
+        "Changed my mind again: the cook did it after all, the gardener is a decoy.",
+    )
+    assert "thief is the gardener" not in index
+    assert "cook did it after all" in index

@@ -170,6 +170,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
     changed = new.update and names and new.kinds & old.kinds & _KINDS_OF_CHANGE
     if changed and new.values != old.values and (about or not (new.owner and old.owner)):
         return True  # "the Kyoto trip is April 9 to 19 now"
+    if new.reverses and old.decided and _reversal(new, old, shared):
+        return True  # "changed my mind: the vicar did it after all" after "I decided ..."
     if new.old & old.values and new.owner and new.same_owner(old):
         return True  # "Marcus is moving from DACH to the Nordics": his old value, named
     if new.purpose and old.purpose and not new.purpose & old.purpose:
@@ -198,6 +200,15 @@ def supersedes(new: Frame, old: Frame) -> bool:
 
 
 _SLOT_KINDS = _KINDS_OF_CHANGE | {"name"}
+
+
+def _reversal(new: Frame, old: Frame, shared: frozenset[str]) -> bool:
+    """Whether a statement that takes a decision back is about ``old``'s decision: compatible
+    owners, and a word or a name in common that is not generic."""
+    if new.owner and old.owner and not new.same_owner(old) and "we" not in new.owner + old.owner:
+        return False
+    common = {w for w in shared if w not in lx.GENERIC_WORDS and len(w) > 2}
+    return bool(common or {v for v in new.values & old.values if _is_name(v)})
 
 
 def _slot_change(new: Frame, old: Frame, shared: frozenset[str]) -> bool:

@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _UPDATE = lx.phrases(lx.UPDATE_MARKERS)
+_REVERSAL = lx.phrases(lx.REVERSAL_CUES)
+_DECISION = lx.phrases(lx.DECISION_CUES)
 MONTH = lx.phrases(lx.MONTHS)
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
 _OLD_VALUE = re.compile(
@@ -112,6 +114,10 @@ class Frame:
     versions: tuple[tuple[str, str], ...] = ()
     #: What a thing is used or done for ("... for builds"): another purpose, another fact.
     purpose: frozenset[str] = frozenset()
+    #: It states a decision ("we decided to split the frontend").
+    decided: bool = False
+    #: It takes an earlier decision back ("we reversed the repo decision").
+    reverses: bool = False
 
     def same_owner(self, other: Frame) -> bool:
         """Whether both are facts of the same person or group (or both of no one)."""
@@ -340,9 +346,11 @@ def frame(text: str, speaker: str = "", role: str = "user") -> Frame:
         kinds=kinds,
         cls=_class(text),
         old=_old_values(text),
-        update=bool(_UPDATE.search(text)),
+        update=bool(_UPDATE.search(text) or _REVERSAL.search(text)),
         versions=_versions(text),
         purpose=_purpose(text),
+        decided=bool(_DECISION.search(text)),
+        reverses=bool(_REVERSAL.search(text)),
     )
 
 

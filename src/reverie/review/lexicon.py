@@ -286,6 +286,15 @@ LESSON_CUES = phrase_list(
     worked out why | sorted it | solved it | fixes it
     """
 )
+#: Words by which a statement takes back an earlier decision ("changed my mind again: the
+#: vicar did it after all"): it replaces the decision it shares a word with.
+REVERSAL_CUES = phrase_list(
+    """
+    changed my mind | changed our minds | change of plan | change of plans | reversed
+    reversing | reverse the | scratch that | after all | on second thought
+    on second thoughts | back to the | we're back to | going back to | went back to
+    """
+)
 #: Words a sentence opens with when its subject is in the sentence before ("He reports to
 #: Marek", "Their main admin is Felix"): it is read together with that sentence.
 LEANING_OPENERS = words(

@@ -358,6 +358,12 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             return Statement(
                 text, DECISIONS, f, "retire", retired[0], "", retired[1], lesson, kind, speaker
             )
+    if role == "user" and f.reverses and not f.decided:
+        # "Changed my mind again: the vicar did it after all": a decision taken back is kept,
+        # whatever its shape, so that it can replace the decision it reverses.
+        content = [w for w in WORD.findall(text) if w.lower() not in lx.STOP_WORDS]
+        if len(content) >= 3:
+            return Statement(text, DECISIONS, f, subject_kind=kind, speaker=speaker, role=role)
     # "Mostly the Kubernetes clusters" after "What does the team look after?": an answer
     # that leans on the question is kept with it, whether or not it has a verb.
     leans = text.split(" ", 1)[0].lower().strip(",") in lx.LEANING_OPENERS
