@@ -658,3 +658,11 @@ def test_r6_a_decision_taken_back_replaces_the_decision() -> None:
     )
     assert "thief is the gardener" not in index
     assert "cook did it after all" in index
+
+
+def test_r6_a_statement_after_an_opening_phrase_is_read() -> None:
+    index = _after(
+        "Our weekly food budget is 120 euros.",
+        "With prices going up, we raised the weekly food budget to 140 euros.",
+    )
+    assert "140 euros" in index and "120 euros" not in index

@@ -286,6 +286,14 @@ LESSON_CUES = phrase_list(
     worked out why | sorted it | solved it | fixes it
     """
 )
+#: Words that open a phrase set before the statement it frames ("With prices going up, we
+#: raised the budget"): when the whole is not read as a statement, what follows the comma is.
+OPENING_PHRASES = phrase_list(
+    """
+    with | after | since | given | as of | because of | due to | following | now that
+    thanks to | starting | from | in | on | at | for | over | during | ever since | once
+    """
+)
 #: Words by which a statement takes back an earlier decision ("changed my mind again: the
 #: vicar did it after all"): it replaces the decision it shares a word with.
 REVERSAL_CUES = phrase_list(

@@ -372,11 +372,19 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             section = _section(f"{question} {text}", "i", False, f.values, f.kinds)
             meta = {"question": question}
             return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
+        opened = _OPENING.match(text)
+        if opened and role == "user":
+            # "With prices going up, we raised the budget to 1,050": the statement is what
+            # follows the opening phrase.
+            return read(opened["rest"], role=role, speaker=speaker)
         return "no durable fact"
     section = _section(text, kind, lesson, f.values, f.kinds)
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
 
 
+_OPENING = re.compile(
+    rf"^(?:{lx.phrases(lx.OPENING_PHRASES).pattern})\b[^,;:]{{1,60}},\s+(?P<rest>\S.{{8,}})$", re.I
+)
 _PERSON = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
 _SELF_NAMED = re.compile(
     rf"(?:(?:i'm|i am|my name is|name's|this is|it's|it is)\s+(?P<n>{_PERSON})|(?P<m>{_PERSON})"
