@@ -666,3 +666,10 @@ def test_r6_a_statement_after_an_opening_phrase_is_read() -> None:
         "With prices going up, we raised the weekly food budget to 140 euros.",
     )
     assert "140 euros" in index and "120 euros" not in index
+
+
+def test_r6_a_closing_day_is_not_a_retirement_and_where_a_thing_is_is_kept() -> None:
+    index = _after("We're closed on July 4 and the Friday after Thanksgiving.")
+    assert "July 4" in index and "Thanksgiving" in index
+    index = _after("The fuse box is behind the laundry door.")
+    assert "behind the laundry door" in index

@@ -21,6 +21,7 @@ _USE = lx.phrases(lx.USE_VERBS)
 _RETIRE = lx.phrases(lx.RETIRE_VERBS)
 _SWITCH = lx.phrases(lx.SWITCH_VERBS)
 _ENDED = lx.phrases(lx.ENDED_STATES)
+_WHEN = re.compile(rf"(?:{lx.phrases([*lx.MONTHS, *lx.WEEKDAYS]).pattern}|\d)", re.I)
 _NEGATED_USE = lx.phrases(lx.NEGATED_USE)
 _NO_LONGER = lx.phrases(lx.NO_LONGER)
 
@@ -100,6 +101,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
         or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
         or re.search(r"\b(?:you|your)\b", thing, re.I)
+        or _WHEN.match(thing)  # "we're closed on July 4": a day, not a thing that ended
     ):
         return None
     rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""

@@ -535,7 +535,8 @@ VERBS = words(
     "avoid prevent stop solve help improve reduce increase limit cap go sit lie rise rose "
     "belong contain depend exist matter cost weigh measure equal fit suit enter "
     "shadow refund print order email text deliver pick rent share sync back log track "
-    "sit speak spell spell teach pay verify"
+    "sit speak spell spell teach pay verify arrive happen occur renew collect visit last "
+    "carry stock sell"
 )
 #: Preference verbs read as one: "likes a numbered list" and "prefers them grouped" meet.
 SAME_VERB = {"like": "prefer", "love": "prefer", "enjoy": "prefer", "rather": "prefer"}

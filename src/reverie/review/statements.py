@@ -238,7 +238,14 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if not values and re.search(r"\b(?:it|them|him|her|these|those)\b", low) and len(content) < 6:
         return False  # "we won it by a tight score": what "it" is was said elsewhere
     cues = _ENVIRONMENT, _PROJECT, _DECISION, _PERSONAL
-    if kind == "thing" and not pronoun and not values and not any(c.search(text) for c in cues):
+    placed = _PLACED.match(text)  # "The router is in the hall closet": where a thing is
+    if (
+        kind == "thing"
+        and not pronoun
+        and not values
+        and not placed
+        and not any(c.search(text) for c in cues)
+    ):
         return False  # "Hard work pays off eventually", "A cozy nook is a must": no one's fact
     if kind == "thing" and pronoun:
         # "everything moved to Buildkite", "they moved the exam to January 23", "it's Dr.
@@ -382,6 +389,11 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
 
 
+_PLACED = re.compile(
+    r"^(?:the|our|my)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives|live|sits|sit|stays|stay|hangs|"
+    r"hang|is kept|are kept)\s+(?:in|at|on|under|behind|inside|above|below|next to|beside)\s",
+    re.I,
+)
 _OPENING = re.compile(
     rf"^(?:{lx.phrases(lx.OPENING_PHRASES).pattern})\b[^,;:]{{1,60}},\s+(?P<rest>\S.{{8,}})$", re.I
 )
