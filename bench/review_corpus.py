@@ -1,9 +1,11 @@
-"""Review quality on the issue-11 corpus: dev and test side by side.
+"""Review quality on the issue-11 corpus: dev, test and the held-out test2 side by side.
 
 The corpus (``tests/review/corpus/``, format and split rule in ``tests/review/corpus_format.py``)
-holds 175 conversations written for this evaluation, split by a hash of their id into a
-``dev`` half, which the offline reviewer may be tuned on, and a ``test`` half, frozen before any
-tuning. Each conversation is imported into its own Reverie home and reviewed session by session
+holds 175 conversations written for the first round, split by a hash of their id into a ``dev``
+and a ``test`` half (both development data since the first round studied the test half's
+misses), and ``test2``: 103 conversations written fresh for the second round and committed,
+with the figures of the reviewer as it then was, before the reviewer was changed. Each
+conversation is imported into its own Reverie home and reviewed session by session
 through the runner (``tests/review/corpus_eval.py``), then scored: durable facts kept exactly
 once, superseded values removed with the new value kept, retractions, phrases that must never
 reach memory or its history (secrets, tool output, questions, group chat, rules aimed at the
@@ -12,11 +14,12 @@ that changes nothing, and precision.
 
 Run::
 
-    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|both] [--details]
+    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|both|all] [--details]
         [--reviewer offline|model] [--json]
 
-``--details`` lists what went wrong per conversation, for the dev half only: the test half is
-reported in aggregate, so that nobody tunes on it by accident. ``--reviewer model`` runs the
+``both`` is dev and test, ``all`` adds test2 (the default). ``--details`` lists what went wrong
+per conversation, for dev and test only: test2 is reported in aggregate, so that nobody tunes
+on it by accident. ``--reviewer model`` runs the
 model reviewer with a scripted provider (``tests/review/corpus_model.py``) instead.
 """
 
@@ -36,7 +39,7 @@ if str(_common.ROOT) not in sys.path:  # the corpus is in tests/, importable fro
     sys.path.insert(0, str(_common.ROOT))
 
 from tests.review.corpus_eval import Result, review_conversation, totals
-from tests.review.corpus_format import HALVES, load
+from tests.review.corpus_format import HALVES, HELD_OUT, load
 
 ROWS = (
     ("conversations", "conversations", "n"),
@@ -98,7 +101,7 @@ def run(half: str, reviewer: str) -> list[Result]:
 
 
 def details(results: list[Result]) -> list[str]:
-    """One block per conversation with something wrong (dev half only)."""
+    """One block per conversation with something wrong (development data only)."""
     lines: list[str] = []
     for r in results:
         problems = [f"  missed: {f.text}" for _, f, n, _ in r.kept if n == 0]
@@ -126,12 +129,12 @@ def details(results: list[Result]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--half", choices=[*HALVES, "both"], default="both")
+    parser.add_argument("--half", choices=[*HALVES, HELD_OUT, "both", "all"], default="all")
     parser.add_argument("--reviewer", choices=["offline", "model"], default="offline")
-    parser.add_argument("--details", action="store_true", help="what went wrong, dev half only")
+    parser.add_argument("--details", action="store_true", help="what went wrong, dev and test")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
-    halves = HALVES if args.half == "both" else (args.half,)
+    halves = {"both": HALVES, "all": (*HALVES, HELD_OUT)}.get(args.half, (args.half,))
     figures: dict[str, dict[str, Any]] = {}
     results: dict[str, list[Result]] = {}
     for half in halves:
@@ -161,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         ],
     )
     text = [table, "", leaks]
-    if args.details and "dev" in results:
-        text += ["", "What went wrong on the dev half:", "", *details(results["dev"])]
+    for half in HALVES:  # never test2: it is held out
+        if args.details and half in results:
+            text += ["", f"What went wrong on the {half} half:", "", *details(results[half])]
     _common.emit(args.json, {"reviewer": args.reviewer, "halves": figures}, "\n".join(text))
     return 0
 

@@ -10,7 +10,9 @@ offline reviewer given every turn again proposes nothing that changes memory (th
 is not asked that: whether a model repeats itself is the script's property, not the code's).
 The rates of
 the acceptance (durable facts kept exactly once, superseded values removed) are asserted on the
-half the offline reviewer was tuned on; ``bench/review_corpus.py`` prints them for both halves.
+half the offline reviewer was tuned on, and what the second round reached on the test half
+(development data since); ``bench/review_corpus.py`` prints them for both halves and for the
+held-out ``test2``, which the suite does not review.
 """
 
 from __future__ import annotations
@@ -82,6 +84,17 @@ def test_r6_the_offline_reviewer_meets_the_targets_on_its_tuning_half(
     assert figures["new_kept_when_written_and_removed"] == 1.0, figures
     assert figures["retracted"] >= 0.90, figures
     assert figures["precision"] >= 0.80, figures
+
+
+def test_r6_the_second_round_holds_on_the_test_half(
+    reviewed: dict[tuple[str, str], list[Result]],
+) -> None:
+    # The first round's test half is development data since the second round (issue 11):
+    # what the second round reached on it is kept (superseded: 84.6%, short of the target).
+    figures: dict[str, Any] = totals(reviewed[("test", "offline")])
+    assert figures["kept_once"] >= 0.90, figures
+    assert figures["superseded_removed"] >= 0.80, figures
+    assert figures["new_kept_when_written_and_removed"] == 1.0, figures
 
 
 def test_r6_the_suite_can_fail(tmp_path: Path) -> None:

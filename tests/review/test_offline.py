@@ -13,7 +13,7 @@ import pytest
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.secrets import find_credentials
-from reverie.review import sentences, statements
+from reverie.review import changes, frames, sentences, statements
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.conftest import fake
@@ -413,12 +413,12 @@ def test_author_names_the_person_and_assistant_you_means_the_user() -> None:
     ],
 )
 def test_meaning_ignores_case_punctuation_stop_words_speaker_and_source(a: str, b: str) -> None:
-    assert statements.meaning(a) == statements.meaning(b)
+    assert frames.meaning(a) == frames.meaning(b)
 
 
 def test_meaning_keeps_what_differs() -> None:
-    assert statements.meaning("Sam lives in Paris.") != statements.meaning("Sam lives in Berlin.")
-    assert statements.meaning("Sam: We're on Python 3.11.") != statements.meaning(
+    assert frames.meaning("Sam lives in Paris.") != frames.meaning("Sam lives in Berlin.")
+    assert frames.meaning("Sam: We're on Python 3.11.") != frames.meaning(
         "Sam: We're on Python 3.12."
     )
 
@@ -444,7 +444,7 @@ def test_meaning_keeps_what_differs() -> None:
     ],
 )
 def test_supersedes(old: str, new: str) -> None:
-    assert statements.supersedes(statements.entry_frame(new), statements.entry_frame(old))
+    assert changes.supersedes(frames.entry_frame(new), frames.entry_frame(old))
 
 
 @pytest.mark.parametrize(
@@ -458,7 +458,7 @@ def test_supersedes(old: str, new: str) -> None:
     ],
 )
 def test_does_not_supersede(old: str, new: str) -> None:
-    assert not statements.supersedes(statements.entry_frame(new), statements.entry_frame(old))
+    assert not changes.supersedes(frames.entry_frame(new), frames.entry_frame(old))
 
 
 def test_sentences_keep_offsets_and_skip_code() -> None:
@@ -612,3 +612,64 @@ def test_r6_a_verbless_answer_is_kept_with_its_question_and_cites_both() -> None
         'Sam, asked "What are you studying this term?": Organic chemistry, physical chemistry '
         "and a statistics elective. (source: c1#0-2)"
     )
+
+
+# --- second round (issue 11): retirements read by their shape, values that change in place ---
+
+
+def _after(*sessions: str, author: str = "sam") -> str:
+    index = new_index()
+    for n, text in enumerate(sessions):
+        out = review(turns(f"c{n}", user(text), author=author), index)
+        if out.operations:
+            index = index_after(out, index)
+    return index
+
+
+def test_r6_a_negated_use_that_ended_retires_the_thing() -> None:
+    index = _after("We track bugs in Jira.", "We aren't using Jira anymore.")
+    assert "Jira" not in index.replace("aren't using Jira anymore", "")
+    index = _after("Dev drives a diesel Golf.", "Dev bought an e-bike, so no more diesel Golf.")
+    assert "drives a diesel Golf" not in index and "e-bike" in index
+    # "not on call this week" says nothing ended: nothing is retired.
+    index = _after("We run staging on Nomad.", "We're not on call this week.")
+    assert "Nomad" in index
+
+
+def test_r6_what_replaces_a_retired_thing_takes_its_place_in_the_entry() -> None:
+    index = _after(
+        "We use Jira for bugs and Notion for docs.",
+        "We're not on Jira any more; bugs live in Linear since May.",
+    )
+    assert "Jira" not in index.replace("not on Jira any more", "")
+    assert "Linear for bugs and Notion for docs" in index
+
+
+def test_r6_an_update_gives_the_same_slot_another_value() -> None:
+    old = frames.entry_frame("Sam: Our lab slot is every Thursday.")
+    new = frames.entry_frame("The core facility moved our lab slot to Mondays.")
+    assert changes.supersedes(new, old)
+
+
+def test_r6_a_decision_taken_back_replaces_the_decision() -> None:
+    index = _after(
+        "I decided the thief is the gardener, not the cook.",
+        "Changed my mind again: the cook did it after all, the gardener is a decoy.",
+    )
+    assert "thief is the gardener" not in index
+    assert "cook did it after all" in index
+
+
+def test_r6_a_statement_after_an_opening_phrase_is_read() -> None:
+    index = _after(
+        "Our weekly food budget is 120 euros.",
+        "With prices going up, we raised the weekly food budget to 140 euros.",
+    )
+    assert "140 euros" in index and "120 euros" not in index
+
+
+def test_r6_a_closing_day_is_not_a_retirement_and_where_a_thing_is_is_kept() -> None:
+    index = _after("We're closed on July 4 and the Friday after Thanksgiving.")
+    assert "July 4" in index and "Thanksgiving" in index
+    index = _after("The fuse box is behind the laundry door.")
+    assert "behind the laundry door" in index

@@ -282,8 +282,32 @@ LESSON_CUES = phrase_list(
     solution was | workaround | the reason | comes from | came from | come from
     means that | happens because | happened because
     the problem was | the issue was | lesson | lesson learned | lessons learned | takeaway
-    til | note to self | prevents it | avoids
+    til | note to self | prevents it | avoids | found why | found out why | figured out why
+    worked out why | sorted it | solved it | fixes it
     """
+)
+#: Words that open a phrase set before the statement it frames ("With prices going up, we
+#: raised the budget"): when the whole is not read as a statement, what follows the comma is.
+OPENING_PHRASES = phrase_list(
+    """
+    with | after | since | given | as of | because of | due to | following | now that
+    thanks to | starting | from | in | on | at | for | over | during | ever since | once
+    """
+)
+#: Words by which a statement takes back an earlier decision ("changed my mind again: the
+#: vicar did it after all"): it replaces the decision it shares a word with.
+REVERSAL_CUES = phrase_list(
+    """
+    changed my mind | changed our minds | change of plan | change of plans | reversed
+    reversing | reverse the | scratch that | after all | on second thought
+    on second thoughts | back to the | we're back to | going back to | went back to
+    """
+)
+#: Words a sentence opens with when its subject is in the sentence before ("He reports to
+#: Marek", "Their main admin is Felix"): it is read together with that sentence.
+LEANING_OPENERS = words(
+    "he she they his her their its it's him them these those which who he's she's they're "
+    "mostly mainly primarily also"
 )
 DECISION_CUES = phrase_list(
     """
@@ -360,15 +384,32 @@ RETIRE_VERBS = phrase_list(
     stopped | quit | dropped | removed | retired
     decommissioned | got rid of | ditched | killed | sunset | sunsetted | turned off
     shut down | deleted | uninstalled | moved off | moved away from | cancelled | canceled
-    cut | closed | gave up on | gave up | are not on
+    cut | closed | gave up on | gave up | given up on | given up | are not on
     are no longer on | aren't on | 're not on | 're no longer on | sold
     """
+)
+#: States by which a thing the clause is about has ended: "the old build box is gone".
+ENDED_STATES = phrase_list(
+    """
+    retired | decommissioned | shut down | turned off | gone | removed | cancelled | canceled
+    dropped | no longer used | discontinued | scrapped | done with | no more
+    """
+)
+#: How a clause says that the speaker no longer uses something: a negation, then one of
+#: these, then the thing ("we're not on Zendesk any more", "we aren't using Jira anymore").
+NEGATED_USE = phrase_list("on | using | use | with | in | at | through | buying from | going to")
+#: Words that end a negated use: without one of them ("not on call this week") nothing ended.
+NO_LONGER = phrase_list("any more | anymore | any longer")
+#: Skeleton words too common to say two statements are about the same thing.
+GENERIC_WORDS = words(
+    "every each per mostly usually always often also still thing things stuff way lot kind "
+    "get gets go goes make makes take takes"
 )
 #: The words of "we switched from X to Y".
 SWITCH_VERBS = phrase_list(
     """
     switched | moved | migrated | changed | swapped | went | transitioned
-    switching | migrating
+    switching | migrating | moving | changing | swapping | transitioning
     """
 )
 #: Verbs that say a thing is in use: "we use X", "the app runs on X".
@@ -494,7 +535,8 @@ VERBS = words(
     "avoid prevent stop solve help improve reduce increase limit cap go sit lie rise rose "
     "belong contain depend exist matter cost weigh measure equal fit suit enter "
     "shadow refund print order email text deliver pick rent share sync back log track "
-    "sit speak spell spell teach pay verify"
+    "sit speak spell spell teach pay verify arrive happen occur renew collect visit last "
+    "carry stock sell"
 )
 #: Preference verbs read as one: "likes a numbered list" and "prefers them grouped" meet.
 SAME_VERB = {"like": "prefer", "love": "prefer", "enjoy": "prefer", "rather": "prefer"}
@@ -518,7 +560,8 @@ NAME_STOP = words(
     "Sure Great Cool Just Maybe Perhaps If Since Because After Before While Once Team Mostly "
     "January February March April May June July August September October November December "
     "Starting Last Next Every Each Most Some Any All Both Not New Old Big Small Good Bad "
-    "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah"
+    "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah "
+    "As"
 )
 MONTHS = phrase_list(
     """

@@ -7,7 +7,7 @@ time, so that the batch behaves as if its statements had been reviewed one after
 
 * a statement whose meaning is already there (up to case, punctuation, stop words, speaker and
   source), or that says less than an entry in other words, is a duplicate and changes nothing;
-* a statement that outdates entries (:func:`.statements.supersedes`: the same person or thing,
+* a statement that outdates entries (:func:`.changes.supersedes`: the same person or thing,
   and the old value named, another version, another value of a one-at-a-time attribute, or an
   update of the same words) replaces the first in place, with its new source, and removes the
   others;
@@ -41,21 +41,13 @@ from reverie.core.paths import INDEX, topic_path
 from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
+from . import lexicon as lx
+from .changes import keys, mentions, restates, supersedes, uses
+from .discourse import units
+from .frames import entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
 from .sources import BatchSources, is_link_line
-from .statements import (
-    Statement,
-    entry_frame,
-    is_verb,
-    keys,
-    meaning,
-    mentions,
-    read,
-    restates,
-    strip_source,
-    supersedes,
-    uses,
-)
+from .statements import Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -103,6 +95,8 @@ class _Memory:
     topics: dict[str, str]
     entries: list[_Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Entries naming a thing retired in the message being read, and that thing.
+    retiring: list[tuple[_Entry, str]] = field(default_factory=list)
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -239,10 +233,38 @@ class _Memory:
             shorter = _without(strip_source(e.text), st.old)
             if shorter is not None:
                 e.text = f"{shorter} {source}"
+            elif len(_content(_drop(strip_source(e.text), st.old))) >= 3:
+                # The entry says more than that ("We use Zendesk for tickets and Statuspage
+                # for incidents"): what replaces the thing may follow in this message.
+                self.retiring.append((e, st.old))
             else:
                 e.removed = True
             gone += 1
         return "removed" if gone else "nothing to remove"
+
+    def replace_retired(self, text: str, source: str) -> bool:
+        """A statement after a retirement in the same message that names what took the
+        retired thing's place, in the same words as an entry that named it ("tickets live in
+        Front" after "we're not on Zendesk any more"): that entry now names the new thing."""
+        new = entry_frame(text)
+        for e, thing in self.retiring:
+            if e.removed:
+                continue
+            old = entry_frame(e.text)
+            shared = {w for w in new.skeleton & old.skeleton if w not in lx.GENERIC_WORDS}
+            name = _new_name(text, e.text, thing)
+            if shared and name:
+                body = re.sub(rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I)
+                e.text = f"{body} {source}"
+                self.retiring.remove((e, thing))
+                return True
+        return False
+
+    def settle_retired(self) -> None:
+        """At the end of a message: an entry whose retired thing nothing replaced goes."""
+        for e, _ in self.retiring:
+            e.removed = True
+        self.retiring.clear()
 
     # the outcome
 
@@ -442,6 +464,36 @@ def _without(text: str, thing: str) -> str | None:
     return None
 
 
+def _content(text: str) -> list[str]:
+    return [w for w in re.findall(r"[\w'+-]+", text) if w.lower() not in lx.STOP_WORDS]
+
+
+def _drop(text: str, thing: str) -> str:
+    return re.sub(rf"\b{re.escape(thing)}\b", " ", re.sub(r"^[^:]{1,40}:\s", "", text), flags=re.I)
+
+
+def _new_name(text: str, entry: str, thing: str) -> str | None:
+    """The one name ``text`` gives that ``entry`` does not hold (a run of capitalised words
+    after the first word: "Front", "Help Scout"), or None."""
+    body = strip_source(text)
+    body = re.sub(r"^[^:]{1,40}:\s", "", body)  # "Lin: ..." names the speaker
+    found = re.findall(r"(?<=\s)(?-i:[A-Z][\w+.-]*(?:\s+[A-Z][\w+.-]*)*)", body)
+    runs = [r.rstrip(".") for r in found]
+    held = strip_source(entry).casefold()
+    names = [
+        r
+        for r in runs
+        if r.casefold() not in held
+        and r.casefold() != thing.casefold()
+        and not _WHEN.fullmatch(r)
+        and r.split()[0] not in lx.NAME_STOP
+    ]
+    return names[0] if len(names) == 1 else None
+
+
+_WHEN = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
+
+
 def _accepted(
     ops: list[dict[str, Any]], index: str, topics: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -496,21 +548,31 @@ class OfflineReviewer:
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
-        for turn, listener in _turns(batch.turns):
+        for block, listener in _blocks(_turns(batch.turns)):
+            turn = block[-1]
             if turn.role not in {"user", "assistant"}:
                 skipped["tool output"] += 1  # review never reads tool logs (R5)
                 continue
-            source = format_source(turn.conversation_id, turn.position, turn.position + 1)
-            question_at, question = asked.pop(turn.conversation_id, (turn.position, ""))
+            conv = turn.conversation_id
+            # Consecutive messages of one author are read as one text (a sentence may lean on
+            # the message before); each entry cites the messages its sentences came from.
+            text = "\n".join(t.text for t in block)
+            ends = [0]
+            for t in block:
+                ends.append(ends[-1] + len(t.text) + 1)
+            question_at, question = asked.pop(conv, (block[0].position, ""))
             said = sentences(turn.text)
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
-                asked[turn.conversation_id] = (turn.position, said[-1][2])
-            secret_spans = [(f.start, f.end) for f in find_credentials(turn.text)]
+                asked[conv] = (turn.position, said[-1][2])
+            secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
-            for start, end, sentence in sentences(turn.text):
+            for start, end, sentence in units(text, turn.role, speaker):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
+                first = next(i for i in range(len(block)) if start < ends[i + 1])
+                last = next(i for i in range(len(block)) if end <= ends[i + 1])
+                source = format_source(conv, block[first].position, block[last].position + 1)
                 pending = clauses(sentence)
                 while pending:
                     found = read(pending.pop(0), role=turn.role, speaker=speaker, question=question)
@@ -522,16 +584,19 @@ class OfflineReviewer:
                         if found.rest:
                             pending.insert(0, found.rest)
                         continue
-                    text = render(found, listener=listener, when=turn.time)
+                    entry = render(found, listener=listener, when=block[last].time)
                     cited = source
                     if found.kind == "answer":  # the entry quotes the question: cite it too
-                        cited = format_source(turn.conversation_id, question_at, turn.position + 1)
-                    if find_credentials(text):
+                        cited = format_source(conv, question_at, block[last].position + 1)
+                    if find_credentials(entry):
                         skipped["secret"] += 1
+                    elif memory.retiring and memory.replace_retired(entry, source):
+                        outcomes["updated"] += 1
                     elif found.kind == "switch":
-                        outcomes[memory.switch(found, text, source)] += 1
+                        outcomes[memory.switch(found, entry, source)] += 1
                     else:
-                        outcomes[memory.fact(text, found.section, cited)] += 1
+                        outcomes[memory.fact(entry, found.section, cited)] += 1
+            memory.settle_retired()
         ops = memory.operations(batch.index_cap_chars)
         # The runner's rule (review/sources.py): propose nothing it would drop.
         own = BatchSources(batch.turns)
@@ -571,6 +636,26 @@ def _turns(turns: list[Turn]) -> list[tuple[Turn, str]]:
         if t.role == "user":
             listener[t.conversation_id] = _display(t.author)
         out.append((t, listener.get(t.conversation_id, "the user")))
+    return out
+
+
+def _blocks(turns: list[tuple[Turn, str]]) -> list[tuple[list[Turn], str]]:
+    """Runs of consecutive messages (positions next to each other) by one user in one
+    conversation, each with its listener; any other message is a run of its own."""
+    out: list[tuple[list[Turn], str]] = []
+    for t, listener in turns:
+        if out and t.role == "user":
+            run, _ = out[-1]
+            prev = run[-1]
+            same = prev.role == "user" and prev.author == t.author
+            if (
+                same
+                and prev.conversation_id == t.conversation_id
+                and prev.position + 1 == t.position
+            ):
+                run.append(t)
+                continue
+        out.append(([t], listener))
     return out
 
 

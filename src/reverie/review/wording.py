@@ -23,7 +23,8 @@ import datetime as dt
 import re
 
 from . import lexicon as lx
-from .statements import Statement, past, subject_name
+from .frames import past, subject_name
+from .statements import Statement
 
 __all__ = ["absolute_dates", "finish", "render", "third_person"]
 

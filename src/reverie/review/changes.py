@@ -1,0 +1,269 @@
+"""Changes, for the offline reviewer (SPEC R6, R8): pure functions, no I/O.
+
+Two things live here. Reading a clause that says something changed: a switch from one thing
+to another ("we moved from Jenkins to GitHub Actions") or a retirement ("we're not on Zendesk
+any more"). And comparing a statement with an entry already in memory: whether it names a
+thing (:func:`mentions`), says it is in use (:func:`uses`), says the same (:func:`restates`),
+or makes it outdated (:func:`supersedes`), all on :class:`.frames.Frame`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from . import lexicon as lx
+from .frames import TITLE, WORD, Frame, entry_frame, stem, strip_source
+
+__all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
+
+_USE = lx.phrases(lx.USE_VERBS)
+_RETIRE = lx.phrases(lx.RETIRE_VERBS)
+_SWITCH = lx.phrases(lx.SWITCH_VERBS)
+_ENDED = lx.phrases(lx.ENDED_STATES)
+_WHEN = re.compile(rf"(?:{lx.phrases([*lx.MONTHS, *lx.WEEKDAYS]).pattern}|\d)", re.I)
+_NEGATED_USE = lx.phrases(lx.NEGATED_USE)
+_NO_LONGER = lx.phrases(lx.NO_LONGER)
+
+# --- changes: switches and retirements --------------------------------------------------------
+
+_END_OF_THING = re.compile(
+    r"\s*(?:[,;:(]|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
+    r"altogether|at all|anymore|any more|any longer|completely|last|this|over the|in favou?r|"
+    r"it|which|though|yesterday|today|for the|for now)\b)",
+    re.I,
+)
+
+
+def _thing(raw: str) -> str:
+    """A named thing without articles or what follows it: "the old MySQL box, because" ->
+    "old MySQL box"."""
+    value = re.sub(r"^(?:the|our|my|a|an|their|his|her)\s+", "", raw.strip(), flags=re.I)
+    value = _END_OF_THING.split(value, maxsplit=1)[0]
+    return value.strip(" .,'\"")
+
+
+def _switch(text: str) -> tuple[str, str] | None:
+    m = re.search(
+        rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?from\s+(?P<old>.+?)\s+(?:to|over to|onto)"
+        r"\s+(?P<new>[^,;.]+)",
+        text,
+        re.I,
+    ) or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+    if not m:
+        return None
+    old, new = _thing(m["old"]), _thing(m["new"])
+    if not old or not new or old.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS:
+        return None
+    return old, new
+
+
+_NEGATED = re.compile(
+    rf"(?:\bnot|n't|\bno longer)\s+(?:\w+\s+){{0,2}}?(?:{_NEGATED_USE.pattern})\s+"
+    rf"(?P<v>[^,;:.!?]+?)\s*(?:{_NO_LONGER.pattern})",
+    re.I,
+)
+_NO_MORE = re.compile(r"(?:^|,?\s+(?:so|and|but)\s+|[,;]\s+)no more\s+(?P<v>[^,;:.!?]+)", re.I)
+
+
+def _retire(text: str, kind: str) -> tuple[str, str] | None:
+    """``(thing retired, what the clause goes on to say)``, or None.
+
+    Read three ways, whoever the subject: a negated use that says it ended ("we're not on
+    Zendesk any more", "we aren't using Jira anymore"); "no more X" ("Dev bought an EV, so no
+    more oil changes": what comes before it is said too); a thing in an ended state ("the old
+    build box is gone"). Then, for the speaker or their team, a verb that retires ("we dropped
+    Vellum", "I've given up on Scrivener").
+    """
+    m = _NEGATED.search(text) or _NO_MORE.search(text)
+    if m:
+        thing = _thing(m["v"])
+        if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
+            said = (text[: m.start()] + " " + text[m.end() :]).strip(" ,;")
+            return thing, said if len(said.split()) >= 2 else ""
+    if kind not in ("i", "we", "implicit"):
+        m = re.match(
+            r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"
+            rf" (?:{_ENDED.pattern})",
+            text,
+            re.I,
+        ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
+        if not m:
+            return None
+        return _thing(m["w"]), ""
+    m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    if not m:
+        return None
+    raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
+    thing = _thing(raw)
+    if (
+        not thing
+        or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
+        or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
+        or re.search(r"\b(?:you|your)\b", thing, re.I)
+        or _WHEN.match(thing)  # "we're closed on July 4": a day, not a thing that ended
+    ):
+        return None
+    rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
+    rest = re.sub(
+        r"^(?:[\s,;:]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
+        r"completely)\b)+",
+        "",
+        rest,
+        flags=re.I,
+    ).strip()
+    return thing, rest
+
+
+def mentions(entry: str, thing: str) -> bool:
+    """Whether an entry names ``thing``: every content word of it, as whole words."""
+    want = _stems(thing, generic=False)
+    return bool(want) and want <= _stems(entry, generic=True)
+
+
+@functools.lru_cache(maxsize=65536)
+def _stems(text: str, *, generic: bool) -> frozenset[str]:
+    words = WORD.findall(strip_source(text))
+    return frozenset(stem(w) for w in words if generic or w.lower() not in _GENERIC)
+
+
+_GENERIC = lx.STOP_WORDS | lx.words(
+    "job account subscription plan tool service app thing stuff membership store box use using"
+)
+
+
+def uses(entry: str, thing: str) -> bool:
+    """Whether an entry says ``thing`` is in use ("We use MySQL 5.7 for ...")."""
+    body = strip_source(entry)
+    return bool(
+        re.search(rf"(?:{_USE.pattern})\s+(?:the\s+)?{re.escape(thing)}\b", body, re.I)
+    ) and not re.search(r"\b(?:switched|moved|migrated) from\b", body, re.I)
+
+
+_KINDS_OF_CHANGE = frozenset({"weekday", "time", "date", "number", "class", "version"})
+
+
+def supersedes(new: Frame, old: Frame) -> bool:
+    """Whether a statement with frame ``new`` makes an entry with frame ``old`` outdated.
+
+    First, both must be about the same thing: the same person or group (and, when both name
+    one, the same attribute of theirs: "my thesis", not "my advisor"), or the same thing; a
+    person's fact and a thing's statement only when they share at least two words. Then any
+    of: the new one names the old one's value as replaced ("instead of Fridays"); it names
+    another version of the same tool; both state the same single-valued attribute with other
+    values; it says the same in other words; both hold values of one kind (days, dates, times,
+    amounts) in nearly the same words; or it says it is an update and shares their words.
+    """
+    shared = new.skeleton & old.skeleton
+    smaller = min(len(new.skeleton), len(old.skeleton))
+    # Nothing but values on one side ("Standup is on Mondays at 9"): the words agree.
+    overlap = len(shared) / smaller if smaller else 1.0
+    if new.owner and old.owner:
+        if not new.same_owner(old):
+            return False
+        about = not (new.subject and old.subject) or _similar(new.subject, old.subject)
+    elif not new.owner and not old.owner:
+        about = _similar(new.subject, old.subject)
+    else:
+        about = len(shared) >= 2 or (bool(shared) and bool(new.cls) and new.cls == old.cls)
+    if restates(new, old, shared) and new.values >= old.values:
+        return True  # the same said again in other words, with all its values
+    names = {v for v in new.values & old.values if v.isalpha()}
+    changed = new.update and names and new.kinds & old.kinds & _KINDS_OF_CHANGE
+    if changed and new.values != old.values and (about or not (new.owner and old.owner)):
+        return True  # "the Kyoto trip is April 9 to 19 now"
+    if new.reverses and old.decided and _reversal(new, old, shared):
+        return True  # "changed my mind: the vicar did it after all" after "I decided ..."
+    if new.old & old.values and new.owner and new.same_owner(old):
+        return True  # "Marcus is moving from DACH to the Nordics": his old value, named
+    if new.purpose and old.purpose and not new.purpose & old.purpose:
+        return False  # another purpose: another fact ("tool X for builds", "tool Y for docs")
+    if new.update and _slot_change(new, old, shared):
+        return True  # "the core facility moved our slot to Mondays" after "our slot is Thursday"
+    if not about and not (new.old & old.values and shared):
+        return False
+    if new.old & (old.values | old.skeleton) and (shared or (new.cls and new.cls == old.cls)):
+        return True
+    if version_change(new, old):
+        return True
+    if new.owner and new.same_owner(old) and _exclusive(new.values, old.values):
+        return True  # "vegan" after "vegetarian": one of a closed class at a time
+    if new.cls and new.cls == old.cls and new.values and new.values != old.values:
+        return about
+    kinds = new.kinds & old.kinds & _KINDS_OF_CHANGE
+    if new.purpose and old.purpose and not new.purpose & old.purpose:
+        return False  # another purpose: another fact ("tool X for builds", "tool Y for docs")
+    old_names = {v for v in old.values if _is_name(v)}
+    if old_names and not new.update and not old_names & new.values:
+        return False  # other names: another thing ("Tool02 for job 2" after "Tool01 for job 1")
+    if kinds and overlap >= 0.5 and new.values != old.values:
+        return about
+    return new.update and len(shared) >= 2 and overlap >= 0.4 and about
+
+
+_SLOT_KINDS = _KINDS_OF_CHANGE | {"name"}
+
+
+def _reversal(new: Frame, old: Frame, shared: frozenset[str]) -> bool:
+    """Whether a statement that takes a decision back is about ``old``'s decision: compatible
+    owners, and a word or a name in common that is not generic."""
+    if new.owner and old.owner and not new.same_owner(old) and "we" not in new.owner + old.owner:
+        return False
+    common = {w for w in shared if w not in lx.GENERIC_WORDS and len(w) > 2}
+    return bool(common or {v for v in new.values & old.values if _is_name(v)})
+
+
+def _slot_change(new: Frame, old: Frame, shared: frozenset[str]) -> bool:
+    """Whether ``new``, said as an update, gives another value to what ``old`` states: they
+    share a word that is not generic (the slot: "slot", "budget", "walk-ins"), hold values of a
+    kind they share (days, times, dates, amounts, names) that differ both ways, and belong to
+    compatible owners: the same, a person and a thing, or a named owner the other one names."""
+    slot = {w for w in shared if w not in lx.GENERIC_WORDS and len(w) > 2}
+    if not slot or not new.kinds & old.kinds & _SLOT_KINDS:
+        return False
+    if not (new.values - old.values and old.values - new.values):
+        return False
+    if old.subject and not old.subject <= new.skeleton | new.subject | new.values:
+        return False  # another thing: "the ledger service is on port 9100", "billing ... 7443"
+    if new.owner and old.owner and not new.same_owner(old):
+        named = set(new.owner) <= old.values or set(old.owner) <= new.values
+        return named and not {"we"} & (set(new.owner) | set(old.owner))
+    return True
+
+
+@functools.lru_cache(maxsize=65536)
+def keys(entry: str) -> frozenset[str]:
+    """The words, values and person of an entry: :func:`supersedes` can only find an entry
+    outdated by a statement that shares one of them, so that the others need not be
+    compared (review stays cheap as memory grows)."""
+    f = entry_frame(entry)
+    owner = {"@" + " ".join(f.owner)} if f.owner and f.owner != ("we",) else set()
+    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions}
+
+
+def restates(new: Frame, old: Frame, shared: frozenset[str] | None = None) -> bool:
+    """Whether ``new`` says nearly what ``old`` says, in other words (most of its words)."""
+    shared = new.skeleton & old.skeleton if shared is None else shared
+    smaller = max(1, min(len(new.skeleton), len(old.skeleton)))
+    if new.owner and old.owner and not new.same_owner(old):
+        return False
+    return len(shared) >= 4 and len(shared) / smaller >= 0.6
+
+
+def _exclusive(new: frozenset[str], old: frozenset[str]) -> bool:
+    return any(new & cls and old & cls and not old & cls <= new for cls in lx.EXCLUSIVE_CLASSES)
+
+
+def _is_name(value: str) -> bool:
+    return bool(re.search(r"[a-z]", value)) and not lx.VALUE_TOKEN.fullmatch(value)
+
+
+def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
+    return bool(a | b) and len(a & b) / len(a | b) >= 0.5
+
+
+def version_change(new: Frame, old: Frame) -> bool:
+    """Whether ``new`` names another version of a tool ``old`` names ("Postgres 16")."""
+    return any(
+        t1 == t2 and v1 != v2 for t1, v1 in new.versions for t2, v2 in old.versions
+    ) and not any(t1 == t2 and v1 == v2 for t1, v1 in new.versions for t2, v2 in old.versions)

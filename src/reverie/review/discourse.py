@@ -1,0 +1,91 @@
+"""Which sentences of one message are read together, for the offline reviewer (SPEC R6): pure.
+
+A chat message often says one thing over several sentences, and an entry cut at the first full
+stop loses part of it: "Kofi joined as our SRE. He reports to Marek." keeps "He reports to
+Marek", about no one; a lesson's symptom, cause and fix ("The card reader kept dropping out.
+The microwave was knocking out the wifi; moving the reader fixed it.") end up in two entries, or
+one. :func:`units` joins a sentence to the one before it when it leans on it:
+
+* it opens with a word whose referent is in the sentence before (:data:`.lexicon.LEANING_OPENERS`:
+  "he", "their", "mostly", ...);
+* it has no verb but content of its own ("Mostly Terraform and Go these days.", "Landlord:
+  Mr. Petrakis."): a fragment that continues the sentence before, or the introduction before
+  it ("Dario Bellini here. Enterprise AE at Fernhill.");
+* it belongs to a lesson: it carries a cue of cause or remedy (:data:`.lexicon.LESSON_CUES`), or
+  sits between two sentences that do; the sentence before the first cue is its symptom.
+
+Only statements are joined: never a question, a request, a secret or small talk, and never past
+:data:`.statements.MAX_JOINED`. The joined text keeps each sentence as said.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import lexicon as lx
+from .frames import WORD, is_verb
+from .sentences import clean, sentences
+from .statements import MAX_JOINED, Statement, read, skip_reason
+
+__all__ = ["units"]
+
+_LESSON = lx.phrases(lx.LESSON_CUES)
+_SMALL_TALK = lx.phrases(lx.SMALL_TALK)
+_NOW = re.compile(r"\bnow\b", re.I)
+_DOING = re.compile(r"^(?:i|we|i'm|we're|i've|we've|i'll|we'll)\b", re.I)
+
+
+def _opens_leaning(text: str) -> bool:
+    first = text.split(" ", 1)[0].lower().strip(",.;:!?")
+    return first in lx.LEANING_OPENERS
+
+
+def _fragment(text: str) -> bool:
+    """A verbless piece with content of its own: "Mostly Terraform and Go these days"."""
+    words = WORD.findall(text)
+    content = [w for w in words if w.lower() not in lx.STOP_WORDS]
+    contracted = any(re.search(r"'(?:m|s|re|ve|ll|d)$", w, re.I) for w in words)
+    if not content or contracted or any(is_verb(w) for w in words):
+        return False
+    return bool(_SMALL_TALK.sub(" ", text.lower()).strip(" .,!?;:-"))
+
+
+def _statement(text: str, role: str) -> bool:
+    said = clean(text)
+    return bool(said) and not text.rstrip().endswith("?") and skip_reason(said, role) is None
+
+
+def _stands(text: str, role: str, speaker: str, lesson: bool) -> bool:
+    """Whether a sentence can take another after it: a statement, or the speaker naming
+    themselves ("Dario Bellini here."); before a lesson also the symptom it explains ("The
+    card reader kept dropping out"), not progress ("it's green now")."""
+    found = read(clean(text), role=role, speaker=speaker or "Someone")
+    if isinstance(found, Statement) or found == "introduction":
+        return True
+    doing = _DOING.match(text)  # "I looked at the logs": what someone did, not the symptom
+    return lesson and found == "no durable fact" and not _NOW.search(text) and not doing
+
+
+def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, int, str]]:
+    """The sentences of a message (:func:`.sentences.sentences`), each joined to the one before
+    when it leans on it (see the module docstring), as ``(start, end, text)``: ``start`` and
+    ``end`` span every sentence joined, so a credential anywhere in them taints the unit."""
+    said = sentences(text)
+    cue = [bool(_LESSON.search(s)) for _, _, s in said]
+    out: list[tuple[int, int, str]] = []
+    for i, (start, end, sentence) in enumerate(said):
+        if out and i > 0:
+            lesson = cue[i] or (cue[i - 1] and i + 1 < len(said) and cue[i + 1])
+            leans = lesson or _opens_leaning(sentence) or _fragment(sentence)
+            before = out[-1]
+            joined = f"{before[2]} {sentence}"
+            if (
+                leans
+                and len(joined) <= MAX_JOINED
+                and _statement(sentence, role)
+                and _stands(before[2], role, speaker, lesson)
+            ):
+                out[-1] = (before[0], end, joined)
+                continue
+        out.append((start, end, sentence))
+    return out

@@ -1,0 +1,396 @@
+"""What a statement is about, for the offline reviewer (SPEC R6, R8): pure functions, no I/O.
+
+A :class:`Frame` is what a clause or an entry is *about*, read the same way from a new clause
+(:func:`frame`) and from an entry already in memory (:func:`entry_frame`), so that the two can
+be compared (:mod:`.changes`):
+
+* ``owner``: whose fact it is: the speaker for "I" and "my", ``we`` for "we" and "our", a
+  named person, or nobody for a thing ("the billing service");
+* ``subject``: the words of its subject, up to the verb ("the SDK beta" -> {sdk, beta});
+* ``skeleton``: its content words, crudely stemmed, without the values;
+* ``values``: what may change while the statement stays about the same thing: names, numbers,
+  times, dates, weekdays, versions, and the words of a closed class (vegetarian, vegan);
+* ``kinds``: the kinds of those values (weekday, date, time, number, version, name, class);
+* ``cls``: the single-valued attribute it states, when one of :data:`.lexicon.SINGLE_VALUED`
+  fits (a person lives in one place, a deadline has one date);
+* ``old``: values the statement says are replaced ("instead of Fridays", "not 8:30").
+
+Every list is data in :mod:`.lexicon`; each rule reads a feature of the sentence (its subject,
+its verbs, its tokens) that any wording of the same fact shares.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from . import lexicon as lx
+from .types import SOURCE_PATTERN
+
+__all__ = [
+    "Frame",
+    "entry_frame",
+    "frame",
+    "has_verb",
+    "is_verb",
+    "meaning",
+    "past",
+    "strip_source",
+    "subject_name",
+]
+
+_UPDATE = lx.phrases(lx.UPDATE_MARKERS)
+_REVERSAL = lx.phrases(lx.REVERSAL_CUES)
+_DECISION = lx.phrases(lx.DECISION_CUES)
+MONTH = lx.phrases(lx.MONTHS)
+_WEEKDAY = lx.phrases(lx.WEEKDAYS)
+_OLD_VALUE = re.compile(
+    r"(?:" + lx.phrases(lx.OLD_VALUE_LEADS).pattern + r")\s+(?P<v>[^,;:.!?]+)", re.I
+)
+_CLASS_PATTERNS = {
+    name: lx.phrases(verbs) for name, verbs in lx.SINGLE_VALUED.items() if name != "amount"
+}
+WORD = re.compile(r"[A-Za-z0-9][\w.+#'/&-]*[\w+#]|[A-Za-z0-9]")
+_VERSIONED = re.compile(r"\b([A-Z][\w.+#-]*?|[a-z][\w+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
+TITLE = r"(?:Dr\.?|Mr\.?|Mrs\.?|Ms\.?|Prof\.?|Professor|Inspector|Sergeant|Grandma|Grandpa)"
+_NAME_WORD = r"(?-i:[A-Z][A-Za-z-]*(?:'[A-Z][A-Za-z-]*)?)"  # "Ava", "O'Brien"; not "Ava's"
+_NAME = re.compile(rf"^(?P<n>(?:{TITLE}\s+)?{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})(?:'s)?\b")
+TIME_WORDS = lx.words(
+    "today tonight tomorrow yesterday week weeks month months year years quarter weekend "
+    "morning afternoon evening night last next this ago recently lately soon later earlier "
+    "currently now sprint time"
+)
+AUX = lx.words("is are was were has have had will would can could should must may might 's")
+
+
+@functools.lru_cache(maxsize=65536)
+def strip_source(text: str) -> str:
+    """An entry's text without its ``(source: ...)`` citations."""
+    return re.sub(r"\s+", " ", SOURCE_PATTERN.sub("", text)).strip()
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    w = word.lower().strip("'")
+    w = re.sub(r"'s$", "", w)
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+    elif len(w) > 4 and w.endswith("ied"):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith("ed"):
+        w = w[:-2] if not w.endswith("eed") else w[:-1]
+    elif len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    return w.rstrip("e") if len(w) > 4 else w
+
+
+@functools.lru_cache(maxsize=65536)
+def meaning(text: str) -> str:
+    """What an entry or clause says, for duplicate detection: no case, punctuation, stop
+    words, attribution prefix or source; words stemmed."""
+    body = _ATTRIBUTION.sub("", strip_source(text))
+    words = WORD.findall(body.replace("’", "'"))
+    kept = [stem(w) for w in words if w.lower() not in lx.STOP_WORDS]
+    return " ".join(w for w in kept if w)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a statement is about (see the module docstring)."""
+
+    owner: tuple[str, ...]
+    subject: frozenset[str]
+    skeleton: frozenset[str]
+    values: frozenset[str]
+    kinds: frozenset[str]
+    cls: str | None = None
+    old: frozenset[str] = frozenset()
+    update: bool = False
+    versions: tuple[tuple[str, str], ...] = ()
+    #: What a thing is used or done for ("... for builds"): another purpose, another fact.
+    purpose: frozenset[str] = frozenset()
+    #: It states a decision ("we decided to split the frontend").
+    decided: bool = False
+    #: It takes an earlier decision back ("we reversed the repo decision").
+    reverses: bool = False
+
+    def same_owner(self, other: Frame) -> bool:
+        """Whether both are facts of the same person or group (or both of no one)."""
+        if not self.owner or not other.owner:
+            return not self.owner and not other.owner
+        a, b = set(self.owner), set(other.owner)
+        return a <= b or b <= a
+
+
+# --- reading the subject --------------------------------------------------------------------
+
+_I = re.compile(r"^(?:i|i'm|i've|i'd|i'll|i am|i have|i was)\b", re.I)
+_MY = re.compile(r"^my\b", re.I)
+_WE = re.compile(r"^(?:we|we're|we've|we'd|we'll|we are|we have|us)\b", re.I)
+_OUR = re.compile(r"^our\b", re.I)
+_THERE = re.compile(r"^there(?:'s| is| are| was| were)\b", re.I)
+
+
+def past(word: str) -> bool:
+    """Whether ``word`` is a past tense ("moved", "rewrote"), by ending or by the list."""
+    w = word.lower()
+    for prefix in ("", "re", "over", "under", "out", "mis"):
+        if w.startswith(prefix) and w[len(prefix) :] in lx.IRREGULAR_PAST:
+            return True
+    return len(w) > 4 and w.endswith("ed") and not w.endswith("eed")
+
+
+def subject_kind(text: str, role: str) -> tuple[str, tuple[str, ...]]:
+    """Who the clause is about: ``(kind, owner words)``."""
+    if _I.match(text) or _MY.match(text):
+        return "i", ()
+    if _WE.match(text):
+        return "we", ("we",)
+    if _OUR.match(text):
+        return "our", ("we",)
+    if _THERE.match(text):
+        return "there", ()
+    first = text.split(" ", 1)[0]
+    low = first.lower().strip(",")
+    if role == "user" and past(low):
+        return "implicit", ()
+    name = subject_name(text)
+    if name:
+        name = re.sub(rf"^{TITLE}\s+", "", name)
+        return "name", tuple(w.lower() for w in name.split())
+    return "thing", ()
+
+
+def _subject_words(text: str, kind: str) -> frozenset[str]:
+    """The words of a thing's subject, up to its verb: "The SDK beta is due" -> {sdk, beta}."""
+    if kind not in ("thing", "our", "name", "i"):
+        return frozenset()
+    if kind == "i" and not _MY.match(text):
+        return frozenset()
+    words = re.sub(r"^(?:the|our|a|an|my|their|they)\s+", "", text, flags=re.I).split(" ")
+    subject: list[str] = []
+    for w in words[:7]:
+        if is_verb(w) and subject:
+            return frozenset(
+                stem(x) for x in WORD.findall(" ".join(subject)) if x.lower() not in lx.STOP_WORDS
+            )
+        subject.append(w)
+    return frozenset()
+
+
+def _noun_phrase(words: list[str]) -> frozenset[str]:
+    """The first few content words, up to a verb, a stop word or a value."""
+    out: list[str] = []
+    for w in words[:4]:
+        low = w.lower().strip(",.;:!?")
+        if not low or low in lx.STOP_WORDS or is_verb(low) or lx.VALUE_TOKEN.fullmatch(low):
+            break
+        out.append(stem(low))
+    return frozenset(out)
+
+
+def subject_name(text: str) -> str:
+    """The name a clause starts with ("Dr. Patel works ..." -> "Dr. Patel"), or "".
+
+    A single capitalised first word is a name only when a verb or "'s" follows it and it does
+    not end like a common noun: "Dana is our DBA", not "Book three is" or "Leadership raised".
+    """
+    m = _NAME.match(text)
+    if not m or m["n"].split()[0].rstrip(".") in lx.NAME_STOP:
+        return ""
+    name = m["n"]
+    if " " not in name and not re.match(rf"^{TITLE}", name):
+        rest = text[m.end() :].split()
+        if name.lower().endswith(lx.NOUN_ENDINGS) and not text[m.end() :].startswith("'s"):
+            return ""
+        if not text[len(name) :].startswith("'s") and not (rest and is_verb(rest[0])):
+            return ""
+    return name
+
+
+# --- values ---------------------------------------------------------------------------------
+
+
+def _values(text: str, owner: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """The values of a clause and their kinds."""
+    values: set[str] = set()
+    kinds: set[str] = set()
+    for m in lx.VALUE_TOKEN.finditer(text):
+        token = m.group(0).lower().strip("`")
+        values.add(token)
+        if re.search(r"[/@`_]|\.\w+\.", m.group(0)):
+            kinds.add("path")
+        elif ":" in token or token.endswith(("am", "pm")):
+            kinds.add("time")
+        else:
+            kinds.add("number")
+    for m in MONTH.finditer(text):
+        values.add(m.group(0).lower()[:3])
+        kinds.add("date")
+    for w in re.findall(r"[a-z]+", text.lower()):
+        if w in lx.NUMBER_WORDS:
+            values.add(w)
+            kinds.add("number")
+    for m in _WEEKDAY.finditer(text):
+        values.add(m.group(0).lower().rstrip("s")[:3])
+        kinds.add("weekday")
+    for tool, version in _versions(text):
+        values.add(f"{tool} {version}")
+        kinds.add("version")
+    words = WORD.findall(text)
+    for i, w in enumerate(words):
+        low = w.lower()
+        for cls in lx.EXCLUSIVE_CLASSES:
+            if low in cls:
+                values.add(low)
+                kinds.add("class")
+        low = re.sub(r"'s$", "", low)
+        # A capital, or one inside the word ("iManage", "eBay"): a name.
+        capital = i > 0 and (w[:1].isupper() or bool(re.search(r"[a-z][A-Z]", w)))
+        capital = capital and w not in lx.NAME_STOP
+        dated = MONTH.fullmatch(w) or _WEEKDAY.fullmatch(w)
+        if capital and low not in owner and low not in lx.STOP_WORDS and not dated:
+            values.add(low)
+            kinds.add("name")
+    return frozenset(values), frozenset(kinds)
+
+
+def _versions(text: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for m in _VERSIONED.finditer(text):
+        tool, version = m.group(1), m.group(2)
+        low = tool.lower()
+        if low in lx.STOP_WORDS or MONTH.fullmatch(tool) or low in TIME_WORDS:
+            continue
+        if not (tool[:1].isupper() or "." in version):
+            continue
+        after = text[m.end() :].split(" ", 2)
+        following = after[1].lower().strip(",.;:!?") if len(after) > 1 else ""
+        plain = "." not in version and following and following not in lx.STOP_WORDS
+        if plain and not is_verb(following):
+            continue  # "SOC 2 audit", "Pixel 8 case": a name with a number, not a version
+        out.append((low, version))
+    return tuple(out)
+
+
+def _old_values(text: str) -> frozenset[str]:
+    """Words of what the clause says is replaced: "instead of Fridays" -> {"fri"}."""
+    out: set[str] = set()
+    phrases = [m["v"] for m in _OLD_VALUE.finditer(text)]
+    switched = re.search(r"\bfrom (?P<v>[\w.+# -]+?) to\b", text, re.I)
+    if switched:
+        phrases.append(switched["v"])
+    for phrase in phrases:
+        phrase = " ".join(phrase.split()[:4])
+        values, _ = _values(f"x {phrase}", ())
+        out |= values
+        out |= {stem(w) for w in WORD.findall(phrase) if w.lower() not in lx.STOP_WORDS}
+    return frozenset(out)
+
+
+def _class(text: str) -> str | None:
+    """The single-valued attribute a clause states, read from its verb and the value after
+    it: "moved to Berlin" is a place, "moved to May 2" a date."""
+    for name, pattern in _CLASS_PATTERNS.items():
+        for m in pattern.finditer(text):
+            after = text[m.end() :].strip()
+            dated = bool(
+                re.match(r"^(?:on |to |for |by |the )?(?:\d|" + MONTH.pattern + ")", after, re.I)
+            )
+            named = bool(re.match(r"^(?:the |a |an )?(?-i:[A-Z])", after))
+            if name == "date" and not dated:
+                continue
+            if name in ("location", "employer") and (dated or not named):
+                continue
+            return name
+    return None
+
+
+_ATTRIBUTION = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?=\S)")
+
+
+def frame(text: str, speaker: str = "", role: str = "user") -> Frame:
+    """The frame of a clause said by ``speaker`` (see the module docstring)."""
+    kind, owner = subject_kind(text, role)
+    subject = _subject_words(text, kind)
+    mine = re.search(r"\b(?:my|me|I|I'm|I've)\b", text)
+    if kind in ("i", "implicit") or (kind in ("thing", "name") and mine and speaker):
+        # "Leadership raised my quota": a fact about the speaker's quota.
+        owner = tuple(w.lower() for w in speaker.split()) if speaker else ("i",)
+        if kind not in ("i", "implicit") and mine:
+            subject = _noun_phrase(text[mine.end() :].split(" "))
+    subject -= {stem(w) for w in owner}
+    values, kinds = _values(text, owner)
+    skeleton = frozenset(
+        lx.SAME_VERB.get(stem(w), stem(w))
+        for w in WORD.findall(text.replace("-", " "))
+        if w.lower() not in lx.STOP_WORDS
+        and w.lower() not in owner
+        and w.lower() not in TIME_WORDS
+        and w.lower() not in values
+        and not _UPDATE.fullmatch(w)
+        and not lx.VALUE_TOKEN.fullmatch(w)
+        and not MONTH.fullmatch(w)
+        and not _WEEKDAY.fullmatch(w)
+    ) - {stem(v) for v in values}
+    return Frame(
+        owner=owner,
+        subject=subject,
+        skeleton=skeleton,
+        values=values,
+        kinds=kinds,
+        cls=_class(text),
+        old=_old_values(text),
+        update=bool(_UPDATE.search(text) or _REVERSAL.search(text)),
+        versions=_versions(text),
+        purpose=_purpose(text),
+        decided=bool(_DECISION.search(text)),
+        reverses=bool(_REVERSAL.search(text)),
+    )
+
+
+def _purpose(text: str) -> frozenset[str]:
+    m = re.search(r"\bfor\s+([^,;.()]+)", text, re.I)
+    if not m:
+        return frozenset()
+    return frozenset(
+        stem(w) for w in WORD.findall(m.group(1)) if w.lower() not in lx.STOP_WORDS | TIME_WORDS
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def entry_frame(entry: str) -> Frame:
+    """The frame of an entry already in memory, written by review or by a person.
+
+    ``Sam: we deploy on Fridays`` is read as Sam saying it; ``Sam prefers tea`` as a
+    statement about Sam.
+    """
+    body = strip_source(entry)
+    m = _ATTRIBUTION.match(body)
+    if m and m["who"].lower() not in ("note", "update", "lesson", "decision", "more", "see"):
+        return frame(body[m.end() :], m["who"])
+    return frame(body)
+
+
+def has_verb(words: list[str]) -> bool:
+    return any(is_verb(w) for w in words)
+
+
+def is_verb(word: str) -> bool:
+    """Whether ``word`` reads as a verb form: an auxiliary, a listed verb or an inflection of
+    one, a past tense."""
+    low = word.lower().strip(",.;:!?")
+    if low in AUX or low in lx.VERBS or low in lx.IRREGULAR_PAST or past(low):
+        return True
+    if low.endswith("n't") or low in ("does", "do", "did", "goes"):
+        return True
+    for end in ("ies", "es", "s"):
+        stem = low[: -len(end)] if low.endswith(end) else ""
+        if stem and (stem in lx.VERBS or stem + "e" in lx.VERBS or stem + "y" in lx.VERBS):
+            return True
+    return False

@@ -1,0 +1,59 @@
+"""Sentences that lean on the one before are read with it (R6; review/discourse.py)."""
+
+from __future__ import annotations
+
+from reverie.review.discourse import units
+
+
+def _texts(message: str) -> list[str]:
+    return [text for _, _, text in units(message)]
+
+
+def test_a_pronoun_subject_is_read_with_the_sentence_that_names_it() -> None:
+    said = "Kofi joined as our SRE last week. He reports to Marek."
+    assert _texts(said) == [said]
+
+
+def test_a_verbless_fragment_continues_the_sentence_before() -> None:
+    said = "I'm a staff engineer at Tidewater. Mostly Kubernetes and the deploy tooling."
+    assert _texts(said) == [said]
+
+
+def test_a_lesson_keeps_its_symptom_cause_and_fix_together() -> None:
+    said = (
+        "The nightly backup kept failing. It turned out the disk was full of old archives. "
+        "Deleting archives older than a week fixed it."
+    )
+    assert _texts(said) == [said]
+
+
+def test_separate_statements_questions_and_progress_stay_apart() -> None:
+    assert _texts("We deploy on Fridays. Dana is our DBA.") == [
+        "We deploy on Fridays.",
+        "Dana is our DBA.",
+    ]
+    assert _texts("Who owns billing? He said it was Ines.") == [
+        "Who owns billing?",
+        "He said it was Ines.",
+    ]
+    assert len(_texts("ok it's green now. The tests were flaky because of a shared Redis.")) == 2
+    assert _texts("I work at Globex.\nI'm vegan.") == ["I work at Globex.", "I'm vegan."]
+
+
+def test_a_unit_spans_every_sentence_joined() -> None:
+    message = "Kofi joined as our SRE. He reports to Marek."
+    [(start, end, _)] = units(message)
+    assert (start, end) == (0, len(message))
+
+
+def test_a_verbless_self_introduction_is_kept() -> None:
+    from reverie.review.statements import PEOPLE, Statement, read
+
+    found = read("Hana Lind, office manager at Birchwood Dental", role="user", speaker="Hana")
+    assert isinstance(found, Statement) and found.section == PEOPLE
+    # Someone else's name with a comma is not the speaker introducing themselves.
+    assert read("Hana, can you book the room", role="user", speaker="Ola") != found
+    assert read("Ola here", role="user", speaker="Ola") == "introduction"
+    # A fragment after a bare introduction continues it.
+    said = "Ola Berg here. Night nurse, cardiology ward."
+    assert [t for _, _, t in units(said, "user", "Ola")] == [said]
