@@ -60,7 +60,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import re
 import statistics
 import sys
@@ -81,7 +80,6 @@ from reverie.index.fts import SearchHit, query_terms
 from reverie.review.types import parse_sources
 from review_cost import Cost, list_items, memory_files, offline_run, review_until_done
 
-DEFAULT_LOCOMO = _common.ROOT.parent / "shared" / "bench" / "locomo10.json"
 K = 5
 WARMUP = 10
 
@@ -528,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--save-json", type=Path, help="also write the JSON figures to this file")
     args = parser.parse_args(argv)
-    path = args.locomo or Path(os.environ.get("REVERIE_LOCOMO") or DEFAULT_LOCOMO)
+    path = _common.locomo_path(args.locomo)
     if not path.is_file():
         print(
             f"LoCoMo not found at {path}: nothing measured. Pass --locomo PATH or set "

@@ -41,13 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    from reverie.core.secrets import CREDENTIAL_KINDS, find_credentials
-except ImportError:  # run from a checkout without installing the package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from reverie.core.secrets import CREDENTIAL_KINDS, find_credentials
-
-DEFAULT_LOCOMO = Path(__file__).resolve().parents[2] / "shared/bench/locomo10.json"
+import _common
+from reverie.core.secrets import CREDENTIAL_KINDS, find_credentials
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
@@ -644,7 +639,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["corpora"][name] = entry
 
     try:
-        locomo_path = Path(args.locomo)
+        locomo_path = _common.locomo_path(args.locomo)
         if locomo_path.is_file():
             items = list(locomo_items(locomo_path))
             scan_corpus(
@@ -721,7 +716,7 @@ def _share(count: int, total: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO), help="path to locomo10.json")
+    parser.add_argument("--locomo", type=Path, help="path to locomo10.json")
     parser.add_argument("--seed", type=int, default=20240501)
     parser.add_argument("--per-kind", type=int, default=40, help="synthetic samples per kind")
     parser.add_argument("--near-miss-repeats", type=int, default=4)

@@ -196,3 +196,18 @@ def test_tour_runs_end_to_end(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "memory_credential_rejected" in proc.stdout
     assert "Prefers answers in British English" in proc.stdout
+    # Output is a pipe, not a terminal: no line is cut at 80 columns, so each JSON line shown
+    # (the batches fed to stdin, the --json answers) parses whole.
+    shown = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(shown) >= 3 and any(len(line) > 80 for line in shown)
+    for line in shown:
+        json.loads(line)
+
+
+def test_the_build_declares_its_license_as_spdx() -> None:
+    """``make run`` printed setuptools' deprecation warning for the table form three times."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert project["project"]["license"] == "Apache-2.0"
+    assert "setuptools>=77" in project["build-system"]["requires"]
