@@ -56,8 +56,8 @@ class Reverie:
         if not (self.home / DB_NAME).exists():
             if not create:
                 raise NotFound(
-                    f"No Reverie home at {self.home}; create it with `reverie init` "
-                    "(or pass --home / set REVERIE_HOME to an existing one).",
+                    f"No Reverie home at {self.home}; create it with "
+                    f"Reverie({str(self.home)!r}, create=True), or open an existing one.",
                     code="home_not_found",
                     home=str(self.home),
                 )

@@ -21,7 +21,7 @@ import click
 from rich.console import Console
 
 from reverie.api import Reverie
-from reverie.errors import ReverieError
+from reverie.errors import NotFound, RefusedInput, ReverieError
 
 __all__ = [
     "Options",
@@ -32,8 +32,19 @@ __all__ = [
     "open_home",
     "out",
     "pass_opts",
+    "plural",
+    "read_input",
     "stamp",
 ]
+
+#: Revision numbers and positions: whole numbers from 0. A negative one, or one past what
+#: SQLite stores (2**63), is a usage error (exit 2), as click reports any malformed option.
+NATURAL = click.IntRange(min=0, max=2**62)
+
+
+def limit_range(high: int) -> click.IntRange:
+    """A ``--limit`` from 1 to ``high``: outside it, a usage error (exit 2)."""
+    return click.IntRange(min=1, max=high)
 
 
 @dataclass
@@ -65,7 +76,50 @@ def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
 
 
 def open_home(opts: Options, create: bool = False) -> Reverie:
-    return Reverie(opts.home, create=create)
+    try:
+        return Reverie(opts.home, create=create)
+    except NotFound as exc:
+        if exc.code != "home_not_found":
+            raise
+        raise NotFound(
+            f"No Reverie home at {exc.details['home']}; create it with `reverie init` (or pass "
+            "--home / set REVERIE_HOME to an existing one).",
+            code=exc.code,
+            home=exc.details["home"],
+        ) from None
+
+
+def read_input(file: str, code: str) -> tuple[str, str]:
+    """The text of FILE, or of standard input for ``-``, and what messages call it.
+
+    The bytes are decoded as UTF-8 here, strictly: a terminal's locale (or Python's
+    surrogate escapes under the C locale) never turns invalid bytes into text.
+
+    Raises:
+        click.UsageError: the file cannot be read.
+        RefusedInput: ``code``, the bytes are not UTF-8.
+    """
+    name = "standard input" if file == "-" else file
+    try:
+        if file == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            # A text stream without bytes beneath (a test's StringIO): lone surrogates in it
+            # become bytes that the strict decoding below refuses.
+            raw = (
+                stream.read()
+                if stream is not None
+                else sys.stdin.read().encode("utf-8", "surrogatepass")
+            )
+        else:
+            raw = Path(file).read_bytes()
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {name}: {exc.strerror}.") from None
+    try:
+        return raw.decode("utf-8"), name
+    except UnicodeDecodeError as exc:
+        raise RefusedInput(
+            f"{name} is not UTF-8 text (byte {exc.start}); save it as UTF-8.", code=code
+        ) from None
 
 
 def emit(opts: Options, payload: dict[str, Any], human: Callable[[], object]) -> None:
@@ -75,8 +129,14 @@ def emit(opts: Options, payload: dict[str, Any], human: Callable[[], object]) ->
         human()
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 message``, ``2 messages``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def stamp(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    """A time as ISO 8601 in UTC (``2024-05-08T13:56:00Z``), in JSON and in tables alike."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # entry point

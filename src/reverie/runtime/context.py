@@ -130,8 +130,8 @@ def _owned(store: ConversationStore, agent_id: str, conversation_id: str) -> Con
         conv = None
     if conv is None or conv.agent_id != agent_id:
         raise NotFound(
-            f"No conversation {conversation_id!r} for this agent; context_sessions lists the "
-            "ones you can read.",
+            f"No conversation {conversation_id!r} for this agent; list the agent's sessions to "
+            "see the ones that can be read.",
             conversation=conversation_id,
         )
     return conv
@@ -152,8 +152,8 @@ def require_memory_on(
     conv = _owned(store, agent_id, conversation_id)
     if conv.deleted:
         raise NotFound(
-            f"Conversation {conversation_id} was deleted; it cannot be read. "
-            "context_sessions lists the ones you can read.",
+            f"Conversation {conversation_id} was deleted; it cannot be read. List the agent's "
+            "sessions to see the ones that can be read.",
             code="conversation_deleted",
             conversation=conversation_id,
         )
@@ -373,8 +373,8 @@ def _decode(cursor: str, conversation: str) -> tuple[int, int, int, bool]:
             raise ValueError(position)
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
         raise RefusedInput(
-            "This cursor is not one that context_read returned for this conversation; read "
-            "again without a cursor.",
+            "This cursor did not come from a read of this conversation; read it again "
+            "without a cursor.",
             code="invalid_cursor",
         ) from None
     return position, offset, end, bool(tools)
