@@ -1,7 +1,9 @@
 """The Python API: one facade that every surface (CLI, HTTP, MCP, Slack) calls.
 
 A surface parses its input, calls one method here, and formats the answer; rules (limits,
-validation, permissions) live below this facade, so every path gets them.
+validation, permissions) live below this facade, so every path gets them. Every method passes
+:mod:`reverie._guard` on its way in and out: text arguments must be Unicode, and nothing but a
+:class:`reverie.errors.ReverieError` comes out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ._guard import guarded
 from .config import Settings
 from .errors import NotFound
 from .index.fts import SearchHit
@@ -38,6 +41,7 @@ __all__ = ["Reverie"]
 DB_NAME = "reverie.db"
 
 
+@guarded
 class Reverie:
     """A Reverie data directory (the embedded default: SQLite and git under ``home``).
 

@@ -38,11 +38,34 @@ def test_w2_add_files_entry_under_its_section() -> None:
     assert lines[lines.index("## Project state") - 1] == ""
 
 
-def test_w2_add_without_or_with_unknown_section_appends_at_end() -> None:
-    for section in (None, "Nonexistent"):
-        out = run({"MEMORY.md": new_index()}, {"action": "add", "text": "x y", "section": section})
-        text = out["MEMORY.md"]
-        assert text is not None and text.endswith("## Project state\n- x y\n")
+def test_w2_add_without_section_appends_at_end() -> None:
+    out = run({"MEMORY.md": new_index()}, {"action": "add", "text": "x y"})
+    text = out["MEMORY.md"]
+    assert text is not None and text.endswith("## Project state\n- x y\n")
+
+
+def test_w2_add_to_an_unknown_section_creates_it_at_the_end_and_says_so() -> None:
+    """Issue 10: an unknown section was silently ignored, the entry put in the last section."""
+    applied = apply_batch(
+        parse_batch({"action": "add", "text": "x y", "section": " Vocabulary "}),
+        {"MEMORY.md": new_index()}.get,
+    )
+    assert applied.files["MEMORY.md"] == new_index() + "\n## Vocabulary\n- x y\n"
+    assert [code for code, _ in applied.notes] == ["section_created"]
+    assert "'Vocabulary'" in applied.notes[0][1]
+    # the next add finds it, and creates nothing
+    again = apply_batch(
+        parse_batch({"action": "add", "text": "z", "section": "vocabulary"}),
+        {"MEMORY.md": applied.files["MEMORY.md"]}.get,
+    )
+    assert again.notes == [] and again.files["MEMORY.md"].endswith("- x y\n- z\n")
+
+
+@pytest.mark.parametrize("section", ["## Decisions", "a\nb", "x" * 81])
+def test_w2_a_section_is_one_line_of_heading_text(section: str) -> None:
+    with pytest.raises(RefusedInput) as err:
+        parse_batch({"action": "add", "text": "x", "section": section})
+    assert err.value.code == "invalid_operation" and "operations[0].section" in err.value.message
 
 
 def test_w2_add_to_free_section_that_exists() -> None:

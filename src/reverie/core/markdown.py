@@ -87,7 +87,9 @@ class Applied:
     files: dict[str, str | None] = field(default_factory=dict)
     #: The text each changed file had before the batch (``None`` = it did not exist).
     before: dict[str, str | None] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    #: ``(code, message)`` of what the caller should know: ``unchanged_entry`` (an ``add`` of
+    #: an entry already there), ``section_created`` (an ``add`` to a section the index lacked).
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
 
 def apply_batch(batch: Batch, load: Loader) -> Applied:
@@ -114,9 +116,19 @@ def apply_batch(batch: Batch, load: Loader) -> Applied:
         where = f"operations[{i}]"
         if isinstance(op, Add):
             text = get(INDEX) or ""
-            new = _add(text, op)
+            new, created = _add(text, op)
             if new == text:
-                applied.notes.append(f"{where}: the entry is already in {INDEX}; nothing added.")
+                applied.notes.append(
+                    ("unchanged_entry", f"{where}: the entry is already in {INDEX}; nothing added.")
+                )
+            if created is not None:
+                applied.notes.append(
+                    (
+                        "section_created",
+                        f"{where}: {INDEX} had no section {created!r}; it was created at the "
+                        "end, with this entry.",
+                    )
+                )
             work[INDEX] = new
         elif isinstance(op, Replace | Remove):
             path = normalize_source(op.source)
@@ -146,22 +158,23 @@ def apply_batch(batch: Batch, load: Loader) -> Applied:
     return applied
 
 
-def _add(text: str, op: Add) -> str:
+def _add(text: str, op: Add) -> tuple[str, str | None]:
+    """The index with the entry added, and the name of the section created for it, if any."""
     block = entry_lines(op.text)
     lines = text.split("\n") if text else []
     if lines and lines[-1] == "":
         lines.pop()
     if _contains_block(lines, block):
-        return text
-    target = _find_section("\n".join(lines), op.section) if op.section else None
+        return text, None
+    section = op.section.strip() if op.section else ""
+    target = _find_section("\n".join(lines), section) if section else None
+    created = None
     if target is None:
-        if op.section and _standard_name(op.section) is not None:
-            # A standard section that a whole-body write removed comes back at the end.
-            lines += (
-                ["", f"## {_standard_name(op.section)}"]
-                if lines
-                else [f"## {_standard_name(op.section)}"]
-            )
+        if section:
+            # A section the index lacks (a standard one a whole-body write removed, or a new
+            # one) is created at the end, and the caller is told.
+            created = _standard_name(section) or section
+            lines += ["", f"## {created}"] if lines else [f"## {created}"]
         lines += block
     else:
         _, start, end = target
@@ -172,7 +185,7 @@ def _add(text: str, op: Add) -> str:
         after = pos + len(block)
         if after < len(lines) and lines[after].strip() and _HEADING.match(lines[after]):
             lines.insert(after, "")
-    return canonical_text("\n".join(lines))
+    return canonical_text("\n".join(lines)), created
 
 
 def _contains_block(lines: list[str], block: list[str]) -> bool:

@@ -36,11 +36,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reverie.config import Settings
-from reverie.core.validation import check_control
+from reverie.core.validation import check_control, check_unicode
 from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.index import history
 
-from .state import SQLiteState
+from .state import SQLiteState, column_of
 
 log = logging.getLogger(__name__)
 
@@ -419,6 +419,8 @@ def _decode_line(raw: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         return _BadLine(exc.msg)
+    except RecursionError:
+        return _BadLine("nested too deeply")
 
 
 def _parse_object(obj: Any, number: int, settings: Settings) -> MessageRecord | CloseRecord:
@@ -445,9 +447,14 @@ def _parse_object(obj: Any, number: int, settings: Settings) -> MessageRecord | 
     agent = obj["agent"]
     if not isinstance(agent, str) or not agent.strip():
         raise RefusedInput("agent must be an agent's name.", code="invalid_import")
+    check_unicode(agent, "agent")
     message_id = obj.get("id")
-    if message_id is not None and (not isinstance(message_id, str | int) or message_id == ""):
+    if message_id is not None and (
+        not isinstance(message_id, str | int) or isinstance(message_id, bool) or message_id == ""
+    ):
         raise RefusedInput("id must be a non-empty string or a number.", code="invalid_import")
+    if isinstance(message_id, str):
+        check_unicode(message_id, "id")
     return MessageRecord(
         line=number,
         conversation=conversation,
@@ -1278,7 +1285,8 @@ class ConversationStore:
 
     def _import_agent(self, conn: sqlite3.Connection, name: str) -> tuple[str, str | None]:
         row = conn.execute(
-            "SELECT id FROM agents WHERE name = ? OR id = ?", (name, name)
+            f"SELECT id FROM agents WHERE {column_of(name)} = ?",
+            (name,),
         ).fetchone()
         if row is not None:
             return str(row[0]), None

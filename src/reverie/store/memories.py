@@ -227,6 +227,16 @@ class MemoryStore:
             RevisionConflict: ``expected_revision`` is stale (W6).
             StorageFault: the data directory failed; nothing was acknowledged.
         """
+        if expected_revision is not None and (
+            not isinstance(expected_revision, int)
+            or isinstance(expected_revision, bool)
+            or expected_revision < 0
+        ):
+            raise RefusedInput(
+                f"expected_revision is a revision number (a whole number from 0), not "
+                f"{str(expected_revision)[:40]!r}.",
+                code="invalid_revision",
+            )
         if writer not in WRITERS:
             raise RefusedInput(
                 f"Unknown writer {writer!r}; one of {', '.join(WRITERS)}.", code="invalid_operation"
@@ -288,7 +298,7 @@ class MemoryStore:
             repo = self.repo(memory_id)
             applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
             validation.check_result(applied, self.settings)
-            diagnostics = [{"code": "unchanged_entry", "message": n} for n in applied.notes]
+            diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
             if not applied.files:
                 with self.state.transaction() as conn:
                     if key_hash is not None:

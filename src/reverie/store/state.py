@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -19,10 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reverie.core import validation
 from reverie.errors import NotFound, RefusedInput, StorageFault
 from reverie.index import fts, history
 
-__all__ = ["MEMBER_ROLES", "Agent", "KeyRecord", "Member", "RevisionRecord", "SQLiteState"]
+__all__ = [
+    "AGENT_ID",
+    "MEMBER_ID",
+    "MEMBER_ROLES",
+    "Agent",
+    "KeyRecord",
+    "Member",
+    "RevisionRecord",
+    "SQLiteState",
+]
 
 EDIT_POLICIES = ("editors", "all_workspace_members")
 WRITER_MODES = ("review_only", "conversations")
@@ -335,12 +346,7 @@ class SQLiteState:
         Raises:
             RefusedInput: bad name or policy, or the name is taken.
         """
-        name = name.strip()
-        if not name or len(name) > 80 or any(c in name for c in "/\\\n\t"):
-            raise RefusedInput(
-                "An agent name is 1 to 80 characters, without slashes or line breaks.",
-                code="invalid_name",
-            )
+        name = _check_name(name, "An agent name", 80, AGENT_ID, "/\\\n\t")
         if edit_policy not in EDIT_POLICIES:
             raise RefusedInput(
                 f"edit policy must be one of {', '.join(EDIT_POLICIES)}.", code="invalid_operation"
@@ -379,8 +385,8 @@ class SQLiteState:
         """
         row = self.conn.execute(
             "SELECT id, name, creator, edit_policy, memory_writers, default_model, archived, "
-            "created_at FROM agents WHERE name = ? OR id = ?",
-            (name_or_id, name_or_id),
+            f"created_at FROM agents WHERE {column_of(name_or_id, AGENT_ID)} = ?",
+            (name_or_id,),
         ).fetchone()
         if row is None:
             raise NotFound(
@@ -447,11 +453,7 @@ class SQLiteState:
         Raises:
             RefusedInput: bad name or role, or the name is taken.
         """
-        name = name.strip()
-        if not name or len(name) > 200 or any(c in name for c in "\n\t\r"):
-            raise RefusedInput(
-                "A member name is 1 to 200 characters, without line breaks.", code="invalid_name"
-            )
+        name = _check_name(name, "A member name", 200, MEMBER_ID, "\n\t")
         _check_role(role)
         try:
             with self.transaction() as conn:
@@ -473,8 +475,9 @@ class SQLiteState:
             NotFound: no such member.
         """
         row = self.conn.execute(
-            "SELECT id, name, role, active, created_at FROM members WHERE name = ? OR id = ?",
-            (name_or_id, name_or_id),
+            "SELECT id, name, role, active, created_at FROM members "
+            f"WHERE {column_of(name_or_id, MEMBER_ID)} = ?",
+            (name_or_id,),
         ).fetchone()
         if row is None:
             raise NotFound(f"No member named {name_or_id!r}.", member=name_or_id)
@@ -539,6 +542,14 @@ class SQLiteState:
         Raises:
             NotFound: the memory has no such revision.
         """
+        if not _is_count(revision):
+            latest = self.latest(memory_id)
+            raise NotFound(
+                f"Revision {str(revision)[:40]} does not exist: revisions are whole numbers from "
+                f"0; the newest is {latest.revision if latest else -1}.",
+                revision=str(revision)[:40],
+                current_revision=latest.revision if latest else -1,
+            )
         row = self.conn.execute(
             "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
             "WHERE memory_id = ? AND revision = ?",
@@ -557,11 +568,20 @@ class SQLiteState:
     def revisions(
         self, memory_id: str, limit: int = 50, before: int | None = None
     ) -> list[RevisionRecord]:
-        """Recorded revisions, newest first."""
+        """Recorded revisions, newest first.
+
+        Raises:
+            RefusedInput: ``invalid_limit`` unless ``limit`` is a whole number from 1.
+        """
+        if not _is_count(limit, maximum=10**100) or limit < 1:
+            raise RefusedInput(
+                "limit must be a whole number from 1.", code="invalid_limit", limit=str(limit)[:40]
+            )
+        below = before if before is not None and _is_count(before) else 2**62
         rows = self.conn.execute(
             "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
             "WHERE memory_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?",
-            (memory_id, before if before is not None else 2**62, limit),
+            (memory_id, below, min(limit, 2**62)),
         ).fetchall()
         return [_revision(r) for r in rows]
 
@@ -636,6 +656,52 @@ class SQLiteState:
             "DELETE FROM write_failures WHERE memory_id = ? AND conversation_id = ?",
             (memory_id, conversation_id),
         )
+
+
+#: The ids this store makes; a name may never look like one (a name equal to another agent's
+#: id would take the writes and imports meant for that agent).
+AGENT_ID = re.compile(r"ag_[0-9a-f]{12}")
+MEMBER_ID = re.compile(r"mb_[0-9a-f]{12}")
+
+
+def _check_name(name: str, what: str, longest: int, ids: re.Pattern[str], banned: str) -> str:
+    """A name as stored: stripped, 1 to ``longest`` characters, none of ``banned``, no control
+    or invisible characters, and never shaped like an id (``ag_``/``mb_`` start only ids).
+
+    Raises:
+        RefusedInput: ``invalid_name`` (``invalid_unicode`` for lone surrogates).
+    """
+    if not isinstance(name, str):
+        raise RefusedInput(f"{what} is text.", code="invalid_name")
+    name = name.strip()
+    if not name or len(name) > longest or any(c in name for c in banned):
+        raise RefusedInput(
+            f"{what} is 1 to {longest} characters, without "
+            + ("slashes or " if "/" in banned else "")
+            + "line breaks.",
+            code="invalid_name",
+        )
+    validation.check_control(name, what, code="invalid_name")
+    validation.check_invisible(name, what, code="invalid_name")
+    prefix = ids.pattern[:3]
+    if name[:3].lower() == prefix:
+        raise RefusedInput(
+            f"{what} may not start with {prefix!r}: ids start so, and a name must never be "
+            "mistaken for an id.",
+            code="invalid_name",
+        )
+    return name
+
+
+def column_of(name_or_id: str, ids: re.Pattern[str] = AGENT_ID) -> str:
+    """The column that a caller's word names: an id when it has an id's shape, else a name
+    (names never have that shape, see :func:`_check_name`)."""
+    return "id" if ids.fullmatch(name_or_id) else "name"
+
+
+def _is_count(value: object, maximum: int = 2**62) -> bool:
+    """A whole number from 0 that SQLite can store (its integers end at 2**63 - 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= maximum
 
 
 def _check_role(role: str) -> None:

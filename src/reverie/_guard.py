@@ -1,0 +1,132 @@
+"""The facade's boundary: what every call of :class:`reverie.Reverie` passes on its way in and
+out, so that no caller, of any surface, ever sees anything but a :class:`ReverieError`.
+
+On the way in, every text argument (also inside the mappings and lists of a batch or of import
+records) must be Unicode: a lone surrogate (``"a\\ud800b"``, or invalid bytes decoded with
+surrogate escapes) is refused with ``invalid_unicode`` before anything runs, and arguments
+nested deeper than :data:`MAX_DEPTH` with ``invalid_input``.
+
+On the way out, an error of a lower library that the stores did not translate (sqlite3,
+pygit2, the operating system) becomes a :class:`StorageFault` with a message that says what
+to do; a full disk is ``storage_full``, read-only storage ``storage_read_only``. A recursion
+too deep for Python (hostile nesting that got past the checks) is refused as input.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import inspect
+import sqlite3
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+import pygit2
+
+from .core.validation import check_unicode
+from .errors import RefusedInput, ReverieError, StorageFault
+
+__all__ = ["MAX_DEPTH", "check_arguments", "guarded", "storage_fault"]
+
+#: Deeper than this, an argument is refused: no batch, record or setting nests this far.
+MAX_DEPTH = 64
+
+P = ParamSpec("P")
+R = TypeVar("R")
+C = TypeVar("C", bound=type)
+
+#: errno values that mean "no room", and "not writable here".
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def check_arguments(arguments: dict[str, Any]) -> None:
+    """Refuse lone surrogates in any text of the arguments, and nesting past MAX_DEPTH.
+
+    Raises:
+        RefusedInput: ``invalid_unicode`` naming the argument, or ``invalid_input``.
+    """
+    stack: list[tuple[str, Any, int]] = [(k, v, 0) for k, v in arguments.items()]
+    while stack:
+        where, value, depth = stack.pop()
+        if isinstance(value, str):
+            check_unicode(value, where)
+        elif isinstance(value, dict | list | tuple):
+            if depth >= MAX_DEPTH:
+                raise RefusedInput(
+                    f"{where} nests more than {MAX_DEPTH} levels deep; nothing was done.",
+                    code="invalid_input",
+                    field=where,
+                )
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    check_unicode(key, f"{where} (a key)")
+                stack.append((f"{where}[{key!r}]", item, depth + 1))
+
+
+def storage_fault(exc: BaseException, doing: str = "") -> StorageFault:
+    """A lower library's error as a :class:`StorageFault` with a way out."""
+    what = f" while {doing}" if doing else ""
+    if (isinstance(exc, OSError) and exc.errno in _FULL) or _says_full(exc):
+        return StorageFault(
+            f"The disk holding the data directory is full{what} ({_short(exc)}). Nothing was "
+            "written; free some space and try again. Reads still work.",
+            code="storage_full",
+        )
+    if (isinstance(exc, OSError) and exc.errno in _READ_ONLY) or _says_read_only(exc):
+        return StorageFault(
+            f"The data directory is not writable{what} ({_short(exc)}). Nothing was written; "
+            "reads still work. Make it writable to write.",
+            code="storage_read_only",
+        )
+    return StorageFault(
+        f"The data directory failed{what}: {_short(exc)}. Run `reverie doctor` to check and "
+        "repair it.",
+    )
+
+
+def _says_full(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.Error | pygit2.GitError) and (
+        "disk is full" in str(exc) or "No space left" in str(exc)
+    )
+
+
+def _says_read_only(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.Error | pygit2.GitError) and (
+        "readonly" in str(exc) or "Read-only file system" in str(exc)
+    )
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
+def guarded(cls: C) -> C:
+    """Wrap every public method of ``cls`` (and ``__init__``) in :func:`_guard`."""
+    for name, member in list(vars(cls).items()):
+        if inspect.isfunction(member) and (not name.startswith("_") or name == "__init__"):
+            setattr(cls, name, _guard(member))
+    return cls
+
+
+def _guard(fn: Callable[P, R]) -> Callable[P, R]:
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        bound = signature.bind_partial(*args, **kwargs)
+        check_arguments({k: v for k, v in bound.arguments.items() if k != "self"})
+        try:
+            return fn(*args, **kwargs)
+        except ReverieError:
+            raise
+        except RecursionError:
+            raise RefusedInput(
+                "The input nests too deeply to be read; nothing was done.", code="invalid_input"
+            ) from None
+        except (sqlite3.Error, pygit2.GitError, OSError) as exc:
+            raise storage_fault(exc) from exc
+
+    return call
