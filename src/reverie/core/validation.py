@@ -1,9 +1,10 @@
 """The content rules every write passes (SPEC W3, W4, W5), in one place for every path.
 
 Two steps: :func:`check_request` looks at the batch alone, before the memory is locked;
-:func:`check_result` looks at what the batch would change, before anything is written. Only
-the lines a batch adds are scanned for credentials, so a line already in memory never blocks an
-unrelated write, and removing a line is always possible.
+:func:`check_result` looks at what the batch would change, before anything is written. For
+credentials it scans what each file will hold around the lines the batch adds, and refuses
+only a credential that touches an added line: a key written in two parts is seen whole, a line
+already in memory never blocks an unrelated write, and removing a line is always possible.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .operations import Batch, SetBody, WriteTopic
 from .paths import INDEX, check_links
 
 __all__ = [
-    "added_text",
+    "added_lines",
     "check_control",
     "check_invisible",
     "check_request",
@@ -119,14 +120,18 @@ def check_invisible(text: str, field: str, code: str = "memory_invisible_charact
 def _check_credentials(text: str, field: str) -> None:
     found = secrets.find_credentials(text)
     if found:
-        raise RefusedInput(
-            f"{field} looks like it holds a credential ({secrets.describe(found)}). "
-            "Memory is read into prompts and kept in git history: keep secrets in typed "
-            "settings or a secret manager, and remember only where they live.",
-            code="memory_credential_rejected",
-            field=field,
-            kinds=sorted({f.kind for f in found}),
-        )
+        _refuse_credentials(found, field)
+
+
+def _refuse_credentials(found: list[secrets.CredentialFinding], field: str) -> None:
+    raise RefusedInput(
+        f"{field} looks like it holds a credential ({secrets.describe(found)}). "
+        "Memory is read into prompts and kept in git history: keep secrets in typed "
+        "settings or a secret manager, and remember only where they live.",
+        code="memory_credential_rejected",
+        field=field,
+        kinds=sorted({f.kind for f in found}),
+    )
 
 
 def check_request(batch: Batch, settings: Settings) -> None:
@@ -183,22 +188,57 @@ def _check_index_size(text: str, field: str, settings: Settings) -> None:
         )
 
 
-def added_text(old: str | None, new: str | None) -> str:
-    """The lines of ``new`` that ``old`` does not have (as a multiset), joined by newlines."""
+def added_lines(old: str | None, new: str | None) -> list[int]:
+    """The 0-based numbers of the lines of ``new`` that ``old`` does not have (as a multiset:
+    a line already there once and now twice counts once as added)."""
     if not new:
-        return ""
+        return []
     remaining = Counter((old or "").split("\n"))
     added = []
-    for line in new.split("\n"):
+    for number, line in enumerate(new.split("\n")):
         if remaining[line] > 0:
             remaining[line] -= 1
         else:
-            added.append(line)
-    return "\n".join(added)
+            added.append(number)
+    return added
+
+
+#: Lines read on either side of the added ones: a credential that spans lines (a private key
+#: block, a .netrc entry) is found whole even when a write adds only part of it.
+CONTEXT_LINES = 300
+
+
+def _check_file_credentials(path: str, old: str | None, new: str) -> None:
+    """Scan what ``path`` will hold around the lines the write adds, and refuse a credential
+    that touches one of them. Scanning the file rather than the added lines alone catches a
+    key written in two parts (body first, armour later); keeping only findings on added lines
+    means a line stored before never blocks an unrelated write."""
+    added = added_lines(old, new)
+    if not added:
+        return
+    lines = new.split("\n")
+    is_added = set(added)
+    windows: list[list[int]] = []
+    for number in added:
+        start, end = max(0, number - CONTEXT_LINES), min(len(lines), number + CONTEXT_LINES + 1)
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], end)
+        else:
+            windows.append([start, end])
+    found: list[secrets.CredentialFinding] = []
+    for start, end in windows:
+        text = "\n".join(lines[start:end])
+        for f in secrets.find_credentials(text):
+            first = start + f.line - 1
+            last = first + text.count("\n", f.start, f.end)
+            if any(n in is_added for n in range(first, last + 1)):
+                found.append(secrets.CredentialFinding(f.kind, first + 1, f.start, f.end))
+    if found:
+        _refuse_credentials(found, path)
 
 
 def check_result(applied: Applied, settings: Settings) -> None:
-    """Checks on what the batch would write: file sizes and credentials in added lines.
+    """Checks on what the batch would write: file sizes, and credentials touching added lines.
 
     Raises:
         RefusedInput: ``memory_too_large`` or ``memory_credential_rejected``.
@@ -216,4 +256,4 @@ def check_result(applied: Applied, settings: Settings) -> None:
                 path=path,
                 limit=settings.max_file_bytes,
             )
-        _check_credentials(added_text(applied.before.get(path), text), path)
+        _check_file_credentials(path, applied.before.get(path), text)
