@@ -14,7 +14,6 @@ too deep for Python (hostile nesting that got past the checks) is refused as inp
 
 from __future__ import annotations
 
-import errno
 import functools
 import inspect
 import sqlite3
@@ -24,9 +23,10 @@ from typing import Any, ParamSpec, TypeVar
 import pygit2
 
 from .core.validation import check_unicode
-from .errors import RefusedInput, ReverieError, StorageFault
+from .errors import RefusedInput, ReverieError
+from .store.faults import is_corruption, storage_fault
 
-__all__ = ["MAX_DEPTH", "check_arguments", "guarded", "storage_fault"]
+__all__ = ["MAX_DEPTH", "check_arguments", "guarded"]
 
 #: Deeper than this, an argument is refused: no batch, record or setting nests this far.
 MAX_DEPTH = 64
@@ -34,10 +34,6 @@ MAX_DEPTH = 64
 P = ParamSpec("P")
 R = TypeVar("R")
 C = TypeVar("C", bound=type)
-
-#: errno values that mean "no room", and "not writable here".
-_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 def check_arguments(arguments: dict[str, Any]) -> None:
@@ -65,44 +61,6 @@ def check_arguments(arguments: dict[str, Any]) -> None:
                 stack.append((f"{where}[{key!r}]", item, depth + 1))
 
 
-def storage_fault(exc: BaseException, doing: str = "") -> StorageFault:
-    """A lower library's error as a :class:`StorageFault` with a way out."""
-    what = f" while {doing}" if doing else ""
-    if (isinstance(exc, OSError) and exc.errno in _FULL) or _says_full(exc):
-        return StorageFault(
-            f"The disk holding the data directory is full{what} ({_short(exc)}). Nothing was "
-            "written; free some space and try again. Reads still work.",
-            code="storage_full",
-        )
-    if (isinstance(exc, OSError) and exc.errno in _READ_ONLY) or _says_read_only(exc):
-        return StorageFault(
-            f"The data directory is not writable{what} ({_short(exc)}). Nothing was written; "
-            "reads still work. Make it writable to write.",
-            code="storage_read_only",
-        )
-    return StorageFault(
-        f"The data directory failed{what}: {_short(exc)}. Run `reverie doctor` to check and "
-        "repair it.",
-    )
-
-
-def _says_full(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.Error | pygit2.GitError) and (
-        "disk is full" in str(exc) or "No space left" in str(exc)
-    )
-
-
-def _says_read_only(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.Error | pygit2.GitError) and (
-        "readonly" in str(exc) or "Read-only file system" in str(exc)
-    )
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 300 else text[:300] + "…"
-
-
 def guarded(cls: C) -> C:
     """Wrap every public method of ``cls`` (and ``__init__``) in :func:`_guard`."""
     for name, member in list(vars(cls).items()):
@@ -119,7 +77,17 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         bound = signature.bind_partial(*args, **kwargs)
         check_arguments({k: v for k, v in bound.arguments.items() if k != "self"})
         try:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except (ReverieError, sqlite3.DatabaseError) as exc:
+                # A damaged search index is rebuilt from the truth, and the call made again
+                # once (what failed was undone: a write refused after its commit point too).
+                repair = getattr(bound.arguments.get("self"), "_repair_index", None)
+                if fn.__name__ == "__init__" or repair is None or not is_corruption(exc):
+                    raise
+                if not repair():
+                    raise
+                return fn(*args, **kwargs)
         except ReverieError:
             raise
         except RecursionError:

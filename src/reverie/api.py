@@ -9,6 +9,7 @@ validation, permissions) live below this facade, so every path gets them. Every 
 from __future__ import annotations
 
 import contextlib
+import logging
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -17,7 +18,8 @@ from typing import Any
 
 from ._guard import guarded
 from .config import Settings
-from .errors import NotFound
+from .errors import NotFound, StorageFault
+from .index import fts, history
 from .index.fts import SearchHit
 from .index.history import HistoryHit
 from .review.runner import AgentReport, Progress
@@ -33,12 +35,24 @@ from .store.conversations import (
     parse_jsonl,
     parse_records,
 )
+from .store.faults import ENVIRONMENT
 from .store.memories import MemoryFile, MemoryStore, WriteOutcome
 from .store.state import Agent, Member, RevisionRecord, SQLiteState
 
 __all__ = ["Reverie"]
 
 DB_NAME = "reverie.db"
+
+log = logging.getLogger(__name__)
+
+
+def _derived(table: str) -> str | None:
+    """Which search index a table belongs to (``memory``, ``history``), or ``None`` for the
+    tables that hold the truth of what is not in git."""
+    for family, tables in (("memory", fts.TABLES), ("history", history.TABLES)):
+        if any(table == t or table.startswith(f"{t}_") for t in tables):
+            return family
+    return None
 
 
 @guarded
@@ -68,8 +82,26 @@ class Reverie:
             self.home.mkdir(parents=True, exist_ok=True)
         self.state = SQLiteState(self.home / DB_NAME, durable=self.settings.durable)
         self.memories = MemoryStore(self.state, self.home, self.settings)
-        self.memories.recover_all()  # W8: a half-applied batch is discarded on the next open
         self.conversations = ConversationStore(self.state, self.settings)
+        # W8: a half-applied batch is discarded on the next open. After a crash the index is
+        # checked too, and rebuilt if the crash (or anything else) damaged it; a memory whose
+        # recovery still cannot finish answers its fault when used, and stops nothing else.
+        found = self.memories.recover_all()
+        if found and self.state.degraded is None:
+            try:
+                if self._repair_index():
+                    found = self.memories.recover_all()
+            except StorageFault as exc:
+                log.warning("%s", exc.message)
+        for memory_id, fault in found.items():
+            if fault is not None and fault.code not in ENVIRONMENT:
+                log.warning(
+                    "Agent %s: its memory could not be recovered (%s). The other agents are "
+                    "not affected; `reverie doctor %s` checks and repairs it.",
+                    self.state.agent_of_memory(memory_id),
+                    fault.message,
+                    self.state.agent_of_memory(memory_id),
+                )
         self._remove_deleted_memories()
 
     def close(self) -> None:
@@ -217,9 +249,60 @@ class Reverie:
         return self.memories.diff(self._memory(agent)[1], rev_a, rev_b)
 
     def reindex(self, agent: str | None = None) -> dict[str, int]:
-        """Rebuild the search index from the files, for one agent or all; lines per agent."""
+        """Rebuild the search index from the files, for one agent or all; lines per agent.
+
+        A damaged index (unreadable pages, or an FTS5 table that disagrees with its rows) is
+        dropped and remade whole first.
+        """
         targets = [self.agent(agent)] if agent else self.agents()
+        self._repair_index()
         return {a.name: self.memories.reindex(self.state.memory_of(a.id)) for a in targets}
+
+    def _repair_index(self) -> bool:
+        """Check the state database's tables; rebuild a damaged search index from the truth
+        (memory files, messages) and say so on stderr. Returns whether anything was rebuilt.
+
+        Raises:
+            StorageFault: tables that are not derived are damaged (they cannot be rebuilt:
+                the message names them), or the database cannot be written.
+        """
+        damaged = self.state.damaged_tables()
+        if not damaged:
+            return False
+        truth = [t for t in damaged if _derived(t) is None]
+        if truth:
+            raise StorageFault(
+                f"The state database is damaged in {', '.join(truth)}, which cannot be rebuilt "
+                "from the memory files. Restore reverie.db from a backup; `reverie doctor` "
+                "says what else it finds.",
+                tables=truth,
+            )
+        if self.state.degraded is not None:
+            raise StorageFault(
+                f"The search index is damaged ({', '.join(damaged)}) and the storage takes no "
+                "writes now, so it cannot be rebuilt; reads of files still work.",
+                code=self.state.degraded,
+                tables=damaged,
+            )
+        families = {_derived(t) for t in damaged}
+        if "memory" in families:
+            skipped = self.memories.rebuild_index(damaged)
+            log.warning(
+                "The memory search index was damaged (%s); rebuilt it from the memory files%s.",
+                ", ".join(t for t in damaged if _derived(t) == "memory"),
+                f" (not {', '.join(skipped)}: their files are damaged, see reverie doctor)"
+                if skipped
+                else "",
+            )
+        if "history" in families:
+            count = self.conversations.rebuild_index(damaged)
+            log.warning(
+                "The history search index was damaged (%s); rebuilt it from %d messages.",
+                ", ".join(t for t in damaged if _derived(t) == "history"),
+                count,
+            )
+        self.state.vacuum()
+        return True
 
     # workspace: members, agents' lifecycle, channels, grants (SPEC 1, A3)
 
@@ -284,6 +367,8 @@ class Reverie:
         self._remove_deleted_memories()
 
     def _remove_deleted_memories(self) -> None:
+        if self.state.degraded is not None:
+            return  # nothing can be removed from storage that takes no writes; next time
         for memory_id in self.state.deleted_memories():
             # Ids come from the database and are never reused, but stay careful with rmtree.
             if "/" in memory_id or memory_id.startswith("."):

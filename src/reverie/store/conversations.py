@@ -1177,6 +1177,25 @@ class ConversationStore:
                 has_fts5=self.state.has_fts5,
             )
 
+    def rebuild_index(self, damaged: list[str]) -> int:
+        """Drop the history index (``damaged`` names its damaged tables) and remake it from the
+        messages, keeping its tokenizer. Returns the number of indexed messages.
+
+        Raises:
+            StorageFault: the state database cannot be written.
+        """
+        with self.state.transaction() as conn:
+            tokenizer = history.table_tokenizer(conn) if self.state.has_fts5 else None
+            self.state.drop_tables(conn, history.TABLES, damaged)
+            history.create_docs_table(conn)
+            return history.rebuild(
+                conn,
+                list(self._doc_rows(conn)),
+                self.document,
+                tokenize=tokenizer or history.TOKENIZE,
+                has_fts5=self.state.has_fts5,
+            )
+
     def history_rows(self) -> Counter[tuple[str, int]]:
         """The indexed ``(conversation, position)`` rows, to compare the index with the rules."""
         rows = self.state.conn.execute(

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,10 @@ from typing import Any
 from reverie.core import validation
 from reverie.errors import NotFound, RefusedInput, StorageFault
 from reverie.index import fts, history
+
+from .faults import environment_fault, not_writable, storage_fault
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "AGENT_ID",
@@ -34,6 +40,9 @@ __all__ = [
     "RevisionRecord",
     "SQLiteState",
 ]
+
+#: A connection opened for reading only is reopened for writing after this many seconds.
+_DEGRADED_SECONDS = 2.0
 
 EDIT_POLICIES = ("editors", "all_workspace_members")
 WRITER_MODES = ("review_only", "conversations")
@@ -246,43 +255,120 @@ class SQLiteState:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        """This thread's connection (autocommit mode; transactions are explicit)."""
+        """This thread's connection (autocommit mode; transactions are explicit).
+
+        When the database cannot be opened for writing (the disk is full, or the storage is
+        read-only), it is opened for reading only (:attr:`degraded` says why): reads go on,
+        writes are refused with that code. Such a connection is reopened for writing after
+        :data:`_DEGRADED_SECONDS`, once the storage lets it.
+        """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        reopen = self.degraded is not None and (
+            time.monotonic() - self._local.opened > _DEGRADED_SECONDS
+        )
+        if conn is not None and reopen:
+            conn.close()
+            conn = None
         if conn is None:
-            try:
-                conn = sqlite3.connect(
-                    self.path, timeout=30, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-                conn.execute("PRAGMA foreign_keys=ON")
-            except sqlite3.Error as exc:
+            conn, self._local.degraded = self._connect()
+            self._local.conn, self._local.opened = conn, time.monotonic()
+        return conn
+
+    @property
+    def degraded(self) -> str | None:
+        """Why this thread's connection only reads (``storage_full``, ``storage_read_only``),
+        or ``None`` when it may write."""
+        return getattr(self._local, "degraded", None)
+
+    def _connect(self) -> tuple[sqlite3.Connection, str | None]:
+        conn = None
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # maps the WAL index
+            return conn, None
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            why = not_writable(self.path.parent)
+            if why is None or not self.path.exists():
                 raise StorageFault(
                     f"Cannot open the state database {self.path}: {exc}. Check that the data "
-                    "directory exists and is writable.",
+                    "directory exists and is writable; `reverie doctor` checks the database.",
                     path=str(self.path),
                 ) from exc
-            self._local.conn = conn
-        return conn
+        return self._connect_for_reading(why), why
+
+    def _connect_for_reading(self, why: str) -> sqlite3.Connection:
+        """A connection that never writes: read-only, or, when even that needs to write the
+        WAL index (a clean home on storage that cannot take it), immutable."""
+        uri = "file:" + urllib.parse.quote(str(self.path))
+        wal = self.path.with_name(self.path.name + "-wal")
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    uri + mode, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA temp_store=MEMORY")
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error:
+                continue
+            if "immutable" in mode and wal.exists() and wal.stat().st_size > 0:
+                log.warning(
+                    "Reading %s without its write-ahead log (%s): the newest writes may not "
+                    "show until the storage is writable again.",
+                    self.path,
+                    why.replace("_", " "),
+                )
+            return conn
+        raise StorageFault(
+            f"Cannot open the state database {self.path}, not even for reading.",
+            code=why,
+            path=str(self.path),
+        )
+
+    def refuse_if_degraded(self) -> None:
+        """Refuse a write while this thread's connection only reads.
+
+        Raises:
+            StorageFault: ``storage_full`` or ``storage_read_only``.
+        """
+        self.conn  # noqa: B018 - reopens for writing when the time has come
+        why = self.degraded
+        if why is not None:
+            raise environment_fault(why, "", "writing")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``): all of it commits, or none."""
+        """One write transaction (``BEGIN IMMEDIATE``): all of it commits, or none.
+
+        A failure of SQLite (a full disk, say) inside it or at its commit rolls it back and
+        is raised as a :class:`StorageFault`; an ``IntegrityError`` is raised as it is, for
+        the caller to translate.
+
+        Raises:
+            StorageFault: ``storage_full``, ``storage_read_only`` or ``storage_fault``.
+        """
+        self.refuse_if_degraded()
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StorageFault(f"The state database is unavailable: {exc}.") from exc
+            raise storage_fault(exc, "starting a state database transaction") from exc
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
+                raise storage_fault(exc, "writing to the state database") from exc
             raise
-        else:
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StorageFault(f"Could not commit to the state database: {exc}.") from exc
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -292,10 +378,16 @@ class SQLiteState:
             self._local.conn = None
 
     def _migrate(self) -> None:
+        conn = self.conn
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        self.has_fts5 = fts.fts5_available(conn)
+        has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()
+        if version == len(_MIGRATIONS) and (has_table or not self.has_fts5):
+            return  # current: nothing to write (and a read-only home opens)
         with self.transaction() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for i, script in enumerate(_MIGRATIONS[version:], start=version + 1):
-                for statement in _statements(script):
+                for statement in fts.statements(script):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={i}")
             self.has_fts5 = fts.fts5_available(conn)
@@ -303,10 +395,87 @@ class SQLiteState:
                 exists = conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'"
                 ).fetchone()
-                for statement in _statements(fts.FTS_SCHEMA):
+                for statement in fts.statements(fts.FTS_SCHEMA):
                     conn.execute(statement)
                 if not exists:  # the rows may predate FTS5 support in this build
                     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')")
+
+    # damage to the derived tables (the search indexes)
+
+    def damaged_tables(self) -> list[str]:
+        """The tables whose pages SQLite cannot read (``PRAGMA quick_check`` of each), and the
+        FTS5 tables whose index disagrees with its rows (their ``integrity-check``).
+
+        Raises:
+            StorageFault: the database's schema itself cannot be read.
+        """
+        conn = self.conn
+        try:
+            names = [
+                str(r[0])
+                for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
+        except sqlite3.DatabaseError as exc:
+            raise storage_fault(exc, "reading the state database's schema") from exc
+        damaged = []
+        for name in names:
+            try:
+                rows = conn.execute(f'PRAGMA quick_check("{name}")').fetchall()
+                if rows != [("ok",)]:
+                    damaged.append(name)
+            except sqlite3.DatabaseError:
+                damaged.append(name)
+        if self.degraded is None:
+            for fts_table in ("memory_fts", "history_fts"):
+                if fts_table in names and fts_table not in damaged:
+                    try:
+                        conn.execute(
+                            f"INSERT INTO {fts_table} ({fts_table}) VALUES ('integrity-check')"
+                        )
+                    except sqlite3.DatabaseError:
+                        damaged.append(fts_table)
+        return damaged
+
+    def drop_tables(
+        self, conn: sqlite3.Connection, tables: tuple[str, ...], damaged: list[str]
+    ) -> None:
+        """Drop tables (with their FTS5 shadow tables, indexes and triggers), damaged or not.
+
+        A damaged table (one of ``damaged``, or with a damaged shadow table) cannot be dropped
+        by SQL: an FTS5 table's constructor fails, unreadable pages cannot be freed, and a
+        failed ``DROP`` leaves the transaction unable to go on. Its rows are removed from the
+        schema instead (``writable_schema``, SQLite's own way out), which leaves its pages
+        unused until :meth:`vacuum`. Only for derived tables, remade next. Call inside the
+        caller's transaction.
+        """
+        broken = [t for t in tables if any(d == t or d.startswith(f"{t}_") for d in damaged)]
+        if broken:
+            version = conn.execute("PRAGMA schema_version").fetchone()[0]
+            conn.execute("PRAGMA writable_schema = ON")
+            try:
+                for name in broken:
+                    conn.execute(
+                        "DELETE FROM sqlite_master WHERE name = ? OR name LIKE ? ESCAPE '\\' "
+                        "OR tbl_name = ?",
+                        (name, name.replace("_", "\\_") + "\\_%", name),
+                    )
+            finally:
+                conn.execute("PRAGMA writable_schema = OFF")
+            # Connections, this one included, reload a schema whose version moved.
+            conn.execute(f"PRAGMA schema_version = {version + 1}")
+        for name in tables:
+            if name not in broken:
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+    def vacuum(self) -> bool:
+        """Give back the pages of dropped damaged tables (``VACUUM``); whether it ran. It needs
+        the database to itself for a moment, and room for a copy: a busy home tries again at
+        its next repair."""
+        try:
+            self.conn.execute("VACUUM")
+        except sqlite3.Error:
+            return False
+        return True
 
     # agents and memories
 
@@ -512,6 +681,14 @@ class SQLiteState:
             )
         return self.get_member(member.id)
 
+    def agent_of_memory(self, memory_id: str) -> str:
+        """The name of the agent a memory belongs to (the memory id when it has none)."""
+        row = self.conn.execute(
+            "SELECT a.name FROM memories m JOIN agents a ON a.id = m.agent_id WHERE m.id = ?",
+            (memory_id,),
+        ).fetchone()
+        return str(row[0]) if row else memory_id
+
     def memory_of(self, agent_id: str) -> str:
         """The id of the agent's memory.
 
@@ -714,18 +891,3 @@ def _check_role(role: str) -> None:
 
 def _revision(row: Any) -> RevisionRecord:
     return RevisionRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
-
-
-def _statements(script: str) -> list[str]:
-    # Triggers contain ';' inside BEGIN ... END, so split on statement boundaries with
-    # sqlite3.complete_statement rather than on every ';'.
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            if buf.strip():
-                out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        out.append(buf.strip())
-    return out
