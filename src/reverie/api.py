@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from . import doctor
 from ._guard import guarded
 from .config import Settings
 from .errors import NotFound, StorageFault
@@ -87,6 +88,9 @@ class Reverie:
         # checked too, and rebuilt if the crash (or anything else) damaged it; a memory whose
         # recovery still cannot finish answers its fault when used, and stops nothing else.
         found = self.memories.recover_all()
+        #: The memories a crash had left mid-write, recovered as the home opened (the fault of
+        #: those whose recovery could not finish): what ``reverie doctor`` reports.
+        self.recovered = dict(found)
         if found and self.state.degraded is None:
             try:
                 if self._repair_index():
@@ -257,6 +261,17 @@ class Reverie:
         targets = [self.agent(agent)] if agent else self.agents()
         self._repair_index()
         return {a.name: self.memories.reindex(self.state.memory_of(a.id)) for a in targets}
+
+    def doctor(self, agent: str | None = None, *, rewind: bool = False) -> doctor.DoctorReport:
+        """Check the home (git objects, the state database, the index against the files,
+        leftover markers) for one agent's memory or all, repair what can be rebuilt from the
+        truth, and report (``reverie doctor``). ``rewind`` restores a memory whose newest
+        revisions have objects damaged beyond repair to its last intact revision.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return doctor.run(self, agent, rewind=rewind)
 
     def _repair_index(self) -> bool:
         """Check the state database's tables; rebuild a damaged search index from the truth

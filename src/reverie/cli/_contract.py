@@ -174,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = hoist_global_options(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args)
     try:
-        app.main(args=args, prog_name="reverie", standalone_mode=False)
+        # Outside standalone mode click returns the code of a command's Exit instead of
+        # raising it.
+        code = app.main(args=args, prog_name="reverie", standalone_mode=False)
     except ReverieError as exc:
         return _fail(as_json, exc.code, exc.message, exc.details, exc.exit_code)
     except click.exceptions.Exit as exc:
@@ -186,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(True, "usage_error", exc.format_message(), {}, 2)
         exc.show()
         return 2
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def _wants_json(args: list[str]) -> bool:

@@ -34,7 +34,7 @@ from reverie.errors import StorageFault
 
 from .faults import environment_fault, not_writable, storage_fault
 
-__all__ = ["CommitInfo", "GitRepo", "fsync_objects"]
+__all__ = ["CommitInfo", "Damage", "GitRepo", "blob_id", "fsync_objects", "tree_body"]
 
 BRANCH = "refs/heads/main"
 #: More packs than this and they are merged (see GitRepo.merge_packs).
@@ -53,6 +53,15 @@ def fsync_objects() -> None:
     repository of the process is written durably: safer, never less safe.
     """
     pygit2.settings.enable_fsync_gitdir(True)
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A damaged or missing object: its name, what it is, what is wrong."""
+
+    oid: str
+    kind: str
+    problem: str
 
 
 @dataclass(frozen=True)
@@ -263,6 +272,7 @@ class GitRepo:
                 "memory's last intact revision, which `reverie doctor AGENT --rewind` restores.",
                 path=str(self.path),
                 object=oid,
+                problem=problem,
             )
         if len(self._verified) >= _VERIFIED_MAX:
             self._verified.clear()
@@ -460,6 +470,117 @@ class GitRepo:
         self.refresh()  # drop the deleted packs from libgit2's list
         return True
 
+    # checks and repairs (reverie doctor)
+
+    def damaged_objects(self, commit: str) -> list[Damage]:
+        """The damaged or missing objects of one commit: itself, its trees and blobs. Unlike
+        the reads, it goes on past the first, so that a report names them all."""
+        found: list[Damage] = []
+
+        def check(oid: str, kind: str) -> bool:
+            try:
+                self.verify(oid, kind)
+                self._repo[oid]  # a missing object raises
+            except (StorageFault, KeyError, ValueError, pygit2.GitError) as exc:
+                problem = (
+                    str(exc.details.get("problem", exc.message))
+                    if isinstance(exc, StorageFault)
+                    else "missing"
+                )
+                found.append(Damage(oid, kind, problem))
+                return False
+            return True
+
+        if not check(commit, "a commit"):
+            return found
+        stack = [(str(self._repo[commit].tree_id), "")]  # type: ignore[attr-defined]
+        while stack:
+            tree_id, prefix = stack.pop()
+            if not check(tree_id, f"the tree {prefix or '/'}"):
+                continue
+            for entry in self._repo[tree_id]:  # type: ignore[attr-defined]
+                path = f"{prefix}{entry.name}"
+                if entry.type_str == "tree":
+                    stack.append((str(entry.id), f"{path}/"))
+                else:
+                    check(str(entry.id), f"the blob of {path}")
+        return found
+
+    def loose_damage(self) -> list[Damage]:
+        """Every loose object file that is damaged, whether any revision uses it or not."""
+        objects = self.path / ".git" / "objects"
+        found = []
+        for p in _fanout_files(objects):
+            oid = p.parent.name + p.name
+            if not _LOOSE.match(oid):
+                continue
+            try:
+                problem = _loose_problem(oid, p.read_bytes())
+            except OSError as exc:
+                problem = str(exc)
+            if problem is not None:
+                found.append(Damage(oid, "an object", problem))
+        return found
+
+    def restore(self, oid: str, kind: str, body: bytes) -> bool:
+        """Write the loose object ``oid`` again from its content, if ``kind`` and ``body`` hash
+        to ``oid`` (nothing else can be written under its name). Returns whether it did.
+
+        Raises:
+            StorageFault: the object file cannot be written.
+        """
+        raw = f"{kind} {len(body)}".encode() + b"\x00" + body
+        if hashlib.sha1(raw).hexdigest() != oid:  # git names objects by SHA-1
+            return False
+        path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
+        temp = path.with_name(f"tmp_object_git2_reverie_{os.getpid()}")
+        try:
+            path.parent.mkdir(exist_ok=True)
+            temp.write_bytes(zlib.compress(raw))
+            os.replace(temp, path)
+        except OSError as exc:
+            raise _fault(f"restore object {oid}", self.path, exc) from exc
+        self._verified.discard(oid)
+        self.refresh()
+        return True
+
+    def quarantine(self, oid: str) -> bool:
+        """Move a loose object file to ``.git/reverie-damaged/`` (where nothing reads it, and
+        nothing is lost); whether it was there. Call under the memory lock."""
+        path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
+        aside = self.path / ".git" / "reverie-damaged"
+        try:
+            aside.mkdir(exist_ok=True)
+            os.replace(path, aside / oid)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise _fault(f"move object {oid} aside", self.path, exc) from exc
+        self._verified.discard(oid)
+        return True
+
+    def working_files(self) -> dict[str, bytes]:
+        """The memory files of the working tree (a copy of ``HEAD`` after each write)."""
+        out = {}
+        for path in [self.path / INDEX, *sorted((self.path / TOPIC_DIR).glob("*.md"))]:
+            relative = path.relative_to(self.path).as_posix()
+            if path.is_file() and (relative == INDEX or is_topic(relative)):
+                out[relative] = path.read_bytes()
+        return out
+
+    def set_branch(self, oid: str) -> None:
+        """Point the branch at ``oid``, whatever it points at now (``reverie doctor`` only,
+        under the memory lock).
+
+        Raises:
+            StorageFault: the reference cannot be written.
+        """
+        try:
+            self._repo.references.create(BRANCH, pygit2.Oid(hex=oid), force=True)
+        except (pygit2.GitError, OSError) as exc:
+            raise _fault("move the branch", self.path, exc) from exc
+        self._moved(None, oid, "move the branch")
+
     def remove_crash_leftovers(self) -> list[str]:
         """Delete the lock files and half-written temporary objects and packs a killed writer
         left in ``.git``. Call only under the memory lock: then no live writer owns them.
@@ -485,6 +606,20 @@ class GitRepo:
                 lock.unlink()
                 removed.append(str(lock.relative_to(self.path)))
         return removed
+
+
+def blob_id(data: bytes) -> str:
+    """The object name git gives a file with this content."""
+    return hashlib.sha1(f"blob {len(data)}".encode() + b"\x00" + data).hexdigest()
+
+
+def tree_body(entries: Mapping[str, tuple[str, str]]) -> bytes:
+    """The content of a tree object: ``name`` to ``(mode, oid)``, in git's order (a directory
+    sorts as if its name ended in '/')."""
+    names = sorted(entries, key=lambda n: n + "/" if entries[n][0] == "40000" else n)
+    return b"".join(
+        f"{entries[n][0]} {n}".encode() + b"\x00" + bytes.fromhex(entries[n][1]) for n in names
+    )
 
 
 def _loose_problem(oid: str, data: bytes) -> str | None:

@@ -140,8 +140,9 @@ class MemoryStore:
                 marker.unlink(missing_ok=True)
             raise storage_fault(exc, "starting a write") from exc
 
-    def _marked(self, memory_id: str) -> tuple[bytes, str | None] | None:
-        """The marker's state and parent, or ``None`` without a marker."""
+    def marked(self, memory_id: str) -> tuple[bytes, str | None] | None:
+        """The marker's state (``b"writing"``, ``b"refused"``) and parent, or ``None`` without
+        a marker."""
         try:
             content = self._marker(memory_id).read_bytes()
         except FileNotFoundError:
@@ -236,7 +237,7 @@ class MemoryStore:
         """
         repo = self.repo(memory_id)
         marker = self._marker(memory_id)
-        marked = self._marked(memory_id)
+        marked = self.marked(memory_id)
         crashed = marked is not None
         if crashed:
             repo.remove_crash_leftovers()
@@ -662,6 +663,34 @@ class MemoryStore:
                 for path, text in files.items():
                     fts.replace_file(conn, memory_id, path, None, text)
         return skipped
+
+    def rewind(self, memory_id: str, revision: int) -> list[int]:
+        """Restore the memory to an earlier revision whose objects are intact, forgetting the
+        later ones (``reverie doctor --rewind``, when their objects are damaged beyond repair).
+        Returns the revisions forgotten. Their idempotency keys go too, so a retry applies again.
+
+        A crash half-way is finished by recovery: the marker says ``refused <revision>``
+        before anything moves.
+
+        Raises:
+            NotFound: no such revision.  StorageFault: the storage cannot be written.
+        """
+        with self.lock(memory_id):
+            target = self.state.revision(memory_id, revision)
+            repo = self.repo(memory_id)
+            files = repo.files(target.oid)
+            self._begin(memory_id, target.oid)
+            with open(self._marker(memory_id), "r+b") as f:
+                f.write(_REFUSED)
+            with self.state.transaction() as conn:
+                dropped = self.state.forget_revisions_after(conn, memory_id, revision)
+                conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+                for path, text in files.items():
+                    fts.replace_file(conn, memory_id, path, None, text)
+            repo.set_branch(target.oid)
+            repo.checkout(None)
+            self._marker(memory_id).unlink(missing_ok=True)
+        return dropped
 
     def index_rows(self, memory_id: str) -> Counter[tuple[str, str]]:
         """The indexed ``(path, line)`` rows, to compare an index with the files."""

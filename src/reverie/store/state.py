@@ -742,6 +742,15 @@ class SQLiteState:
             )
         return _revision(row)
 
+    def revision_of_commit(self, memory_id: str, oid: str) -> RevisionRecord | None:
+        """The recorded revision whose commit is ``oid``, if any."""
+        row = self.conn.execute(
+            "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
+            "WHERE memory_id = ? AND oid = ?",
+            (memory_id, oid),
+        ).fetchone()
+        return _revision(row) if row else None
+
     def revisions(
         self, memory_id: str, limit: int = 50, before: int | None = None
     ) -> list[RevisionRecord]:
@@ -779,6 +788,28 @@ class SQLiteState:
                 json.dumps(rec.paths),
             ),
         )
+
+    def forget_revisions_after(
+        self, conn: sqlite3.Connection, memory_id: str, revision: int
+    ) -> list[int]:
+        """Forget the revisions after ``revision`` and the keys that produced them (inside the
+        caller's transaction; ``MemoryStore.rewind`` only). Returns the revisions forgotten."""
+        dropped = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT revision FROM revisions WHERE memory_id = ? AND revision > ? "
+                "ORDER BY revision",
+                (memory_id, revision),
+            )
+        ]
+        conn.execute(
+            "DELETE FROM idempotency_keys WHERE memory_id = ? AND revision > ?",
+            (memory_id, revision),
+        )
+        conn.execute(
+            "DELETE FROM revisions WHERE memory_id = ? AND revision > ?", (memory_id, revision)
+        )
+        return dropped
 
     # idempotency keys (W7)
 
