@@ -203,13 +203,16 @@ def added_lines(old: str | None, new: str | None) -> list[int]:
     return added
 
 
-#: Lines read on either side of the added ones: a credential that spans lines (a private key
-#: block, a .netrc entry) is found whole even when a write adds only part of it.
-CONTEXT_LINES = 300
+#: Lines read on either side of the added ones: a credential that spans lines (a .netrc entry,
+#: a JSON object) is found whole even when a write adds only part of it; a file that holds a
+#: private key armour line is read further, as far as a key block reaches (64 KiB of base64).
+CONTEXT_LINES = 8
+KEY_CONTEXT_LINES = 1100
 
 
 def _check_file_credentials(path: str, old: str | None, new: str) -> None:
-    """Scan what ``path`` will hold around the lines the write adds, and refuse a credential
+    """Scan what ``path`` will hold around the lines the write adds (:data:`CONTEXT_LINES`),
+    and refuse a credential
     that touches one of them. Scanning the file rather than the added lines alone catches a
     key written in two parts (body first, armour later); keeping only findings on added lines
     means a line stored before never blocks an unrelated write."""
@@ -218,9 +221,10 @@ def _check_file_credentials(path: str, old: str | None, new: str) -> None:
         return
     lines = new.split("\n")
     is_added = set(added)
+    context = KEY_CONTEXT_LINES if "PRIVATE KEY" in new else CONTEXT_LINES
     windows: list[list[int]] = []
     for number in added:
-        start, end = max(0, number - CONTEXT_LINES), min(len(lines), number + CONTEXT_LINES + 1)
+        start, end = max(0, number - context), min(len(lines), number + context + 1)
         if windows and start <= windows[-1][1]:
             windows[-1][1] = max(windows[-1][1], end)
         else:

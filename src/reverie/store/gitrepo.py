@@ -92,6 +92,7 @@ class GitRepo:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._verified: set[str] = set()
+        self._walked: set[str] = set()  # trees verified with everything under them
         self._repo = self._open()
 
     def _open(self) -> pygit2.Repository:
@@ -280,6 +281,8 @@ class GitRepo:
 
     def verify_tree(self, tree_id: str) -> None:
         """:meth:`verify` a tree and everything under it (a memory's tree is two levels)."""
+        if tree_id in self._walked:
+            return
         self.verify(tree_id, "a tree")
         tree = self._repo[tree_id]
         for entry in tree:  # type: ignore[attr-defined]
@@ -287,6 +290,9 @@ class GitRepo:
                 self.verify_tree(str(entry.id))
             else:
                 self.verify(str(entry.id), f"a {entry.type_str}")
+        if len(self._walked) >= _VERIFIED_MAX:
+            self._walked.clear()
+        self._walked.add(tree_id)
 
     # writing
 
@@ -541,6 +547,7 @@ class GitRepo:
         except OSError as exc:
             raise _fault(f"restore object {oid}", self.path, exc) from exc
         self._verified.discard(oid)
+        self._walked.clear()
         self.refresh()
         return True
 
@@ -557,6 +564,7 @@ class GitRepo:
         except OSError as exc:
             raise _fault(f"move object {oid} aside", self.path, exc) from exc
         self._verified.discard(oid)
+        self._walked.clear()
         return True
 
     def working_files(self) -> dict[str, bytes]:
