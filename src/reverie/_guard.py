@@ -94,6 +94,10 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
             raise RefusedInput(
                 "The input nests too deeply to be read; nothing was done.", code="invalid_input"
             ) from None
+        except OverflowError:
+            raise RefusedInput(
+                "A number in the input is too large; nothing was done.", code="invalid_input"
+            ) from None
         except (sqlite3.Error, pygit2.GitError, OSError) as exc:
             raise storage_fault(exc) from exc
 

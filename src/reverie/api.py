@@ -33,6 +33,7 @@ from .store.conversations import (
     ConversationStore,
     Grant,
     ImportSummary,
+    check_timestamp,
     parse_jsonl,
     parse_records,
 )
@@ -600,7 +601,8 @@ class Reverie:
             NotFound: no such agent.
         """
         return self.conversations.pending_ranges(
-            self.state.get_agent(agent).id, time.time() if now is None else now
+            self.state.get_agent(agent).id,
+            time.time() if now is None else check_timestamp(now, "now"),
         )
 
     def mark_reviewed(self, conversation_id: str, end: int) -> Conversation:
@@ -718,4 +720,6 @@ class Reverie:
         Raises:
             NotFound: no such agent.
         """
+        if now is not None:
+            check_timestamp(now, "now")
         return run_review(self, agent, force=force, now=now, progress=progress)

@@ -114,6 +114,8 @@ def read_input(file: str, code: str) -> tuple[str, str]:
             raw = Path(file).read_bytes()
     except OSError as exc:
         raise click.UsageError(f"Cannot read {name}: {exc.strerror}.") from None
+    except UnicodeEncodeError:  # a name no file system can hold
+        raise click.UsageError(f"Cannot read {name!r}: it is not a file name.") from None
     try:
         return raw.decode("utf-8"), name
     except UnicodeDecodeError as exc:
@@ -124,9 +126,15 @@ def read_input(file: str, code: str) -> tuple[str, str]:
 
 def emit(opts: Options, payload: dict[str, Any], human: Callable[[], object]) -> None:
     if opts.json:
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        sys.stdout.write(_printable(json.dumps(payload, ensure_ascii=False)) + "\n")
     else:
         human()
+
+
+def _printable(text: str) -> str:
+    """Text any UTF-8 stream takes: a lone surrogate (echoed from an argument that was not
+    Unicode) is written as its escape, ``\\udc80``."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def plural(count: int, noun: str) -> str:
@@ -186,8 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.UsageError as exc:
         if as_json:
             return _fail(True, "usage_error", exc.format_message(), {}, 2)
-        exc.show()
-        return 2
+        if exc.ctx is not None:
+            click.echo(_printable(exc.ctx.get_usage()), err=True)
+        return _fail(False, "usage_error", exc.format_message(), {}, 2)
+    except Exception as exc:  # the last resort: a bug still answers in the contract's shape
+        return _fail(
+            as_json,
+            "internal_error",
+            f"Reverie failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug: "
+            "please report it with the command that caused it.",
+            {},
+            1,
+        )
     return code if isinstance(code, int) else 0
 
 
@@ -202,12 +220,10 @@ def _wants_json(args: list[str]) -> bool:
 
 def _fail(as_json: bool, code: str, message: str, details: dict[str, Any], exit_code: int) -> int:
     if as_json:
-        sys.stdout.write(
-            json.dumps({"error": {"code": code, "message": message, **details}}, ensure_ascii=False)
-            + "\n"
-        )
+        error = {"error": {"code": code, "message": message, **details}}
+        sys.stdout.write(_printable(json.dumps(error, ensure_ascii=False)) + "\n")
     else:
         Console(stderr=True, highlight=False, soft_wrap=True).print(
-            f"error ({code}): {message}", markup=False
+            _printable(f"error ({code}): {message}"), markup=False
         )
     return exit_code

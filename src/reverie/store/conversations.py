@@ -61,6 +61,7 @@ __all__ = [
     "answers_group",
     "check_id",
     "check_started_by",
+    "check_timestamp",
     "fingerprint",
     "parse_jsonl",
     "parse_records",
@@ -297,6 +298,27 @@ def fingerprint(time: float, role: str, author: str | None, text: str, occurrenc
     return "h:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
+#: The latest time a message, a task or a review may carry (year 3000): later is a mistake, and
+#: past year 9999 dates cannot be computed.
+LATEST_TIME = 32_503_680_000.0
+
+
+def check_timestamp(value: Any, what: str = "time") -> float:
+    """A time in seconds since the epoch: a finite number from 0 to :data:`LATEST_TIME`.
+
+    Raises:
+        RefusedInput: ``invalid_time``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RefusedInput(f"{what} is a number of seconds since 1970.", code="invalid_time")
+    if not 0 <= value <= LATEST_TIME:  # NaN fails this too
+        raise RefusedInput(
+            f"{what} must be between 0 (1970) and {LATEST_TIME:.0f} (the year 3000).",
+            code="invalid_time",
+        )
+    return float(value)
+
+
 def parse_time(value: Any, what: str = "time") -> float:
     """An ISO-8601 time as seconds since the epoch; a time without an offset is UTC.
 
@@ -314,7 +336,7 @@ def parse_time(value: Any, what: str = "time") -> float:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    return check_timestamp(parsed.timestamp(), what)
 
 
 # JSON Lines import (SPEC 15): parsed and checked entirely before anything is written.
@@ -756,7 +778,7 @@ class ConversationStore:
                 thinking=thinking,
                 started_by=started_by,
                 unclassified=unclassified,
-                now=_time.time() if now is None else now,
+                now=_time.time() if now is None else check_timestamp(now, "now"),
             )
 
     def _create(
@@ -840,7 +862,7 @@ class ConversationStore:
         role = _check_role(role)
         text = _check_text(text, self.settings)
         author = _check_name(author, "author")
-        at = _time.time() if time is None else float(time)
+        at = _time.time() if time is None else check_timestamp(time)
         key = f"id:{message_id}" if message_id is not None else fingerprint(at, role, author, text)
         with self.state.transaction() as conn:
             conv = self._live(conn, conversation_id)
