@@ -14,9 +14,9 @@ from typing import Any
 import pygit2
 import pytest
 
+from bench._faults import corrupt_fts, object_path, truncate
 from reverie import Reverie
 from reverie.cli import main
-from tests.store._faults import corrupt_fts, object_path, truncate
 
 
 def doctor(capsys: pytest.CaptureFixture[str], home: Path, *args: str) -> tuple[int, Any]:

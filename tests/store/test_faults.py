@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _faults import (
+
+from bench._faults import (
     corrupt_fts,
     fill,
     free,
@@ -27,7 +28,6 @@ from _faults import (
     tmpfs,
     truncate,
 )
-
 from reverie import Reverie
 from reverie.errors import ReverieError, StorageFault
 from tests.conftest import unavailable

@@ -100,7 +100,15 @@ def _says_full(exc: BaseException) -> bool:
 
 def _says_read_only(exc: BaseException) -> bool:
     text = str(exc)
-    return "readonly database" in text or "Read-only file system" in text
+    return any(
+        words in text
+        for words in (
+            "readonly database",
+            "Read-only file system",
+            "Operation not permitted",  # an immutable file or directory
+            "Permission denied",
+        )
+    )
 
 
 def _short(exc: BaseException) -> str:

@@ -1,4 +1,4 @@
-"""Real storage faults for the tests and ``bench/fault_campaign.py``: a size-limited tmpfs that
+"""Real storage faults for ``bench/fault_campaign.py`` and the tests: a size-limited tmpfs that
 fills up, read-only bind mounts, truncated git objects, overwritten SQLite pages.
 
 Mounting needs root (the tests run as root here and in CI); where it cannot be done the tests
@@ -18,6 +18,7 @@ __all__ = [
     "corrupt_fts",
     "fill",
     "free",
+    "immutable",
     "mount_error",
     "object_path",
     "read_only",
@@ -96,6 +97,20 @@ def read_only(path: Path) -> Iterator[Path]:
         _run("umount", "-l", str(path))
 
 
+@contextlib.contextmanager
+def immutable(path: Path) -> Iterator[Path]:
+    """Everything under ``path`` immutable (``chattr -R +i``) for the block: nothing can be
+    created, renamed or opened for writing there, though files already open stay writable.
+    Unlike a read-only remount, it can be done while processes hold files open."""
+    done = _run("chattr", "-R", "+i", str(path))
+    try:
+        if done.returncode != 0:
+            raise OSError(f"chattr +i {path}: {done.stderr.strip()}")
+        yield path
+    finally:
+        _run("chattr", "-R", "-i", str(path))
+
+
 def object_path(repo: Path, oid: str) -> Path:
     """The loose object file of ``oid`` in the repository at ``repo``."""
     return repo / ".git" / "objects" / oid[:2] / oid[2:]
@@ -111,7 +126,8 @@ def truncate(path: Path, keep: float = 0.5) -> None:
 def corrupt_fts(db: Path, table: str = "memory_fts_config") -> None:
     """Overwrite the root page of one of the index's tables with garbage, in place."""
     with contextlib.closing(sqlite3.connect(db)) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with contextlib.suppress(sqlite3.Error):  # busy, or no room: the page is hit anyway
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,))
         (root,) = page.fetchone()
         size = conn.execute("PRAGMA page_size").fetchone()[0]
