@@ -446,10 +446,20 @@ class MemoryStore:
                         )
                     if conversation_id:
                         self.state.clear_failures(conn, memory_id, conversation_id)
-            except StorageFault as exc:
-                now = self.state.latest(memory_id)
+            except Exception as exc:  # whatever failed, the write must not appear later
+                fault = exc if isinstance(exc, StorageFault) else storage_fault(exc, "recording")
+                if exc is not fault:
+                    fault.__cause__ = exc
+                try:
+                    now = self.state.latest(memory_id)
+                except Exception:  # whether it was recorded cannot be told
+                    raise StorageFault(
+                        f"{fault.message} Whether the write was saved cannot be told now: read "
+                        "the memory (or run `reverie doctor`) before writing again.",
+                        code=fault.code,
+                    ) from exc
                 if now is None or now.oid != oid:  # not recorded: refused, and undone
-                    self._refused_after_commit(memory_id, repo, latest.oid, oid, exc)
+                    self._refused_after_commit(memory_id, repo, latest.oid, oid, fault)
             diagnostics += self._after_commit(memory_id, repo, paths, revision)
         index = applied.files.get(INDEX)
         if index is not None and len(index) > self.settings.prompt_index_chars:
