@@ -22,7 +22,6 @@ intact; ``rewind=True`` restores the memory to that revision and forgets the lat
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .core.paths import INDEX, TOPIC_DIR
 from .errors import ReverieError, StorageFault
 from .index import fts
-from .store.gitrepo import Damage, GitRepo, blob_id, tree_body
+from .store.gitrepo import Damage, GitRepo, blob_id, object_id, tree_body
 from .store.state import RevisionRecord
 
 if TYPE_CHECKING:
@@ -119,11 +118,7 @@ def _check_database(rv: Reverie, report: DoctorReport) -> None:
     except StorageFault as exc:
         report.findings.append(Finding(where, "tables", exc.message, advice=_ADVICE))
         return
-    unused = [
-        row[0]
-        for row in rv.state.conn.execute("PRAGMA integrity_check(20)").fetchall()
-        if row[0] != "ok"
-    ]
+    unused = rv.state.integrity_notes()
     if unused:
         problem = f"{len(unused)} integrity note(s), for example: {unused[0]}"
         if all("never used" in u for u in unused) and rv.state.vacuum():
@@ -282,11 +277,11 @@ def _restore_from_working_tree(
         root[INDEX] = ("100644", blob_id(files[INDEX]))
     if topics:
         body = tree_body(topics)
-        sub = _object_id("tree", body)
+        sub = object_id("tree", body)
         trees[sub] = body
         root[TOPIC_DIR] = ("40000", sub)
     root_body = tree_body(root)
-    root_id = _object_id("tree", root_body)
+    root_id = object_id("tree", root_body)
     trees[root_id] = root_body
     restored = set()
     for d in damaged:
@@ -313,10 +308,6 @@ def _restore_commit(rv: Reverie, repo: GitRepo, memory_id: str, oid: str, tree: 
         if repo.restore(oid, "commit", body):
             return True
     return False
-
-
-def _object_id(kind: str, body: bytes) -> str:
-    return hashlib.sha1(f"{kind} {len(body)}".encode() + b"\x00" + body).hexdigest()
 
 
 def _check_branch(

@@ -34,7 +34,15 @@ from reverie.errors import StorageFault
 
 from .faults import environment_fault, not_writable, storage_fault
 
-__all__ = ["CommitInfo", "Damage", "GitRepo", "blob_id", "fsync_objects", "tree_body"]
+__all__ = [
+    "CommitInfo",
+    "Damage",
+    "GitRepo",
+    "blob_id",
+    "fsync_objects",
+    "object_id",
+    "tree_body",
+]
 
 BRANCH = "refs/heads/main"
 #: More packs than this and they are merged (see GitRepo.merge_packs).
@@ -535,9 +543,9 @@ class GitRepo:
         Raises:
             StorageFault: the object file cannot be written.
         """
-        raw = f"{kind} {len(body)}".encode() + b"\x00" + body
-        if hashlib.sha1(raw).hexdigest() != oid:  # git names objects by SHA-1
+        if object_id(kind, body) != oid:
             return False
+        raw = f"{kind} {len(body)}".encode() + b"\x00" + body
         path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
         temp = path.with_name(f"tmp_object_git2_reverie_{os.getpid()}")
         try:
@@ -573,7 +581,8 @@ class GitRepo:
         for path in [self.path / INDEX, *sorted((self.path / TOPIC_DIR).glob("*.md"))]:
             relative = path.relative_to(self.path).as_posix()
             if path.is_file() and (relative == INDEX or is_topic(relative)):
-                out[relative] = path.read_bytes()
+                with contextlib.suppress(OSError):  # an unreadable copy is no copy
+                    out[relative] = path.read_bytes()
         return out
 
     def set_branch(self, oid: str) -> None:
@@ -616,9 +625,14 @@ class GitRepo:
         return removed
 
 
+def object_id(kind: str, body: bytes) -> str:
+    """The name git gives an object of this kind and content (SHA-1 of header and body)."""
+    return hashlib.sha1(f"{kind} {len(body)}".encode() + b"\x00" + body).hexdigest()
+
+
 def blob_id(data: bytes) -> str:
     """The object name git gives a file with this content."""
-    return hashlib.sha1(f"blob {len(data)}".encode() + b"\x00" + data).hexdigest()
+    return object_id("blob", data)
 
 
 def tree_body(entries: Mapping[str, tuple[str, str]]) -> bytes:

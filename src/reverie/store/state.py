@@ -467,6 +467,15 @@ class SQLiteState:
             if name not in broken:
                 conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
+    def integrity_notes(self, limit: int = 20) -> list[str]:
+        """What SQLite's full ``integrity_check`` says, when it is not "ok" (at most
+        ``limit`` notes, such as pages that no table uses after :meth:`drop_tables`)."""
+        try:
+            rows = self.conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [str(r[0]) for r in rows if r[0] != "ok"]
+
     def vacuum(self) -> bool:
         """Give back the pages of dropped damaged tables (``VACUUM``); whether it ran. It needs
         the database to itself for a moment, and room for a copy: a busy home tries again at
