@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= reverie-data
 
-.PHONY: run test lint typecheck unit bench bench-dense crash-campaign fault-campaign clean
+.PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign fault-campaign clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 run: $(VENV)/.installed
+	$(BIN)/reverie serve --home $(HOME_DIR)
+
+tour: $(VENV)/.installed
 	$(BIN)/python -m reverie.tour --home $(HOME_DIR)
 
 lint: $(VENV)/.installed
@@ -36,7 +39,11 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/pack_bench.py
 	$(BIN)/python bench/search_bench.py
 	$(BIN)/python bench/secrets_bench.py
+	$(BIN)/python bench/turn_bench.py
+	$(BIN)/python bench/serve_bench.py
+	$(BIN)/python bench/slack_bench.py
 	$(BIN)/python bench/review_quality.py
+	$(BIN)/python bench/review_corpus.py
 	$(BIN)/python bench/review_cost.py
 	$(BIN)/python bench/review_locomo.py
 	$(BIN)/python bench/locomo_bench.py --arms reverie,bm25s,rank-bm25

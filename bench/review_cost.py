@@ -478,20 +478,24 @@ def offline_run(rv: Reverie, agent: str) -> Callable[[], AgentReport]:
     return run
 
 
-_FIRST_MESSAGE = re.compile(r'<message conversation="([^"]+)" position="(\d+)"')
+_FIRST_MESSAGE = re.compile(
+    r'<message conversation="([^"]+)" position="(\d+)" role="user"[^>]*>\n([^\n<]{20,})'
+)
 _INDEX = re.compile(r"<memory_index>\n(.*?)\n</memory_index>", re.S)
 
 
 def scripted_answer(call: ScriptedCall) -> Answer:
-    """A small valid review answer: one entry citing the first message shown, while the
-    index has room for it; otherwise no operation."""
+    """A small valid review answer: one entry quoting the first user message shown (so that
+    the model reviewer's post-checks find it said there), while the index has room for it;
+    otherwise no operation."""
     prompt = call.messages[0]["content"]
     first = _FIRST_MESSAGE.search(prompt)
     index = _INDEX.search(prompt)
     if first is None:
         return {"operations": [], "message": "Nothing to keep"}
     conv, pos = first.group(1), int(first.group(2))
-    text = f"Reviewed {conv} from message {pos} (source: {conv}#{pos}-{pos + 1})"
+    said = " ".join(first.group(3).split()[:12]).rstrip(".!?,")
+    text = f"Said in {conv}: {said} (source: {conv}#{pos}-{pos + 1})"
     if index is not None and len(index.group(1)) + len(text) + 200 > 2000:
         return {"operations": [], "message": "Nothing new to keep"}
     op = {

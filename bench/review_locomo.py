@@ -38,6 +38,22 @@ averaged over the questions.
   every question gets memory hits however weak; this arm shows what a simple relevance check,
   fixed before it was measured, changes. It is a diagnostic, not a tuned method.
 
+**(c) Observations covered.** LoCoMo's authors wrote, per session and speaker, the facts a
+reader should take away (``observation``: 2,541 on the published file, each with the turn or
+turns it rests on). An observation is covered *by source* when one of its evidence turns lies
+in the source range of a memory entry (the entry points an agent at it), and *by content* when
+one entry of the agent's memory holds at least half of the observation's content words (at
+least two; lower-case words of three letters or more, a trailing ``s``, ``es``, ``ed`` or
+``ing`` cut, minus the benchmark's stop words and the two speakers' names), and *by both* when
+one entry does both. Observations whose evidence names no existing turn are left out.
+
+**(d) Precision on a hand-checked sample.** ``--sample N`` prints N entries (chosen with
+``--seed``, with the turns they cite) to the terminal for a person to judge; the verdicts are
+kept in ``bench/review_locomo_judged.json`` under a hash of the entry's text, never the text
+(LoCoMo's licence), and the report counts, over the judged entries present in the memory,
+those judged ``good``: a true statement of what the cited turns say, readable as written, and
+worth keeping beyond the conversation.
+
 Latency is the wall time of each arm's whole procedure for one question (for memory first:
 the memory search, finding the cited lines, and the history search when it is needed), warm,
 one question after another, the arms in rotating order; each question is asked ``--repeat``
@@ -50,16 +66,18 @@ LoCoMo is CC BY-NC 4.0: it is read at run time (``--locomo``, ``$REVERIE_LOCOMO`
 Run::
 
     PYTHONPATH=src python bench/review_locomo.py [--quick] [--json] [--locomo PATH]
-        [--repeat N] [--save-json PATH]
+        [--repeat N] [--save-json PATH] [--no-questions] [--sample N --seed S]
 
-``--quick`` uses the first two samples.
+``--quick`` uses the first two samples; ``--no-questions`` skips (b).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
+import random
 import re
 import statistics
 import sys
@@ -80,6 +98,7 @@ from reverie.index.fts import SearchHit, query_terms
 from reverie.review.types import parse_sources
 from review_cost import Cost, list_items, memory_files, offline_run, review_until_done
 
+JUDGED = Path(__file__).with_name("review_locomo_judged.json")
 K = 5
 WARMUP = 10
 
@@ -330,6 +349,137 @@ def ask(
     return [arm for arm, _ in procedures]
 
 
+# --- observations ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One fact LoCoMo's authors took from a session, with the turns it rests on."""
+
+    agent: str
+    speaker: str
+    text: str
+    turns: tuple[Turn, ...]
+
+
+def observations(sample: dict[str, Any]) -> tuple[list[Observation], int]:
+    """A sample's observations whose evidence names existing turns, and how many were not."""
+    where = locomo.evidence_map(sample)
+    agent = locomo.agent_name(sample)
+    out, dropped = [], 0
+    for key, by_speaker in sorted(sample.get("observation", {}).items()):
+        if not key.endswith("_observation") or not isinstance(by_speaker, dict):
+            continue
+        for speaker, items in sorted(by_speaker.items()):
+            for item in items:
+                text, evidence = item[0], item[1]
+                turns = tuple(where[d] for d in locomo.normalize_evidence(evidence) if d in where)
+                if turns:
+                    out.append(Observation(agent, speaker, text, turns))
+                else:
+                    dropped += 1
+    return out, dropped
+
+
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+
+
+def fact_words(text: str, names: set[str]) -> set[str]:
+    """Content words, crudely stemmed, without stop words and the speakers' names."""
+    out = set()
+    for w in _WORD.findall(text.lower()):
+        if len(w) < 3 or w in STOP_WORDS or w in names:
+            continue
+        stem = _SUFFIX.sub("", w) if len(w) > 5 else w
+        out.add(stem)
+    return out
+
+
+@dataclass
+class ObservationCoverage:
+    """Observations covered by a memory entry's source, by its content, and by both."""
+
+    total: int = 0
+    dropped: int = 0
+    by_source: int = 0
+    by_content: int = 0
+    by_both: int = 0
+    per_agent: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+
+
+def observation_coverage(
+    samples: list[dict[str, Any]], agents: list[AgentResult]
+) -> ObservationCoverage:
+    """Which observations a memory entry covers (see (c) in the module docstring)."""
+    files = {a.agent: a.files for a in agents}
+    cov = ObservationCoverage()
+    for sample in samples:
+        obs, dropped = observations(sample)
+        conv = sample["conversation"]
+        names = {str(conv.get("speaker_a", "")).lower(), str(conv.get("speaker_b", "")).lower()}
+        agent = locomo.agent_name(sample)
+        entries = []
+        for line in list_items(files[agent]):
+            cited = {(c, p) for c, s, e in parse_sources(line) for p in range(s, e)}
+            entries.append((cited, fact_words(line, names)))
+        n = src = con = both = 0
+        for o in obs:
+            want = fact_words(o.text, names)
+            need = max(2, (len(want) + 1) // 2)
+            cites = [bool(cited & set(o.turns)) for cited, _ in entries]
+            says = [len(want & words) >= need for _, words in entries]
+            n += 1
+            src += any(cites)
+            con += any(says)
+            both += any(c and w for c, w in zip(cites, says, strict=True))
+        cov.total += n
+        cov.dropped += dropped
+        cov.by_source += src
+        cov.by_content += con
+        cov.by_both += both
+        cov.per_agent[agent] = (n, src, con, both)
+    return cov
+
+
+# --- the hand-checked sample -------------------------------------------------------------------
+
+
+def entry_key(line: str) -> str:
+    """How a judged entry is named in the verdict file: a hash, never LoCoMo's text."""
+    return hashlib.sha256(line.strip().encode()).hexdigest()[:16]
+
+
+def sample_entries(agents: list[AgentResult], n: int, seed: int) -> list[tuple[str, str]]:
+    """``n`` entries (agent, line) picked with ``seed`` from every agent's memory."""
+    pool = [(a.agent, line) for a in agents for line in list_items(a.files) if parse_sources(line)]
+    pool.sort(key=lambda item: entry_key(item[1]))
+    rng = random.Random(seed)
+    return rng.sample(pool, min(n, len(pool)))
+
+
+def judged_precision(agents: list[AgentResult]) -> dict[str, int]:
+    """Verdicts of the judged entries present in the memory, by verdict."""
+    if not JUDGED.is_file():
+        return {}
+    verdicts: dict[str, str] = json.loads(JUDGED.read_text(encoding="utf-8"))
+    counts: dict[str, int] = defaultdict(int)
+    for a in agents:
+        for line in list_items(a.files):
+            verdict = verdicts.get(entry_key(line))
+            if verdict is not None:
+                counts[verdict] += 1
+    return dict(counts)
+
+
+def print_sample(rv: Reverie, agents: list[AgentResult], n: int, seed: int) -> None:
+    """Entries and the turns they cite, to the terminal only, for a person to judge."""
+    for agent, line in sample_entries(agents, n, seed):
+        print(f"\n[{entry_key(line)}] {agent}\n  ENTRY: {line}")
+        for conv, start, end in parse_sources(line):
+            for m in rv.context_read(agent, conv, start, end).messages:
+                print(f"  TURN {conv}#{m.position} {m.author}: {m.text}")
+
+
 # --- the report --------------------------------------------------------------------------------
 
 
@@ -384,41 +534,65 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def observation_lines(obs: ObservationCoverage, judged: dict[str, int]) -> list[str]:
+    """The observation coverage and the hand-checked precision, as report lines."""
+    n = max(1, obs.total)
+    checked = sum(judged.values())
+    good = judged.get("good", 0)
+    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(judged.items()))
+    return [
+        f"- **Observations covered**: of {obs.total:,} LoCoMo observations "
+        f"({obs.dropped} left out: no existing evidence turn), {obs.by_source:,} "
+        f"({_pct(obs.by_source / n)}) by a memory entry's source range, {obs.by_content:,} "
+        f"({_pct(obs.by_content / n)}) by an entry's content, {obs.by_both:,} "
+        f"({_pct(obs.by_both / n)}) by one entry doing both.",
+        f"- **Precision, hand-checked**: {good} of {checked} judged entries good "
+        f"({_pct(good / checked) if checked else '-'}; {verdicts or 'none judged'})."
+        if checked
+        else "- **Precision, hand-checked**: no judged entry is in this memory.",
+    ]
+
+
 def report(
     agents: list[AgentResult],
     cov: Coverage,
     results: list[Arm],
     info: dict[str, str],
     cmd: str,
+    obs: ObservationCoverage,
+    judged: dict[str, int],
 ) -> str:
     """The Markdown report: ratios first, then coverage, memory, recall, latency, machine."""
-    h, m, g = results
-    n_q = len(h.recall)
     total = Cost()
     for a in agents:
         for name in ("runs", "batches", "commits", "model_calls", "seconds"):
             setattr(total, name, getattr(total, name) + getattr(a.cost, name))
     entries = sum(a.entries for a in agents)
     chars = sum(a.chars for a in agents)
-    lines = [
-        f"`{cmd}`",
-        "",
-        f"- **Recall@5**: memory first, then history {m.mean():.3f} = "
-        f"{fmt_ratio(m.mean(), h.mean())} history alone ({h.mean():.3f}); with memory hits "
-        f"gated on two shared content words {g.mean():.3f} = {fmt_ratio(g.mean(), h.mean())}. "
-        f"Memory gave at least one of the five turns for {m.with_memory()} of {n_q} questions "
-        f"({_pct(m.with_memory() / max(1, n_q))}; gated: {g.with_memory()}), and those turns "
-        f"alone reach Recall@5 {statistics.fmean(m.memory_recall):.3f} (gated "
-        f"{statistics.fmean(g.memory_recall):.3f}).",
+    lines = [f"`{cmd}`", "", *observation_lines(obs, judged)]
+    if results:
+        h, m, g = results
+        n_q = len(h.recall)
+        lines += [
+            f"- **Recall@5**: memory first, then history {m.mean():.3f} = "
+            f"{fmt_ratio(m.mean(), h.mean())} history alone ({h.mean():.3f}); with memory hits "
+            f"gated on two shared content words {g.mean():.3f} = "
+            f"{fmt_ratio(g.mean(), h.mean())}. Memory gave at least one of the five turns for "
+            f"{m.with_memory()} of {n_q} questions ({_pct(m.with_memory() / max(1, n_q))}; "
+            f"gated: {g.with_memory()}), and those turns alone reach Recall@5 "
+            f"{statistics.fmean(m.memory_recall):.3f} (gated "
+            f"{statistics.fmean(g.memory_recall):.3f}).",
+            f"- **Latency**: memory first p50 {ms(m.stats.p50)} ms = "
+            f"{fmt_ratio(m.stats.p50, h.stats.p50)} history alone ({ms(h.stats.p50)} ms), p95 "
+            f"{ms(m.stats.p95)} ms = {fmt_ratio(m.stats.p95, h.stats.p95)} "
+            f"({ms(h.stats.p95)} ms); gated p50 {fmt_ratio(g.stats.p50, h.stats.p50)}, p95 "
+            f"{fmt_ratio(g.stats.p95, h.stats.p95)}.",
+        ]
+    lines += [
         f"- **Coverage**: {cov.evidence_covered:,} of {cov.evidence:,} evidence turns "
         f"({_pct(cov.share)}) lie in a memory entry's source range, against {_pct(cov.base)} of "
         f"all {cov.turns:,} turns ({fmt_ratio(cov.share, cov.base)} the rate of a random turn); "
         f"{cov.questions_touched:,} of {cov.questions:,} questions have an evidence turn covered.",
-        f"- **Latency**: memory first p50 {ms(m.stats.p50)} ms = "
-        f"{fmt_ratio(m.stats.p50, h.stats.p50)} history alone ({ms(h.stats.p50)} ms), p95 "
-        f"{ms(m.stats.p95)} ms = {fmt_ratio(m.stats.p95, h.stats.p95)} ({ms(h.stats.p95)} ms); "
-        f"gated p50 {fmt_ratio(g.stats.p50, h.stats.p50)}, p95 "
-        f"{fmt_ratio(g.stats.p95, h.stats.p95)}.",
         f"- **Memory**: {entries:,} entries, {chars:,} characters over {len(agents)} agents; "
         f"review took {total.runs} runs, {total.batches} batches, {total.commits} commits, "
         f"{total.model_calls} model calls, {total.seconds:.1f} s.",
@@ -483,34 +657,46 @@ def report(
             ],
         )
     )
-    cats = sorted(h.by_category)
-    counts = {c: len(h.by_category[c]) for c in cats}
-    lines += ["", f"Recall@5 over {n_q:,} questions, and latency per question:", ""]
+    lines += ["", "Observations covered, per sample (by source / by content / by both):", ""]
     lines.append(
         markdown_table(
+            ["sample", "observations", "by source", "by content", "by both"],
             [
-                "arm",
-                "R@5",
-                *[f"{locomo.CATEGORIES[c]} ({counts[c]})" for c in cats],
-                "questions with memory turns",
-                "R@5 of memory turns",
-                "p50 ms",
-                "p95 ms",
-            ],
-            [
-                [
-                    arm.name,
-                    f"{arm.mean():.3f}",
-                    *[f"{arm.category(c):.3f}" for c in cats],
-                    f"{arm.with_memory():,}",
-                    f"{statistics.fmean(arm.memory_recall):.3f}",
-                    ms(arm.stats.p50),
-                    ms(arm.stats.p95),
-                ]
-                for arm in results
+                [agent.removeprefix("locomo-"), f"{n:,}", f"{a:,}", f"{b:,}", f"{c:,}"]
+                for agent, (n, a, b, c) in obs.per_agent.items()
             ],
         )
     )
+    if results:
+        h = results[0]
+        cats = sorted(h.by_category)
+        counts = {c: len(h.by_category[c]) for c in cats}
+        lines += ["", f"Recall@5 over {len(h.recall):,} questions, and latency per question:", ""]
+        lines.append(
+            markdown_table(
+                [
+                    "arm",
+                    "R@5",
+                    *[f"{locomo.CATEGORIES[c]} ({counts[c]})" for c in cats],
+                    "questions with memory turns",
+                    "R@5 of memory turns",
+                    "p50 ms",
+                    "p95 ms",
+                ],
+                [
+                    [
+                        arm.name,
+                        f"{arm.mean():.3f}",
+                        *[f"{arm.category(c):.3f}" for c in cats],
+                        f"{arm.with_memory():,}",
+                        f"{statistics.fmean(arm.memory_recall):.3f}",
+                        ms(arm.stats.p50),
+                        ms(arm.stats.p95),
+                    ]
+                    for arm in results
+                ],
+            )
+        )
     lines += ["", _common.machine_markdown(info)]
     return "\n".join(lines)
 
@@ -525,6 +711,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--repeat", type=int, default=3, help="ask each question N times, keep the fastest"
     )
     parser.add_argument("--save-json", type=Path, help="also write the JSON figures to this file")
+    parser.add_argument("--no-questions", action="store_true", help="skip Recall@5 (b)")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="print N entries to judge (terminal only)"
+    )
+    parser.add_argument("--seed", type=int, default=11, help="seed of --sample")
     args = parser.parse_args(argv)
     path = _common.locomo_path(args.locomo)
     if not path.is_file():
@@ -547,9 +738,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         with Reverie(Path(tmp) / "home", create=True) as rv:
             agents = import_and_review(rv, samples)
             cov = coverage(agents, questions)
-            lines = {a.agent: MemoryLines(a.files) for a in agents}
-            progress(f"asking {len(questions)} questions of three arms, {args.repeat}x ...")
-            results = ask(rv, questions, lines, max(1, args.repeat))
+            obs = observation_coverage(samples, agents)
+            judged = judged_precision(agents)
+            if args.sample:
+                print_sample(rv, agents, args.sample, args.seed)
+                return 0
+            results: list[Arm] = []
+            if not args.no_questions:
+                lines = {a.agent: MemoryLines(a.files) for a in agents}
+                progress(f"asking {len(questions)} questions of three arms, {args.repeat}x ...")
+                results = ask(rv, questions, lines, max(1, args.repeat))
     payload = {
         "machine": info,
         "command": cmd.strip(),
@@ -569,6 +767,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for c, (n, k) in cov.by_category.items()
             },
         },
+        "observations": {
+            "total": obs.total,
+            "left_out": obs.dropped,
+            "by_source": obs.by_source,
+            "by_content": obs.by_content,
+            "by_both": obs.by_both,
+            "per_agent": {
+                agent: dict(
+                    zip(("observations", "by_source", "by_content", "by_both"), v, strict=True)
+                )
+                for agent, v in obs.per_agent.items()
+            },
+        },
+        "judged": judged,
         "agents": [
             {
                 "agent": a.agent,
@@ -592,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     if args.save_json:
         args.save_json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    _common.emit(args.json, payload, report(agents, cov, results, info, cmd.strip()))
+    _common.emit(args.json, payload, report(agents, cov, results, info, cmd.strip(), obs, judged))
     return 0
 
 

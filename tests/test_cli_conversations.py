@@ -141,7 +141,16 @@ def test_context_sessions_json(imported: str, capsys: pytest.CaptureFixture[str]
 def test_context_read_json_and_cursor(imported: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "context", "read", "c1", "--home", imported, "--json")
     assert code == 0
-    assert set(out) == {"conversation", "start", "end", "messages", "next_cursor", "tools_omitted"}
+    assert set(out) == {
+        "conversation",
+        "start",
+        "end",
+        "messages",
+        "next_cursor",
+        "tools_omitted",
+        "turns",
+    }
+    assert out["turns"] == []  # imported: no agent turn answered here
     assert (out["start"], out["end"], out["tools_omitted"], out["next_cursor"]) == (0, 3, 1, None)
     first = out["messages"][0]
     assert first == {

@@ -11,13 +11,16 @@ mypy finds; what a person or a model can send is in here.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import io
 import json
 import math
 import os
 import sys
+import types
 import typing
+from collections import abc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -141,9 +144,13 @@ RECORD = st.one_of(
 
 
 def strategy_for(annotation: Any) -> st.SearchStrategy[Any]:
-    """A hostile value of the declared type."""
+    """A hostile value of the declared type (objects of the system's own classes, a provider or
+    tools, are left out: a caller builds those, the fuzzer does not)."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        fields = typing.get_type_hints(annotation)
+        return st.builds(annotation, **{name: strategy_for(t) for name, t in fields.items()})
     if annotation is str:
         return TEXT
     if annotation is int:
@@ -156,13 +163,29 @@ def strategy_for(annotation: Any) -> st.SearchStrategy[Any]:
         return NESTED
     if origin is dict:
         return st.dictionaries(TEXT, NESTED, max_size=4)
-    if origin in (typing.Union, __import__("types").UnionType):
-        return st.one_of([strategy_for(a) for a in args if a is not type(None)] + [st.none()])
-    if origin is __import__("collections").abc.Iterable:
-        return st.lists(TEXT if args[0] is str else RECORD, max_size=4)
-    if origin is __import__("collections").abc.Callable:
+    if origin in (typing.Union, types.UnionType):
+        options = [strategy_for(a) for a in args if a is not type(None) and _drawable(a)]
+        return st.one_of([*options, st.none()]) if type(None) in args else st.one_of(options)
+    if origin in (list, abc.Sequence):
+        return st.lists(strategy_for(args[0]), max_size=4)
+    if origin is abc.Iterable:
+        if args[0] is str:
+            return st.lists(TEXT, max_size=4)
+        return st.lists(RECORD, max_size=4) if args[0] is Any else st.just([])
+    if origin is abc.Callable:
         return st.none()
     raise AssertionError(f"no strategy for {annotation}")
+
+
+def _drawable(annotation: Any) -> bool:
+    """Whether the fuzzer makes values of this type (not the system's own service objects)."""
+    origin = typing.get_origin(annotation) or annotation
+    return (
+        origin in (str, int, float, bool, dict, list, abc.Sequence, abc.Iterable, abc.Callable)
+        or annotation is Any
+        or dataclasses.is_dataclass(annotation)
+        or origin in (typing.Union, types.UnionType)
+    )
 
 
 def public_calls() -> Iterator[tuple[str, dict[str, st.SearchStrategy[Any]]]]:

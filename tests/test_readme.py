@@ -16,8 +16,3 @@ def test_readme_orders_the_pipeline_as_the_code_does() -> None:
     """W1, W6, W7: ``MemoryStore._apply_locked`` answers a known key before the revision check."""
     pipeline = README[README.index("Rules of the pipeline") :]
     assert pipeline.index("idempotency key answered") < pipeline.index("expected revision checked")
-
-
-def test_readme_claims_nothing_the_offline_reviewer_does_not_do() -> None:
-    # It does not yet replace a fact that a later statement updates (the review-quality issue).
-    assert "replaces facts that a later statement updates" not in README

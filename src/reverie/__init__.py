@@ -17,19 +17,28 @@ from .index.fts import SearchHit
 from .index.history import HistoryHit
 from .review.runner import AgentReport
 from .runtime.context import ReadPage, SessionDetails, SessionInfo
+from .runtime.run import TurnEvent, TurnResult
+from .runtime.tools import Tool, ToolContext
 from .store.conversations import Appended, Channel, Conversation, Grant, ImportSummary
+from .store.instructions import Approval, Instructions
 from .store.memories import MemoryFile, WriteOutcome
+from .store.outbox import Delivery
+from .store.souls import SoulDraft, SoulReceipt, SoulVersion
 from .store.state import Agent, Member, RevisionRecord
+from .store.turns import TurnRecord
 
 __all__ = [
     "Agent",
     "AgentReport",
     "Appended",
+    "Approval",
     "Channel",
     "Conversation",
+    "Delivery",
     "Grant",
     "HistoryHit",
     "ImportSummary",
+    "Instructions",
     "Member",
     "MemoryFile",
     "NotFound",
@@ -44,7 +53,15 @@ __all__ = [
     "SessionDetails",
     "SessionInfo",
     "Settings",
+    "SoulDraft",
+    "SoulReceipt",
+    "SoulVersion",
     "StorageFault",
+    "Tool",
+    "ToolContext",
+    "TurnEvent",
+    "TurnRecord",
+    "TurnResult",
     "WriteOutcome",
 ]
 

@@ -1,10 +1,10 @@
 """The facade's boundary: what every call of :class:`reverie.Reverie` passes on its way in and
 out, so that no caller, of any surface, ever sees anything but a :class:`ReverieError`.
 
-On the way in, every text argument (also inside the mappings and lists of a batch or of import
-records) must be Unicode: a lone surrogate (``"a\\ud800b"``, or invalid bytes decoded with
-surrogate escapes) is refused with ``invalid_unicode`` before anything runs, and arguments
-nested deeper than :data:`MAX_DEPTH` with ``invalid_input``.
+On the way in, every text argument (also inside the mappings, lists and dataclasses of a batch,
+of import records or of a chat command) must be Unicode: a lone surrogate (``"a\\ud800b"``, or
+invalid bytes decoded with surrogate escapes) is refused with ``invalid_unicode`` before
+anything runs, and arguments nested deeper than :data:`MAX_DEPTH` with ``invalid_input``.
 
 On the way out, an error of a lower library that the stores did not translate (sqlite3,
 pygit2, the operating system) becomes a :class:`StorageFault` with a message that says what
@@ -14,6 +14,7 @@ too deep for Python (hostile nesting that got past the checks) is refused as inp
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import sqlite3
@@ -47,6 +48,11 @@ def check_arguments(arguments: dict[str, Any]) -> None:
         where, value, depth = stack.pop()
         if isinstance(value, str):
             check_unicode(value, where)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            stack += [
+                (f"{where}.{f.name}", getattr(value, f.name), depth + 1)
+                for f in dataclasses.fields(value)
+            ]
         elif isinstance(value, dict | list | tuple):
             if depth >= MAX_DEPTH:
                 raise RefusedInput(
@@ -93,6 +99,12 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
         except RecursionError:
             raise RefusedInput(
                 "The input nests too deeply to be read; nothing was done.", code="invalid_input"
+            ) from None
+        except UnicodeEncodeError:  # text from an iterable, read after the arguments' check
+            raise RefusedInput(
+                "The input holds text that is not valid Unicode (a lone surrogate); nothing was "
+                "done.",
+                code="invalid_unicode",
             ) from None
         except OverflowError:
             raise RefusedInput(

@@ -9,23 +9,32 @@ validation, permissions) live below this facade, so every path gets them. Every 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import doctor
 from ._guard import guarded
+from .access import Actor
 from .config import Settings
-from .errors import NotFound, StorageFault
+from .core import validation
+from .core.chat import ChatCommand, check_limits, remember_body, update_body
+from .core.permissions import may_replace_instructions, require_chat_write, require_edit
+from .errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict, StorageFault
 from .index import fts, history
 from .index.fts import SearchHit
 from .index.history import HistoryHit
+from .llm.chat import ChatProvider
 from .review.runner import AgentReport, Progress
 from .review.schedule import run_review
 from .runtime import context
+from .runtime.delivery import notify_targets
+from .runtime.run import EventSink, TurnResult, run_turn
+from .runtime.tools import Registry, Tool, default_registry
 from .store.conversations import (
     Appended,
     Channel,
@@ -38,8 +47,14 @@ from .store.conversations import (
     parse_records,
 )
 from .store.faults import ENVIRONMENT
+from .store.instructions import Approval, Instructions, InstructionStore
 from .store.memories import MemoryFile, MemoryStore, WriteOutcome
+from .store.outbox import Delivery, Outbox
+from .store.reviews import BatchRecord, ReviewLog
+from .store.souls import SoulDraft, SoulReceipt, SoulStore, SoulVersion
 from .store.state import Agent, Member, RevisionRecord, SQLiteState
+from .store.tokens import TokenInfo, TokenStore
+from .store.turns import TurnLog, TurnRecord
 
 __all__ = ["Reverie"]
 
@@ -85,6 +100,13 @@ class Reverie:
         self.state = SQLiteState(self.home / DB_NAME, durable=self.settings.durable)
         self.memories = MemoryStore(self.state, self.home, self.settings)
         self.conversations = ConversationStore(self.state, self.settings)
+        self.souls = SoulStore(self.state, self.settings)
+        self.instructions = InstructionStore(self.state, self.settings)
+        self.outbox = Outbox(self.state)
+        self.turns = TurnLog(self.state)
+        self.tokens = TokenStore(self.state)
+        #: The agent tools every turn, MCP and HTTP offer (host tools join per turn).
+        self.tools: Registry = default_registry()
         # W8: a half-applied batch is discarded on the next open. After a crash the index is
         # checked too, and rebuilt if the crash (or anything else) damaged it; a memory whose
         # recovery still cannot finish answers its fault when used, and stops nothing else.
@@ -128,17 +150,51 @@ class Reverie:
         creator: str | None = None,
         edit_policy: str = "editors",
         memory_writers: str = "review_only",
+        memory_framing: str = "guide",
+        soul: str | None = None,
     ) -> Agent:
-        """Create an agent with an empty memory at revision 0.
+        """Create an agent with an empty memory at revision 0, and ``soul`` as its soul's
+        version 1 when given (version 0, empty, otherwise).
 
         Raises:
-            RefusedInput: the name is invalid or taken, or a policy is unknown.
+            RefusedInput: the name is invalid or taken, a policy is unknown, or the soul
+                breaks a content rule.
         """
-        agent, memory_id = self.state.create_agent(
-            name, creator=creator, edit_policy=edit_policy, memory_writers=memory_writers
-        )
+        with self.state.transaction() as conn:
+            agent_id, memory_id = self.state.insert_agent(
+                conn,
+                name,
+                creator=creator,
+                edit_policy=edit_policy,
+                memory_writers=memory_writers,
+                memory_framing=memory_framing,
+            )
+            if soul:
+                self.souls.publish_initial(conn, agent_id, soul)
         self.memories.create(memory_id)
-        return agent
+        return self.state.get_agent(agent_id)
+
+    def configure_agent(
+        self,
+        name: str,
+        *,
+        edit_policy: str | None = None,
+        memory_writers: str | None = None,
+        memory_framing: str | None = None,
+        default_model: str | None = None,
+    ) -> Agent:
+        """Change an agent's settings (``None`` keeps one; ``default_model=""`` clears it).
+
+        Raises:
+            RefusedInput: an unknown value.  NotFound: no such agent.
+        """
+        return self.state.configure_agent(
+            self.state.get_agent(name).id,
+            edit_policy=edit_policy,
+            memory_writers=memory_writers,
+            memory_framing=memory_framing,
+            default_model=default_model,
+        )
 
     def agent(self, name: str) -> Agent:
         """The agent named ``name``.
@@ -253,6 +309,21 @@ class Reverie:
         """
         return self.memories.diff(self._memory(agent)[1], rev_a, rev_b)
 
+    def memory_files(self, agent: str, revision: int | None = None) -> list[str]:
+        """The memory's files at the current or a past revision: ``MEMORY.md``, then the
+        topic files by name.
+
+        Raises:
+            NotFound: no such agent or revision.
+        """
+        memory_id = self._memory(agent)[1]
+        rec = (
+            self.memories.current(memory_id)
+            if revision is None
+            else self.memories.at_revision(memory_id, revision)
+        )
+        return list(self.memories.repo(memory_id).files(rec.oid))
+
     def reindex(self, agent: str | None = None) -> dict[str, int]:
         """Rebuild the search index from the files, for one agent or all; lines per agent.
 
@@ -342,6 +413,14 @@ class Reverie:
         """Every member, by name."""
         return self.state.list_members()
 
+    def ensure_owner(self, name: str = "owner") -> Member:
+        """The workspace's first active owner; one named ``name`` is created when there is
+        none (the person at this machine's command line owns the home they can read)."""
+        for member in self.state.list_members():
+            if member.role == "owner" and member.active:
+                return member
+        return self.state.add_member(name, "owner")
+
     def update_member(
         self, name: str, *, role: str | None = None, active: bool | None = None
     ) -> Member:
@@ -409,6 +488,14 @@ class Reverie:
         """
         return self.conversations.ensure_channel(channel_id, kind, name=name, reports_to=reports_to)
 
+    def channel(self, channel_id: str) -> Channel:
+        """One channel.
+
+        Raises:
+            NotFound: no such channel.
+        """
+        return self.conversations.channel(channel_id)
+
     def channels(self, kind: str | None = None) -> list[Channel]:
         """Every channel (of one kind), by id."""
         return self.conversations.channels(kind)
@@ -471,6 +558,14 @@ class Reverie:
             unclassified=unclassified,
             now=now,
         )
+
+    def conversations_of(self, agent: str, limit: int = 100) -> list[Conversation]:
+        """The agent's conversations (any memory mode, not deleted), newest first.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return self.conversations.of_agent(self.state.get_agent(agent).id, limit=limit)
 
     def conversation(self, conversation_id: str) -> Conversation:
         """A conversation as stored, whatever its mode.
@@ -723,3 +818,581 @@ class Reverie:
         if now is not None:
             check_timestamp(now, "now")
         return run_review(self, agent, force=force, now=now, progress=progress)
+
+    # soul (SPEC S1-S3)
+
+    def _agent_conversation(self, agent: str, conversation_id: str) -> tuple[Agent, Conversation]:
+        a = self.state.get_agent(agent)
+        conv = self.conversations.get(conversation_id)
+        if conv.agent_id != a.id or conv.deleted:
+            raise NotFound(
+                f"No conversation {conversation_id!r} of agent {a.name}.",
+                conversation=conversation_id,
+            )
+        return a, conv
+
+    def soul(self, agent: str, version: int | None = None) -> SoulVersion:
+        """The agent's current soul, or a published version (S2).
+
+        Raises:
+            NotFound: no such agent or version.
+        """
+        agent_id = self.state.get_agent(agent).id
+        return (
+            self.souls.current(agent_id)
+            if version is None
+            else self.souls.version(agent_id, version)
+        )
+
+    def soul_history(self, agent: str) -> list[SoulVersion]:
+        """Every published version of the agent's soul, newest first (S2).
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return self.souls.history(self.state.get_agent(agent).id)
+
+    def soul_draft(self, agent: str, conversation_id: str) -> SoulDraft:
+        """The conversation's soul draft (the current text when it has not edited one).
+
+        Raises:
+            NotFound: no such agent, or not its conversation.
+        """
+        a, conv = self._agent_conversation(agent, conversation_id)
+        return self.souls.draft(a.id, conv.id)
+
+    def soul_edit(self, agent: str, conversation_id: str, request: Any) -> SoulDraft:
+        """Edit the conversation's soul draft with memory operations (S1); nothing is
+        published.
+
+        Raises:
+            RefusedInput: a bad batch or content (W2-W4 rules).  NotFound: as above.
+        """
+        a, conv = self._agent_conversation(agent, conversation_id)
+        return self.souls.edit(a.id, conv.id, request)
+
+    def soul_publish(self, agent: str, conversation_id: str) -> SoulReceipt:
+        """Publish the conversation's draft as the next version; the receipt's version is the
+        only proof it was saved (S2, S3).
+
+        Raises:
+            RefusedInput: ``no_draft``.  RevisionConflict: ``soul_version_conflict`` (the
+                draft is reset).  NotFound: as above.
+        """
+        a, conv = self._agent_conversation(agent, conversation_id)
+        return self.souls.publish(a.id, conv.id)
+
+    # instructions and approvals (SPEC I1-I3, X1)
+
+    def channel_instructions(self, agent: str, channel_id: str) -> Instructions:
+        """The agent's instructions in a channel (version 0, empty, when none).
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return self.instructions.instructions(self.state.get_agent(agent).id, channel_id)
+
+    def propose_instructions(
+        self, conversation_id: str, text: str, mode: str = "append", *, author: str | None
+    ) -> Approval:
+        """Propose a change to the instructions of the conversation's channel; it waits for
+        approval and changes nothing (I1, I2). ``append`` needs the author to be an active
+        member admitted to the chat (a grant, in a shared channel); ``replace`` an admin. The
+        author's standing is read from stored state now (X1).
+
+        Raises:
+            PermissionDenied: the author may not propose this.  RefusedInput: I1's rules.
+            NotFound: no such conversation, or deleted.
+        """
+        conv = self.conversations.get(conversation_id)
+        if conv.deleted:
+            raise NotFound(
+                f"Conversation {conversation_id} was deleted.",
+                code="conversation_deleted",
+                conversation=conversation_id,
+            )
+        member = self._member_or_none(author)
+        if mode == "replace" and not may_replace_instructions(member):
+            raise PermissionDenied(
+                "Only a workspace admin can replace a channel's instructions, and the person "
+                "asking is not one. Propose an append instead, or ask an admin. Nothing was "
+                "proposed.",
+                code="permission_denied",
+            )
+        if member is None or not member.active:
+            raise PermissionDenied(
+                "Only an active workspace member can propose instructions, and the person "
+                "asking is not one. Nothing was proposed.",
+                code="permission_denied",
+            )
+        shared = conv.channel_kind in ("channel", "group")
+        if shared and not self.conversations.has_grant(conv.agent_id, conv.channel_id):
+            raise PermissionDenied(
+                f"The agent is not admitted to chat {conv.channel_id} (no active grant), so "
+                "its instructions there cannot change. Nothing was proposed.",
+                code="permission_denied",
+            )
+        return self.instructions.propose(
+            conv.agent_id,
+            conv.channel_id,
+            text,
+            mode,
+            requested_by=member.name,
+            conversation_id=conv.id,
+        )
+
+    def _member_or_none(self, name: str | None) -> Member | None:
+        if not name:
+            return None
+        try:
+            return self.state.get_member(name)
+        except NotFound:
+            return None
+
+    def approvals(self, agent: str | None = None, status: str | None = "pending") -> list[Approval]:
+        """Approvals, oldest first: the pending ones by default, every one with ``status=None``.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        agent_id = self.state.get_agent(agent).id if agent is not None else None
+        return self.instructions.list(agent_id, status)
+
+    def approval(self, approval_id: str) -> Approval:
+        """One approval.
+
+        Raises:
+            NotFound: no such approval.
+        """
+        return self.instructions.get(approval_id)
+
+    def approve(self, approval_id: str, *, by: str) -> Approval:
+        """Approve a pending change and apply exactly its text, once (I2): in one transaction,
+        so a process that dies leaves it pending or applied, never both or half.
+
+        Raises:
+            NotFound: no such approval.  PermissionDenied: ``by`` may not edit the agent (A1).
+            RefusedInput: ``approval_decided`` (denied or commented before).
+        """
+        return self._decide(approval_id, "approve", by)
+
+    def deny(self, approval_id: str, *, by: str) -> Approval:
+        """Deny a pending change; nothing is applied (I2).
+
+        Raises:
+            NotFound, PermissionDenied, RefusedInput: as :meth:`approve`.
+        """
+        return self._decide(approval_id, "deny", by)
+
+    def comment(self, approval_id: str, text: str, *, by: str) -> Approval:
+        """Answer a pending change with a comment, which cancels it (I2); the agent's
+        conversation is told.
+
+        Raises:
+            NotFound, PermissionDenied, RefusedInput: as :meth:`approve`; an empty comment.
+        """
+        return self._decide(approval_id, "comment", by, text)
+
+    def _decide(
+        self, approval_id: str, decision: str, by: str, text: str | None = None
+    ) -> Approval:
+        def authorize(conn: Any, approval: Approval) -> None:
+            require_edit(self._member_or_none(by), self.state.get_agent(approval.agent_id), by)
+
+        approval = self.instructions.get(approval_id)
+        if decision == "approve" and approval.kind == "bundle" and approval.status == "pending":
+            authorize(None, approval)
+            self._apply_bundle_memory(approval)
+
+        def tell(conn: Any, approval: Approval) -> None:
+            if approval.conversation_id is None:
+                return
+            try:
+                conv = self.conversations.get(approval.conversation_id)
+            except NotFound:
+                return
+            said = {
+                "approved": "was approved; it applies from the next run",
+                "denied": "was denied; nothing changed",
+                "commented": f"was not applied; {by} commented: {approval.comment}",
+            }[approval.status]
+            self.outbox.enqueue(
+                conn,
+                agent_id=approval.agent_id,
+                conversation_id=conv.id,
+                channel_id=conv.channel_id,
+                kind="notice",
+                text=f"The instruction change {approval.id} {said}.",
+            )
+
+        return self.instructions.decide(
+            approval_id, decision, by=by, comment=text, authorize=authorize, on_decided=tell
+        )
+
+    def _apply_bundle_memory(self, approval: Approval) -> None:
+        """The memory half of an approved bundle (A2), before its instructions half commits.
+        Keyed by the approval, so approving again after a crash in between applies the body
+        once, then the instructions."""
+        assert approval.memory_body is not None
+        agent = self.state.get_agent(approval.agent_id)
+        try:
+            self.memory_apply(
+                agent.name,
+                {
+                    "action": "set_body",
+                    "text": approval.memory_body,
+                    "message": f"Approved change {approval.id}",
+                },
+                writer="mcp",
+                expected_revision=approval.memory_revision,
+                key=f"approval:{approval.id}",
+            )
+        except RevisionConflict as exc:
+            raise RevisionConflict(
+                f"Memory moved since change {approval.id} was proposed (it expected revision "
+                f"{approval.memory_revision}, memory is at {exc.details.get('current_revision')})"
+                ": nothing was applied. Deny it and propose the change again on the current "
+                "memory.",
+                **exc.details,
+            ) from None
+
+    def propose_bundle(
+        self,
+        agent: str,
+        *,
+        body: str,
+        expected_revision: int,
+        channel_id: str,
+        instructions: str,
+        mode: str = "append",
+        requested_by: str,
+    ) -> Approval:
+        """A2: a memory body bundled with an instruction change waits for approval as one
+        proposal; approving applies both (the body only if memory is still at
+        ``expected_revision``).
+
+        Raises:
+            PermissionDenied: the member may not edit the agent, or (replace) is no admin.
+            RefusedInput: the body or instructions break a content rule.
+            NotFound: no such agent.
+        """
+        a = self.state.get_agent(agent)
+        member = self._member_or_none(requested_by)
+        require_edit(member, a, requested_by)
+        if mode == "replace" and not may_replace_instructions(member):
+            raise PermissionDenied(
+                "Only a workspace admin can replace a channel's instructions. Nothing was "
+                "proposed.",
+                code="permission_denied",
+            )
+        self.memories.preview(self.state.memory_of(a.id), {"action": "set_body", "text": body})
+        assert member is not None
+        return self.instructions.propose(
+            a.id,
+            channel_id,
+            instructions,
+            mode,
+            requested_by=member.name,
+            memory=(body, expected_revision),
+        )
+
+    def review_log(self, agent: str, limit: int = 50) -> list[BatchRecord]:
+        """The agent's review batches, newest first: ranges, revision, what was dropped, cost.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return ReviewLog(self.state).batches(self.state.get_agent(agent).id, limit)
+
+    # who is calling (SPEC 1, A1): tokens, sign-in links, the facade as a member sees it
+
+    def as_member(self, name: str) -> Actor:
+        """The facade as member ``name`` may use it: every people's path (HTTP, MCP, admin,
+        CLI) goes through this view, so A1 and the roles hold on each.
+
+        Raises:
+            NotFound: no such member.  PermissionDenied: the member is not active.
+        """
+        member = self.state.get_member(name)
+        if not member.active:
+            raise PermissionDenied(f"Member {member.name} is not active.", code="permission_denied")
+        return Actor(self, member)
+
+    def create_token(self, member: str, label: str | None = None) -> tuple[str, TokenInfo]:
+        """A new API token for a member: the token (show it once; only its hash is kept) and
+        its record.
+
+        Raises:
+            NotFound: no such member.
+        """
+        return self.tokens.create(self.state.get_member(member), label)
+
+    def authenticate(self, token: str) -> Actor | None:
+        """The member an API token belongs to, as an :class:`Actor`; None when the token is
+        unknown, revoked, or its member inactive."""
+        member_id = self.tokens.member_of(token) if token else None
+        if member_id is None:
+            return None
+        member = self.state.get_member(member_id)
+        return Actor(self, member) if member.active else None
+
+    # notify and the outbox (SPEC T1)
+
+    def notify(self, conversation_id: str, text: str, *, task: str, call_id: str) -> list[Delivery]:
+        """Queue a message to the conversation's chats (T1): at most ``max_notify_chars``, and
+        at most ``max_notifies_per_task`` calls in one task.
+
+        Raises:
+            RefusedInput: ``notify_too_long``, ``notify_limit``, a control character.
+            NotFound: no such conversation, or deleted.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise RefusedInput("notify needs a text.", code="invalid_arguments")
+        if len(text) > self.settings.max_notify_chars:
+            raise RefusedInput(
+                f"This notify holds {len(text):,} characters; at most "
+                f"{self.settings.max_notify_chars:,} are allowed. Shorten it. Nothing was sent.",
+                code="notify_too_long",
+                limit=self.settings.max_notify_chars,
+            )
+        validation.check_control(text, "text")
+        conv = self.conversations.get(conversation_id)
+        if conv.deleted:
+            raise NotFound(
+                f"Conversation {conversation_id} was deleted.",
+                code="conversation_deleted",
+                conversation=conversation_id,
+            )
+        channel = self.conversations.channel(conv.channel_id)
+        granted = [
+            g.channel_id for g in self.conversations.grants(conv.agent_id) if g.status == "active"
+        ]
+        targets = notify_targets(
+            channel=conv.channel_id,
+            channel_kind=conv.channel_kind,
+            reports_to=channel.reports_to,
+            linked=conv.linked_chats,
+            is_sub_session=conv.parent_id is not None,
+            granted=granted,
+        )
+        with self.state.transaction() as conn:
+            used = self.outbox.calls_in_task(conn, task, "notify")
+            if used >= self.settings.max_notifies_per_task:
+                raise RefusedInput(
+                    f"This task has sent {used} notifies, the most allowed. Put the rest in "
+                    "your final answer. Nothing was sent.",
+                    code="notify_limit",
+                    limit=self.settings.max_notifies_per_task,
+                )
+            ids = [
+                self.outbox.enqueue(
+                    conn,
+                    agent_id=conv.agent_id,
+                    conversation_id=conv.id,
+                    channel_id=target,
+                    kind="notify",
+                    text=text,
+                    task=task,
+                    call_id=call_id,
+                )
+                for target in targets
+            ]
+        return [self.outbox.get(i) for i in ids]
+
+    def pending_deliveries(
+        self, *, conversation_id: str | None = None, channels: list[str] | None = None
+    ) -> list[Delivery]:
+        """Outbox rows waiting to be sent (or whose claim expired), oldest first."""
+        return self.outbox.pending(channels=channels, conversation_id=conversation_id)
+
+    def claim_delivery(self, delivery_id: str, lease_seconds: float = 60.0) -> Delivery | None:
+        """Take a delivery for sending; None when another worker has it or it was sent."""
+        return self.outbox.claim(delivery_id, lease_seconds)
+
+    def mark_delivered(self, delivery_id: str, receipt: str | None = None) -> Delivery:
+        """Record that a delivery was sent, with what the chat answered.
+
+        Raises:
+            NotFound: no such delivery.
+        """
+        return self.outbox.delivered(delivery_id, receipt)
+
+    def reply(
+        self, conversation_id: str, texts: str | Sequence[str], *, key: str
+    ) -> list[Delivery]:
+        """Queue the agent's answer to a request that is not a turn (a chat command) in the
+        conversation's chat, once per ``key``: the same key again returns the deliveries it
+        queued and queues nothing (a retried chat event posts nothing twice). Several texts
+        are sent as several messages, in order.
+
+        Raises:
+            NotFound: no such conversation.
+        """
+        conv = self.conversations.get(conversation_id)
+        parts = [texts] if isinstance(texts, str) else list(texts)
+        with self.state.transaction() as conn:
+            ids = self.outbox.enqueue_once(
+                conn,
+                key,
+                parts,
+                agent_id=conv.agent_id,
+                channel_id=conv.channel_id,
+                kind="notice",
+                conversation_id=conv.id,
+            )
+        return [self.outbox.get(i) for i in ids]
+
+    # chat commands (SPEC C1-C3)
+
+    def chat_write(
+        self,
+        conversation_id: str,
+        command: ChatCommand,
+        *,
+        author: str | None,
+        channel_id: str | None = None,
+        in_chat: bool,
+        key: str,
+    ) -> WriteOutcome:
+        """Apply a chat command that writes memory (``!remember``, ``!memory update memory``)
+        to the memory of the conversation's agent, after C2's checks on stored state: memory
+        on in the conversation and the chat (``channel_id``, default the conversation's); in
+        a DM an active workspace member; in a channel an active grant and ``in_chat``, the
+        author's membership as the chat platform confirmed it just now. ``key`` (the chat
+        event's id) makes a retry answer the revision it produced and write nothing (C3, W7).
+
+        Raises:
+            PermissionDenied: ``memory_off``, ``no_grant``, ``inactive_member``,
+                ``not_in_channel``.  RefusedInput: ``chat_command_too_large``, W3-W5 rules.
+            NotFound: no such conversation.  RevisionConflict: memory kept moving (rare).
+        """
+        if not command.writes:
+            raise RefusedInput(
+                f"!{command.action} does not write memory.", code="invalid_operation"
+            )
+        conv = self.conversations.get(conversation_id)
+        agent = self.state.get_agent(conv.agent_id)
+        chat = self.conversations.channel(channel_id or conv.channel_id)
+        require_chat_write(
+            self._member_or_none(author),
+            agent.name,
+            channel_kind=chat.kind,
+            memory_on=conv.memory_on and not chat.answers_group,
+            granted=self.conversations.has_grant(agent.id, chat.id),
+            in_chat=in_chat,
+            who=author,
+        )
+        check_limits(command, self.settings)
+        memory_id = self.state.memory_of(agent.id)
+        message = f"chat: !{command.action} {command.name}".rstrip() + f" by {author}"
+        if command.action == "update":
+            request = {"action": "set_body", "text": update_body(command), "message": message}
+            return self.memories.apply(memory_id, request, writer="chat", key=key)
+        # !remember appends to the text as it is now: read, build, write expecting that
+        # revision. A retry is answered from its key first, since its batch, built from a
+        # newer text, would no longer match the one the key saved.
+        for _ in range(5):
+            answered = self.memories.answered(memory_id, key)
+            if answered is not None:
+                return answered
+            current = self.memories.read(memory_id)
+            request = {
+                "action": "set_body",
+                "text": remember_body(current.text, command),
+                "message": message,
+            }
+            try:
+                return self.memories.apply(
+                    memory_id, request, writer="chat", expected_revision=current.revision, key=key
+                )
+            except RevisionConflict:
+                continue  # another write landed in between: build on it
+            except RefusedInput as exc:
+                if exc.code != "idempotency_key_reused":
+                    raise
+                # The same event, delivered twice at once, was saved by the other delivery.
+        raise RevisionConflict(
+            "Memory kept changing while this command was saved; send it again. Nothing changed.",
+            current_revision=self.memories.current(memory_id).revision,
+        )
+
+    # the agent's turn (SPEC P1-P4, X1, X2)
+
+    def chat_provider(self, agent: str) -> ChatProvider:
+        """The model the agent's turns use: its own default model, else ``REVERIE_MODEL``.
+
+        Raises:
+            RefusedInput: ``no_model`` when neither is set; ``invalid_setting``.
+            ProviderError: the provider's SDK is missing.
+        """
+        from .llm.factory import chat_provider_from_settings
+
+        a = self.state.get_agent(agent)
+        model = a.default_model or self.settings.model
+        provider = (
+            chat_provider_from_settings(dataclasses.replace(self.settings, model=model))
+            if model
+            else None
+        )
+        if provider is None:
+            raise RefusedInput(
+                "No model is configured, so the agent cannot answer. Set REVERIE_MODEL, for "
+                "example REVERIE_MODEL=openai:gpt-4o-mini with OPENAI_API_KEY, "
+                "REVERIE_MODEL=openai:llama3.1 with OPENAI_BASE_URL=http://127.0.0.1:11434/v1 "
+                "for a local server, or REVERIE_MODEL=anthropic:NAME with ANTHROPIC_API_KEY.",
+                code="no_model",
+            )
+        return provider
+
+    def turn(
+        self,
+        conversation_id: str,
+        text: str,
+        *,
+        author: str | None = None,
+        provider: ChatProvider | None = None,
+        message_id: str | None = None,
+        intents: Iterable[str] = (),
+        tools: Iterable[Tool] = (),
+        on_event: EventSink | None = None,
+        stream: bool = False,
+    ) -> TurnResult:
+        """Run one turn of the conversation's agent on a person's message (P1-P4).
+
+        ``author`` is the member writing; ``intents`` are explicit intents the host knows
+        (X2); ``tools`` are host tools (connectors) offered beside the built-in ones;
+        ``message_id`` makes a retried delivery answer once. With ``stream`` the answer's
+        text arrives in ``on_event`` as it is written.
+
+        Raises:
+            NotFound: no such conversation, or deleted.  PermissionDenied: ``agent_archived``.
+            RefusedInput: ``no_model`` (and no ``provider``), a bad message.
+        """
+        conv = self.conversations.get(conversation_id)
+        chosen = provider or self.chat_provider(conv.agent_id)
+        registry = self.tools.with_tools(tools)
+        return run_turn(
+            self,
+            chosen,
+            registry,
+            conversation_id,
+            text,
+            author=author,
+            message_id=message_id,
+            intents=tuple(intents),
+            on_event=on_event,
+            stream=stream,
+        )
+
+    def turn_log(
+        self, conversation_id: str, start: int = 0, end: int | None = None
+    ) -> list[TurnRecord]:
+        """The audit of the conversation's turns whose request is in ``start``..``end``:
+        which memory revision, soul and instructions versions entered each prompt, its
+        policy envelope, tools and outcome.
+
+        Raises:
+            NotFound: no such conversation.
+        """
+        self.conversations.get(conversation_id)
+        return self.turns.for_conversation(conversation_id, start, end)

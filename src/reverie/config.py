@@ -4,7 +4,8 @@ Precedence, highest first: a value passed to :meth:`Settings.load`, then the env
 variable ``REVERIE_<NAME>`` (for example ``REVERIE_MAX_INDEX_BYTES=131072``), then the default
 below. ``REVERIE_HOME`` picks the data directory (default ``./reverie-data``). The model
 endpoints' settings read the providers' own variables instead (``OPENAI_BASE_URL``,
-``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``), named in field metadata.
+``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``), and Slack's settings bolt's
+own (``SLACK_BOT_TOKEN``, ``SLACK_SIGNING_SECRET``, ``SLACK_APP_TOKEN``), named in field metadata.
 """
 
 from __future__ import annotations
@@ -38,6 +39,18 @@ class Settings:
     max_chat_body_bytes: int = 8 * 1024
     #: P1: how much of ``MEMORY.md`` goes into the prompt.
     prompt_index_chars: int = 2000
+    #: S1: the soul is read into every prompt; a published version holds at most this much.
+    max_soul_bytes: int = 16 * 1024
+    #: I1: one proposed instruction change, and a channel's instructions in all.
+    max_instruction_chars: int = 2400
+    max_channel_instructions_chars: int = 12_000
+    #: T1: one notify, and notifies per task.
+    max_notify_chars: int = 3500
+    max_notifies_per_task: int = 10
+    #: A turn's tool rounds before the model must answer without tools.
+    max_tool_rounds: int = 8
+    #: Tokens a turn's model call may answer with.
+    chat_answer_tokens: int = 2048
     #: A conversation idle this long has a complete tail (review may read it).
     idle_window_seconds: int = 30 * 60
     #: ``fts5`` (ranked, BM25) or ``scan`` (the bounded fallback, M2).
@@ -67,6 +80,26 @@ class Settings:
     #: Model reviewer: prompt budget (estimated at four characters a token) and answer size.
     model_prompt_tokens: int = 24_000
     model_answer_tokens: int = 4096
+    #: Slack (``reverie[slack]``): the install's tokens and signing secret in bolt's own
+    #: variable names. Secrets stay out of reprs.
+    slack_bot_token: str | None = field(
+        default=None, repr=False, metadata={"env": "SLACK_BOT_TOKEN"}
+    )
+    slack_signing_secret: str | None = field(
+        default=None, repr=False, metadata={"env": "SLACK_SIGNING_SECRET"}
+    )
+    slack_app_token: str | None = field(
+        default=None, repr=False, metadata={"env": "SLACK_APP_TOKEN"}
+    )
+    #: Slack's Web API; a local server can stand in for it (tests, benchmarks).
+    slack_api_url: str = "https://slack.com/api/"
+    #: The agent that answers Slack DMs (default: the only agent, when there is one).
+    slack_agent: str | None = None
+    #: C2: how long a channel's member list (``conversations.members``) and a user's record
+    #: (``users.info``) are trusted before Slack is asked again.
+    slack_membership_cache_seconds: int = 60
+    #: Where people reach the admin page (linked from the Slack App Home and ``!forget``).
+    public_url: str = "http://127.0.0.1:8765"
 
     @classmethod
     def load(cls, home: str | Path | None = None, **overrides: Any) -> Settings:

@@ -15,10 +15,12 @@ that scripts and other programs can match on, and a message that says what to do
     │                            import: invalid_name, invalid_id, invalid_channel,
     │                            channel_kind_mismatch, invalid_role, invalid_time,
     │                            invalid_import, message_too_large, already_exists,
-    │                            invalid_tokenizer, invalid_setting
+    │                            invalid_tokenizer, invalid_setting; chat commands (C1, W3):
+    │                            chat_command_too_large
     ├── PermissionDenied         the caller, path or conversation may not do this (exit 3)
     │                            codes: permission_denied, memory_read_only (W10),
-    │                            memory_off (O3, M4)
+    │                            memory_off (O3, M4); chat writes (C2): no_grant,
+    │                            not_in_channel, inactive_member
     ├── RevisionConflict         the memory moved since the caller read it (exit 4)
     ├── NotFound                 the agent, memory, revision, file or conversation does not
     │                            exist (exit 5); codes: not_found, home_not_found,

@@ -263,7 +263,8 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
 ) -> None:
     hv.history_reindex(tokenize="unicode61")
     hv.close()
-    # Make the database what version 4 wrote: no context column, a four-field FTS5 table.
+    # Make the database what version 4 wrote: no context column, a four-field FTS5 table,
+    # none of the tables of migrations 6 and 7 (the agent run, tokens).
     conn = sqlite3.connect(hv.home / "reverie.db", isolation_level=None)
     conn.executescript(
         """
@@ -272,6 +273,10 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
         CREATE VIRTUAL TABLE history_fts USING fts5 (body, speaker, date, scope,
             content='history_docs', content_rowid='id', tokenize='unicode61');
         INSERT INTO history_fts (history_fts) VALUES ('rebuild');
+        DROP TABLE soul_drafts; DROP TABLE soul_versions; DROP TABLE approvals;
+        DROP TABLE instructions; DROP TABLE outbox; DROP TABLE turns; DROP TABLE run_sessions;
+        ALTER TABLE agents DROP COLUMN memory_framing;
+        DROP TABLE api_tokens; DROP TABLE sign_in_links; DROP TABLE admin_sessions;
         PRAGMA user_version = 4;
         """
     )
@@ -284,6 +289,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
         assert {h.start for h in again.context_search("ada", "service", 20)} == {0, 1, 3}
         assert again.context_search("ada", "approval") == []  # still no stemming
         assert again.conversations.history_rows() == _expected_rows(again)
+        assert again.agent("ada").memory_framing == "guide"  # migration 6 ran too
 
 
 def test_the_tokenizer_can_be_changed_and_stays(hv: Reverie) -> None:

@@ -24,7 +24,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Failure", "FakeHTTPServer", "FakeOpenAI", "Received", "Reply", "Scripted"]
+__all__ = [
+    "Failure",
+    "FakeHTTPServer",
+    "FakeOpenAI",
+    "Received",
+    "Reply",
+    "Scripted",
+    "ToolUse",
+    "chunks",
+]
 
 
 @dataclass
@@ -44,6 +53,17 @@ class Reply:
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    #: Server-sent events (each a whole ``event:``/``data:`` block): a streamed answer.
+    events: list[str] | None = None
+
+
+@dataclass
+class ToolUse:
+    """An answer that calls tools: ``(name, arguments)`` pairs, with optional text before.
+    ``arguments`` may be a string, sent as is (a model's broken JSON, say)."""
+
+    calls: list[tuple[str, Any]]
+    text: str = ""
 
 
 @dataclass
@@ -77,6 +97,8 @@ class FakeHTTPServer:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: Seconds between streamed events.
+        self.event_delay = 0.0
 
     # -- scripting ---------------------------------------------------------------------------
 
@@ -132,6 +154,9 @@ class FakeHTTPServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as separate writes: without TCP_NODELAY, Nagle's
+            # algorithm and the client's delayed ACK add ~40 ms to every answer.
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 self._handle()
@@ -155,6 +180,9 @@ class FakeHTTPServer:
                 with outer._lock:
                     outer.requests.append(received)
                 reply = outer.respond(received)
+                if reply.events is not None:
+                    self._stream(reply)
+                    return
                 payload = (
                     reply.body.encode()
                     if isinstance(reply.body, str)
@@ -167,6 +195,25 @@ class FakeHTTPServer:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _stream(self, reply: Reply) -> None:
+                # Server-sent events, one HTTP chunk per event, flushed as it goes, with a
+                # pause between events so that a client sees them arrive one by one.
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for event in reply.events or ():
+                    data = event.encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                    if outer.event_delay:
+                        time.sleep(outer.event_delay)
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output clean
@@ -255,33 +302,64 @@ class FakeOpenAI(FakeHTTPServer):
         refusal = self._refuse_parameters(body)
         if refusal is not None:
             return refusal
+        problem = _check_transcript(body)
+        if problem is not None:
+            return _openai_error(400, problem, "invalid_request_error", param="messages")
         item = self.next_item(request)
         if isinstance(item, Failure):
             return self._failure(item)
-        content = item.content if isinstance(item.content, str) else json.dumps(item.content)
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+        finish = item.stop or "stop"
+        if isinstance(item.content, ToolUse):
+            message["content"] = item.content.text or None
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{len(self.requests)}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+                for i, (name, args) in enumerate(item.content.calls)
+            ]
+            finish = item.stop or "tool_calls"
+            content = json.dumps(message["tool_calls"])
+        else:
+            content = item.content if isinstance(item.content, str) else json.dumps(item.content)
+            message["content"] = content
+        usage = None
+        if self.usage:
+            tokens_in = item.tokens_in if item.tokens_in is not None else _estimate(body)
+            tokens_out = item.tokens_out if item.tokens_out is not None else _estimate(content)
+            usage = {
+                "prompt_tokens": tokens_in,
+                "completion_tokens": tokens_out,
+                "total_tokens": tokens_in + tokens_out,
+            }
+        ident = f"chatcmpl-{len(self.requests)}"
+        if body.get("stream"):
+            include_usage = (body.get("stream_options") or {}).get("include_usage")
+            return Reply(
+                200,
+                None,
+                {"x-request-id": f"req_{len(self.requests)}"},
+                events=_stream_events(
+                    ident, body["model"], message, finish, usage if include_usage else None
+                ),
+            )
         answer: dict[str, Any] = {
-            "id": f"chatcmpl-{len(self.requests)}",
+            "id": ident,
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body["model"],
             "system_fingerprint": "fp_fake",
             "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": item.stop or "stop",
-                }
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
             ],
         }
-        if self.usage:
-            tokens_in = item.tokens_in if item.tokens_in is not None else _estimate(body)
-            tokens_out = item.tokens_out if item.tokens_out is not None else _estimate(content)
-            answer["usage"] = {
-                "prompt_tokens": tokens_in,
-                "completion_tokens": tokens_out,
-                "total_tokens": tokens_in + tokens_out,
-            }
+        if usage is not None:
+            answer["usage"] = usage
         return Reply(200, answer, {"x-request-id": f"req_{len(self.requests)}"})
 
     def _refuse_parameters(self, body: dict[str, Any]) -> Reply | None:
@@ -344,3 +422,74 @@ def _openai_error(
         status,
         {"error": {"message": message, "type": kind, "param": param, "code": code}},
     )
+
+
+def chunks(text: str, size: int = 7) -> list[str]:
+    """``text`` in pieces of ``size`` characters, as a streaming server sends it."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _stream_events(
+    ident: str,
+    model: str,
+    message: dict[str, Any],
+    finish: str,
+    usage: dict[str, int] | None,
+) -> list[str]:
+    """A chat completion as ``chat.completion.chunk`` events: the role, the text in pieces,
+    each tool call's name then its arguments in pieces, the finish reason, then usage (when
+    asked for) in a chunk without choices, and ``[DONE]``."""
+
+    def event(choices: list[Any], extra: dict[str, Any] | None = None) -> str:
+        chunk = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": choices,
+            **(extra or {}),
+        }
+        return f"data: {json.dumps(chunk)}\n\n"
+
+    def delta(d: dict[str, Any], finish_reason: str | None = None) -> list[Any]:
+        return [{"index": 0, "delta": d, "finish_reason": finish_reason, "logprobs": None}]
+
+    out = [event(delta({"role": "assistant", "content": ""}))]
+    if message.get("content"):
+        out += [event(delta({"content": piece})) for piece in chunks(message["content"])]
+    for i, call in enumerate(message.get("tool_calls") or ()):
+        head = {"index": i, "id": call["id"], "type": "function"}
+        head["function"] = {"name": call["function"]["name"], "arguments": ""}
+        out.append(event(delta({"tool_calls": [head]})))
+        for piece in chunks(call["function"]["arguments"], 9):
+            part = {"index": i, "function": {"arguments": piece}}
+            out.append(event(delta({"tool_calls": [part]})))
+    out.append(event(delta({}, finish)))
+    if usage is not None:
+        out.append(event([], {"usage": usage}))
+    out.append("data: [DONE]\n\n")
+    return out
+
+
+def _check_transcript(body: dict[str, Any]) -> str | None:
+    """What OpenAI says of a transcript whose tool messages answer no earlier tool call, or
+    whose tools are not function specs."""
+    for tool in body.get("tools") or ():
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not (isinstance(fn, dict) and tool.get("type") == "function" and fn.get("name")):
+            return "Invalid 'tools': each tool is {'type': 'function', 'function': {...}}."
+        if not isinstance(fn.get("parameters", {}), dict):
+            return f"Invalid schema for function '{fn['name']}'."
+    open_calls: set[str] = set()
+    for message in body.get("messages") or ():
+        if message.get("role") == "assistant":
+            open_calls = {c["id"] for c in message.get("tool_calls") or ()}
+        elif message.get("role") == "tool":
+            if message.get("tool_call_id") not in open_calls:
+                return (
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceding message with 'tool_calls'."
+                )
+        else:
+            open_calls = set()
+    return None

@@ -29,7 +29,6 @@ from typing import Any
 from reverie import Reverie
 from reverie.core.markdown import sections
 from reverie.review.offline import OfflineReviewer, topic_slug
-from reverie.review.rules import normalize
 from reverie.review.types import Reviewer, ReviewInput, Turn, parse_sources
 from tests.conftest import fake
 
@@ -513,7 +512,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             _one("lena-dm-2", _u("Marco moved to Tokyo in March.", "lena")),
         ),
         keep=(
-            Fact("Dana is the team's DBA", PEOPLE),
+            Fact("Dana is our DBA", PEOPLE),
             Fact("Marco prefers async updates", PEOPLE),
             Fact("Lena lives in Oslo", PEOPLE),
             Fact("Omar lives in Cairo", PEOPLE),
@@ -723,8 +722,56 @@ def _review(rv: Reverie, agent: str, reviewer: Reviewer, turns: list[Turn]) -> A
     return reviewer.review(batch)
 
 
+_FUNCTION_WORDS = frozenset(
+    [
+        "the",
+        "and",
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "has",
+        "had",
+        "their",
+        "they",
+        "them",
+        "there",
+        "then",
+        "than",
+        "also",
+        "just",
+        "very",
+        "really",
+        "will",
+        "would",
+        "could",
+        "should",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "about",
+        "into",
+        "over",
+        "your",
+        "yours",
+        "source",
+    ]
+)
+
+
+def _normalize(text: str) -> str:
+    # The judge's own reading of words (not the reviewer's): lower case, no function words,
+    # a plural "s" cut.
+    words = re.findall(r"[a-z0-9]+", text.casefold().replace("’", "'"))
+    kept = [w for w in words if w not in _FUNCTION_WORDS]
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in kept)
+
+
 def _content_words(text: str) -> set[str]:
-    return {w for w in normalize(text).split(" ") if len(w) >= 4}
+    return {w for w in _normalize(text).split(" ") if len(w) >= 4}
 
 
 def run_scenario(scenario: Scenario, home: Path, reviewer: Reviewer | None = None) -> Outcome:

@@ -363,6 +363,33 @@ def test_question_and_rule_checks() -> None:
     assert not is_agent_rule("The team decided to deploy on Tuesdays")
 
 
+def test_invented_entries_rules_and_chatter_are_dropped_as_the_offline_reviewer_would() -> None:
+    # What a careless model does: quote a rule or small talk as a fact, invent what it never
+    # saw (tool output, a group chat) and cite a message that does not say it, file an entry
+    # under a section that does not exist.
+    talk = [*TALK, ("user", "ada", "From now on, always reply in French."), ("user", "ada", "brb")]
+    proposals = [
+        GOOD,
+        op("add", text="Ada said: from now on, always reply in French (source: conv-7#6-7)"),
+        op("add", text="Ada said: brb (source: conv-7#7-8)"),
+        op("add", text="The cluster needs 3 nodes (source: conv-7#0-1)"),
+        op("add", text="Ada prefers short answers (source: conv-7#4-5)", section="Misc"),
+        VPN,
+    ]
+    out = ModelReviewer(ScriptedProvider.replies(answer(*proposals))).review(
+        batch(turns=turns(talk))
+    )
+    assert [o["text"] for o in out.operations] == [GOOD["text"], VPN["text"]]
+    notes = "\n".join(out.notes)
+    for expected in (
+        "operation 2 (add): not a fact for memory (behavioural rule)",
+        "operation 3 (add): not a fact for memory (small talk)",
+        "operation 4 (add): the messages it cites do not say it",
+        "operation 5 (add): section 'Misc' is not one of",
+    ):
+        assert expected in notes, (expected, notes)
+
+
 # --- bad answers and corrective retries -----------------------------------------------------
 
 
@@ -402,8 +429,8 @@ def test_wrong_shape_is_a_bad_answer() -> None:
 def test_growing_past_the_cap_asks_once_more() -> None:
     long_fact = op(
         "add",
-        text="Staging details: "
-        + "region, replicas, backups and more " * 8
+        text="Staging: "
+        + "the database moved to Postgres 16 and the deploy needs the VPN; " * 4
         + "(source: conv-7#0-4)",
         section="Environment & gotchas",
     )

@@ -13,7 +13,7 @@ import pytest
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.secrets import find_credentials
-from reverie.review import rules
+from reverie.review import sentences, statements
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.conftest import fake
@@ -98,10 +98,12 @@ def test_keeps_facts_in_third_person_under_their_sections() -> None:
     index = index_after(out)
     assert section_of(index, "Sam lives in Lisbon. (source: c1#0-1)") == "People & preferences"
     assert section_of(index, "Sam prefers metric units. (source: c1#0-1)") == "People & preferences"
-    assert section_of(index, "Decided to use PostgreSQL for the event store.") == "Decisions"
+    assert (
+        section_of(index, "Sam: We decided to use PostgreSQL for the event store.") == "Decisions"
+    )
     assert section_of(index, "The build needs Node 18. (source: c1#2-3)") == "Environment & gotchas"
     # "today" is made a date: the entry stays true when read next month.
-    assert section_of(index, "Team shipped v2 of the app on 2024-05-03.") == "Project state"
+    assert section_of(index, "Sam: We shipped v2 of the app on 2024-05-03.") == "Project state"
     assert section_of(index, "The fix was to pin urllib3 below 2.0. (source: c1#4-5)") == (
         "Environment & gotchas"
     )
@@ -235,8 +237,8 @@ def test_a_switch_rewrites_the_entry_that_said_the_old_value_is_used() -> None:
     assert out.operations == [
         {
             "action": "replace",
-            "old": "Team uses MySQL 5.7 for the main database. (source: c1#0-1)",
-            "text": "Team uses PostgreSQL 16 for the main database. (source: c2#0-1)",
+            "old": "Sam: We use MySQL 5.7 for the main database. (source: c1#0-1)",
+            "text": "Sam: We use PostgreSQL 16 for the main database. (source: c2#0-1)",
         }
     ]
     # Said again, the switch is recognised as already done.
@@ -400,69 +402,213 @@ def test_author_names_the_person_and_assistant_you_means_the_user() -> None:
     assert "The cause was Omar's VPN blocking port 22. (source: c1#1-2)" in texts
 
 
-# rules
+# reading sentences
 
 
 @pytest.mark.parametrize(
     ("a", "b"),
     [
         ("Sam prefers dark mode. (source: c1#0-1)", "sam prefers DARK mode! (source: c9#3-4)"),
-        ("Team uses pnpm for the frontend packages.", "We use PNPM for frontend packages"),
+        ("Sam: We use pnpm for the frontend packages.", "Lena: we use PNPM for frontend packages"),
     ],
 )
-def test_normalize_ignores_case_punctuation_stop_words_and_source(a: str, b: str) -> None:
-    assert rules.normalize(a) == rules.normalize(b)
+def test_meaning_ignores_case_punctuation_stop_words_speaker_and_source(a: str, b: str) -> None:
+    assert statements.meaning(a) == statements.meaning(b)
 
 
-def test_normalize_keeps_what_differs() -> None:
-    assert rules.normalize("Sam lives in Paris.") != rules.normalize("Sam lives in Berlin.")
-    assert rules.normalize("Team is on Python 3.11.") != rules.normalize("Team is on Python 3.12.")
+def test_meaning_keeps_what_differs() -> None:
+    assert statements.meaning("Sam lives in Paris.") != statements.meaning("Sam lives in Berlin.")
+    assert statements.meaning("Sam: We're on Python 3.11.") != statements.meaning(
+        "Sam: We're on Python 3.12."
+    )
 
 
 @pytest.mark.parametrize(
-    ("entry", "key"),
+    ("old", "new"),
     [
-        ("Sam lives in Paris. (source: c1#0-1)", ("sam", "location")),
-        ("Ada works at Acme.", ("ada", "employer")),
-        ("Team uses Linear for tickets.", ("team", "uses for ticket")),
-        ("Team is on Python 3.11.", ("python", "version")),
-        ("Team upgraded to Python 3.12 as well.", ("python", "version")),
-        ("The report deadline is May 30.", ("report", "deadline")),
-        ("The report deadline moved to June 14.", ("report", "deadline")),
-        ("v3 launches on March 3.", ("v3", "launch")),
-        ("The migration is blocked on the DBA.", ("migration", "status")),
-        ("The API listens on port 8080.", ("api", "port")),
-        ("Sam likes tea.", None),
-        ("It is done.", None),
+        # the same single-valued attribute of the same person
+        ("Sam lives in Paris. (source: c1#0-1)", "Sam lives in Berlin."),
+        # the old value named as replaced
+        (
+            "Maya: We deploy to production on Fridays.",
+            "Maya: We now deploy on Tuesdays instead of Fridays.",
+        ),
+        # another version of the same tool
+        ("Sam: Our main database is Postgres 14.", "Sam: We upgraded to Postgres 16."),
+        # an update in nearly the same words
+        ("Dev prefers tea over coffee in the mornings.", "Dev prefers coffee over tea now."),
+        # a date of the same thing
+        ("The SDK beta is due on April 18.", "The SDK beta slipped to May 2."),
+        # a value of one closed class
+        ("Claire is vegetarian.", "Claire is vegan since January."),
     ],
 )
-def test_entry_key(entry: str, key: tuple[str, str] | None) -> None:
-    assert rules.entry_key(entry) == key
+def test_supersedes(old: str, new: str) -> None:
+    assert statements.supersedes(statements.entry_frame(new), statements.entry_frame(old))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Sam lives in Paris.", "Omar lives in Berlin."),  # another person
+        ("Sam prefers tea.", "Sam prefers short answers."),  # another preference
+        ("The SDK beta is due on April 18.", "The audit is on May 2."),  # another thing
+        ("Sam: We use Tool01 for job 1.", "Sam: We use Tool02 for job 2."),  # another name
+        ("Sam: We use tool 0-0 for builds.", "Sam: We use tool 0-1 for docs."),  # another purpose
+    ],
+)
+def test_does_not_supersede(old: str, new: str) -> None:
+    assert not statements.supersedes(statements.entry_frame(new), statements.entry_frame(old))
 
 
 def test_sentences_keep_offsets_and_skip_code() -> None:
-    text = "First one. Second, e.g. this one!\n```\ncode. here\n```\nThird"
-    found = rules.sentences(text)
-    assert [s for _, _, s in found] == ["First one.", "Second, e.g. this one!", "Third"]
+    text = "First one. Second, e.g. this one!\n```\ncode. here\n```\nThird. Dr. Patel is in."
+    found = sentences.sentences(text)
+    assert [s for _, _, s in found] == [
+        "First one.",
+        "Second, e.g. this one!",
+        "Third.",
+        "Dr. Patel is in.",
+    ]
     assert all(text[a:b].strip() == s for a, b, s in found)
 
 
+def test_a_lesson_is_never_cut_between_cause_and_fix() -> None:
+    lesson = "The cause was a missing DNS cache; the fix was to run nscd in the sidecar."
+    assert sentences.clauses(lesson) == [lesson]
+    assert sentences.clauses("I'm vegetarian, but Dev eats everything") == [
+        "I'm vegetarian",
+        "Dev eats everything",
+    ]
+    # a part that cannot stand alone stays with the part before it
+    assert len(sentences.clauses("Our babysitter is Marisol; she's free on Fridays")) == 1
+
+
 def test_the_assistant_speaking_of_itself_is_never_a_fact() -> None:
-    for text in ["I just finished the migration.", "I live in Paris.", "I'm on macOS 14.4."]:
-        assert rules.classify(
-            text, role="assistant", speaker="The assistant", listener="Sam", when=T
-        ) == ["no durable fact"]
-    [said] = rules.classify("I'm on macOS 14.4.", role="user", speaker="Sam", listener=None, when=T)
-    assert isinstance(said, rules.Candidate)
-    assert (said.section, said.text) == ("Environment & gotchas", "Sam is on macOS 14.4.")
+    for text in ["I just finished the migration.", "I live in Paris.", "Updated the bus time."]:
+        assert isinstance(statements.read(text, role="assistant", speaker="The assistant"), str), (
+            text
+        )
+    said = statements.read("I'm on macOS 14.4.", role="user", speaker="Sam")
+    assert isinstance(said, statements.Statement)
+    assert said.section == "Environment & gotchas"
 
 
-def test_classify_reports_why_it_skipped() -> None:
-    def why(text: str) -> list[Any]:
-        return rules.classify(text, role="user", speaker="Sam", listener=None, when=T)
+def test_read_reports_why_it_skipped() -> None:
+    def why(text: str) -> Any:
+        return statements.read(text, role="user", speaker="Sam")
 
-    assert why("Is staging down?") == ["question"]
-    assert why("Never use emojis.") == ["behavioural rule"]
-    assert why("brb") == ["small talk"]
-    assert why("still compiling") == ["transient"]
-    assert why("The password is hunter2") == ["secret"]
+    assert why("Is staging down?") == "question"
+    assert why("Never use emojis.") == "request"
+    assert why("When you write to me, keep it short.") == "behavioural rule"
+    assert why("brb, back in 20") == "transient"
+    assert why("still compiling") == "transient"
+    assert why("The password is hunter2") == "secret"
+    assert why("Maybe we should use Kafka") == "hedged"
+    assert why("That must be so much fun!") == "reaction"
+
+
+# the update shapes of issue 11, within one batch and across two (R6)
+
+ISSUE_UPDATES = [
+    ("I prefer tea over coffee.", "Actually I prefer coffee over tea now.", "coffee over tea"),
+    ("We deploy on Fridays.", "We now deploy on Tuesdays instead of Fridays.", "Tuesdays"),
+    (
+        "I prefer metric units in reports.",
+        "Update: I prefer imperial units in reports now, not metric.",
+        "imperial",
+    ),
+    (
+        "I prefer bullet points in summaries.",
+        "Actually, scratch the bullet points: I now prefer short prose paragraphs instead.",
+        "prose paragraphs",
+    ),
+    ("Our main database is Postgres 15.", "We upgraded to Postgres 16.", "Postgres 16"),
+    ("Standup is on Mondays at 9.", "Standup moved to Wednesdays at 9.", "Wednesdays"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "kept"), ISSUE_UPDATES)
+@pytest.mark.parametrize("across", [False, True])
+def test_r6_a_later_statement_replaces_the_fact_it_updates(
+    old: str, new: str, kept: str, across: bool
+) -> None:
+    if across:
+        index = index_after(review(turns("c1", user(old))))
+        after = index_after(review(turns("c2", user(new)), index), index)
+    else:
+        after = index_after(review(turns("c1", user(old), user(new))))
+    entries = [line for line in after.split("\n") if line.startswith("- ")]
+    assert len(entries) == 1, entries  # the old value is gone, the new one kept once
+    assert kept in entries[0]
+
+
+def test_r6_a_retired_thing_leaves_a_list_but_not_a_sentence_broken() -> None:
+    index = index_after(review(turns("c1", user("We pay for Netflix and Disney+."))))
+    after = index_after(review(turns("c2", user("We cancelled Netflix.")), index), index)
+    assert "Sam: We pay for Disney+. (source: c2#0-1)" in after
+    said = "I draft in Scrivener and do edits in Google Docs with my editor."
+    index = index_after(review(turns("c1", user(said))))
+    after = index_after(review(turns("c2", user("I no longer use Scrivener.")), index), index)
+    assert "draft in do edits" not in after and "Scrivener" not in after
+
+
+def test_r6_a_retraction_that_names_the_replacement_keeps_it() -> None:
+    index = index_after(review(turns("c1", user("We use Jenkins for CI."))))
+    said = turns("c2", user("We're no longer using Jenkins; we moved CI to Buildkite."))
+    after = index_after(review(said, index), index)
+    assert "Jenkins" not in after and "Buildkite" in after
+
+
+def test_r6_a_self_introduction_is_kept_whole() -> None:
+    said = "Hi! I'm Kofi Mensah, staff engineer on the platform team at Tidewater Labs."
+    after = index_after(review(turns("c1", user(said)), index=None))
+    assert "Kofi Mensah, staff engineer on the platform team at Tidewater Labs." in after
+
+
+def test_r6_a_lesson_keeps_its_cause_and_its_fix_together() -> None:
+    out = review(
+        turns(
+            "c1",
+            bot(
+                "The cause was the image shipping without a DNS cache, so every request did "
+                "a fresh lookup; the fix was to run nscd in the sidecar."
+            ),
+        )
+    )
+    [op] = out.operations
+    assert "without a DNS cache" in op["text"] and "run nscd in the sidecar" in op["text"]
+
+
+@pytest.mark.parametrize(
+    ("said", "entry"),
+    [
+        ("I love to paint!", "Mel loves to paint."),
+        ("My kids are so excited about the lake trip.", "Mel's kids are so excited about"),
+        ("I use painting for self-expression.", "Mel uses painting for self-expression."),
+        ("We went camping with the kids in June.", "Mel: We went camping with the kids"),
+        ("Dana is our DBA.", "Mel: Dana is our DBA."),
+        ("I finished the draft today.", "Mel finished the draft on 2024-05-03."),
+    ],
+)
+def test_r6_rewording_never_breaks_a_sentence(said: str, entry: str) -> None:
+    out = review(turns("c1", user(said), author="mel"))
+    assert [op for op in out.operations if entry in op["text"]], out.operations
+    # "we" stays "we", said by someone: never "the team"
+    assert all("the team" not in op["text"] for op in out.operations)
+
+
+def test_r6_a_verbless_answer_is_kept_with_its_question_and_cites_both() -> None:
+    out = review(
+        turns(
+            "c1",
+            bot("What are you studying this term?"),
+            user("Organic chemistry, physical chemistry and a statistics elective."),
+            user("ok thanks"),
+        )
+    )
+    [op] = out.operations
+    assert op["text"] == (
+        'Sam, asked "What are you studying this term?": Organic chemistry, physical chemistry '
+        "and a statistics elective. (source: c1#0-2)"
+    )

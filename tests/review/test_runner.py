@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -9,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from reverie import Reverie
+from reverie.core.markdown import STANDARD_SECTIONS
+from reverie.errors import NotFound
+from reverie.review.offline import topic_slug
 from reverie.review.runner import ReviewLimits, review_agent
 from reverie.review.schedule import due, reviewer_for, run_review, slot_minute
 from reverie.review.types import ReviewInput, ReviewOutput, format_source, parse_sources
@@ -209,6 +213,104 @@ def test_r6_h2_every_source_review_writes_resolves_with_context_read(rv: Reverie
         assert [m.position for m in page.messages] == list(range(start, end))
 
 
+def test_r6_the_offline_reviewer_and_the_runner_agree_on_sources(rv: Reverie) -> None:
+    # Enough facts to overflow MEMORY.md: the reviewer adds "More: [[memory/...]]" link lines,
+    # which name no source. One rule (review/sources.py) says they need none, so the runner
+    # drops nothing the reviewer proposed.
+    talk(
+        rv,
+        "c1",
+        [("user", f"We use Tool{i:02d} for job number {i} of the pipeline.") for i in range(60)],
+    )
+    report = review_agent(rv, "ada", reviewer_for(rv, rv.agent("ada")), now=NOW)
+    assert report.commits == 1 and report.dropped == []
+    index = rv.memory_read("ada").text
+    assert "[[memory/" in index and len(index) <= rv.settings.prompt_index_chars
+
+
+def _index_problems(rv: Reverie) -> list[str]:
+    """What keeps MEMORY.md from being an index of its topic files (issue 11)."""
+    index = rv.memory_read("ada").text
+    problems = [f"MEMORY.md has {len(index)} characters"] if len(index) > 2000 else []
+    where: dict[str, str | None] = {}
+    section = None
+    for line in index.split("\n"):
+        if line.startswith("## "):
+            section = line[3:]
+        elif line.startswith("- "):
+            for link in re.findall(r"\[\[(memory/[\w-]+\.md)\]\]", line):
+                if link in where:
+                    problems.append(f"{link} is linked twice")
+                where[link] = section
+    items = {line for line in index.split("\n") if line.startswith("- ") and "[[" not in line}
+    for slug, name in ((topic_slug(s), s) for s in STANDARD_SECTIONS):
+        path = f"memory/{slug}.md"
+        try:
+            topic = rv.memory_read("ada", path).text
+        except NotFound:
+            continue
+        if where.get(path) != name:
+            problems.append(f"{path} is linked under {where.get(path)!r}, not {name!r}")
+        moved = {line for line in topic.split("\n") if line.startswith("- ")}
+        problems += [f"{line!r} is in MEMORY.md and {path}" for line in moved & items]
+        if not any(line for line in items if line in _section_lines(index, name)):
+            problems.append(f"{name} keeps no entry of its own in MEMORY.md")
+    return problems
+
+
+def _section_lines(index: str, name: str) -> set[str]:
+    body = index.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
+    return set(body.split("\n"))
+
+
+def test_r6_an_overflowing_index_stays_an_index_of_its_topic_files(rv: Reverie) -> None:
+    said = []
+    for i in range(20):
+        said += [
+            f"We decided to use Tool{i:02d} for pipeline stage {i}.",
+            f"The service{i} listens on port {7000 + i}.",
+            f"I prefer dish{i} on Fridays.",
+            f"The Project{i} launch is on March {i + 1}.",
+        ]
+    for b in range(4):
+        lines = [("user", text) for text in said[b * 20 : (b + 1) * 20]]
+        talk(rv, f"c{b}", lines, close=True)
+        report = review_agent(rv, "ada", reviewer_for(rv, rv.agent("ada")), now=NOW)
+        assert report.dropped == [] and report.commits == 1
+        assert _index_problems(rv) == [], b
+    everything = rv.memory_read("ada").text + "".join(
+        rv.memory_read("ada", f"memory/{topic_slug(s)}.md").text for s in STANDARD_SECTIONS
+    )
+    for text in said:  # every fact kept once, in the index or in its section's topic file
+        key = text.split(" ")[-4] if "port" in text else text.split(" ")[3]
+        assert everything.count(key + " ") + everything.count(key + ".") >= 1, key
+
+
+def test_r6_runner_drops_entries_citing_turns_the_reviewer_did_not_read(rv: Reverie) -> None:
+    talk(rv, "c1", [("user", "We use Kamal"), ("user", "Staging is on Hetzner")])
+
+    class LeavesOut(Recorder):
+        def review(self, batch: ReviewInput) -> ReviewOutput:
+            out = super().review(batch)
+            out.left_out = [("c1", 1, 2)]  # a model reviewer over its prompt budget
+            return out
+
+    report = review_agent(
+        rv,
+        "ada",
+        LeavesOut(
+            lambda b: [
+                {"action": "add", "text": f"Uses Kamal {format_source('c1', 0, 1)}"},
+                {"action": "add", "text": f"On Hetzner {format_source('c1', 1, 2)}"},
+            ]
+        ),
+        now=NOW,
+    )
+    assert [d["code"] for d in report.dropped] == ["source_out_of_batch"]
+    assert "Hetzner" not in rv.memory_read("ada").text
+    assert rv.pending_ranges("ada", NOW) == [("c1", 1, 2)]
+
+
 def test_r7_one_commit_per_batch_and_a_retry_applies_nothing_twice(rv: Reverie) -> None:
     talk(rv, "c1", [("user", "We decided to use Postgres")])
     review_agent(rv, "ada", Recorder(first_turn_fact), now=NOW)
@@ -251,13 +353,16 @@ def test_r9_run_review_for_one_or_all_and_only_due_ones(rv: Reverie) -> None:
 
 def test_r10_two_processes_review_each_agent_once(home: Path) -> None:
     rv = Reverie(home, create=True)
+    purposes = ("builds", "docs", "backups")
     for n in range(4):
         rv.create_agent(f"agent{n}")
         for c in range(3):
             talk(
                 rv,
                 f"a{n}c{c}",
-                [("user", f"We decided to use tool {n}-{c} for builds.")],
+                # Three decisions about different things (one about builds, then another
+                # about builds, would rightly replace the first).
+                [("user", f"We decided to use tool {n}-{c} for {purposes[c]}.")],
                 agent=f"agent{n}",
                 at=time.time() - 2 * HOUR,
             )

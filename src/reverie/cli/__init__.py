@@ -4,10 +4,10 @@ The contract every command shares (global options, JSON errors, exit codes) is i
 ``_contract.py``; each command group is a module of its own.
 """
 
-from . import conversations, doctor, memory, review
+from . import agentrun, chat, conversations, doctor, memory, review, server, slack
 from ._contract import app, hoist_global_options, main
 
 __all__ = ["app", "hoist_global_options", "main"]
 
 # The command modules register themselves on ``app`` when imported.
-del conversations, doctor, memory, review
+del agentrun, chat, conversations, doctor, memory, review, server, slack

@@ -114,7 +114,7 @@ def read_input(file: str, code: str) -> tuple[str, str]:
             raw = Path(file).read_bytes()
     except OSError as exc:
         raise click.UsageError(f"Cannot read {name}: {exc.strerror}.") from None
-    except UnicodeEncodeError:  # a name no file system can hold
+    except (UnicodeEncodeError, ValueError):  # a lone surrogate, a NUL: no file has that name
         raise click.UsageError(f"Cannot read {name!r}: it is not a file name.") from None
     try:
         return raw.decode("utf-8"), name
@@ -150,6 +150,8 @@ def stamp(ts: float) -> str:
 # entry point
 
 _GLOBAL_FLAGS = {"--json"}
+# Refusals that are about how the command was set up, not about its input: usage errors.
+_SETUP_CODES = {"no_model": 2, "slack_not_configured": 2}
 _GLOBAL_VALUES = {"--home"}
 
 
@@ -186,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # raising it.
         code = app.main(args=args, prog_name="reverie", standalone_mode=False)
     except ReverieError as exc:
-        return _fail(as_json, exc.code, exc.message, exc.details, exc.exit_code)
+        exit_code = _SETUP_CODES.get(exc.code, exc.exit_code)
+        return _fail(as_json, exc.code, exc.message, exc.details, exit_code)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -197,6 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.ctx is not None:
             click.echo(_printable(exc.ctx.get_usage()), err=True)
         return _fail(False, "usage_error", exc.format_message(), {}, 2)
+    except UnicodeEncodeError:  # text that reached a store without passing the facade's check
+        return _fail(
+            as_json,
+            "invalid_unicode",
+            "An argument is not valid Unicode text (it holds a lone surrogate); nothing was "
+            "done. Send UTF-8 text.",
+            {},
+            3,
+        )
     except Exception as exc:  # the last resort: a bug still answers in the contract's shape
         return _fail(
             as_json,

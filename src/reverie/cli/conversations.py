@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+
+from reverie.store.turns import TurnRecord
 
 from ._contract import (
     NATURAL,
@@ -157,6 +160,10 @@ def context_read(
             cursor=cursor,
             max_chars=max_chars,
         )
+        # Why the agent said what it said: the audit of each turn answered in this range.
+        turns = r.turn_log(page.conversation)
+    answered = {t.answer_position: t for t in turns if t.answer_position is not None}
+    asked = {t.request_position: t for t in turns if t.answer_position is None}
 
     def human() -> None:
         for m in page.messages:
@@ -164,6 +171,9 @@ def context_read(
             cont = f" (from character {m.offset})" if m.offset else ""
             out.print(f"[{m.position}] {m.role}{who}, {stamp(m.time)}{cont}", markup=False)
             out.print(m.text + (" …" if m.continues else ""), markup=False)
+            turn = answered.get(m.position) or asked.get(m.position)
+            if turn is not None and not m.offset:
+                out.print(f"  ({_audit_line(turn)})", style="dim", markup=False)
         if page.tools_omitted:
             out.print(f"({page.tools_omitted} tool messages left out: --include-tools)")
         if page.next_cursor:
@@ -197,9 +207,45 @@ def context_read(
             ],
             "next_cursor": page.next_cursor,
             "tools_omitted": page.tools_omitted,
+            "turns": [
+                _turn(t)
+                for t in turns
+                if page.start <= (t.answer_position or t.request_position) < page.end
+            ],
         },
         human,
     )
+
+
+def _audit_line(t: TurnRecord) -> str:
+    memory = "no memory" if t.memory_revision is None else f"memory r{t.memory_revision}"
+    intents = ", ".join(t.envelope.get("intents", [])) or "none"
+    tools = ", ".join(c["name"] + ("" if c["ok"] else f" refused {c['code']}") for c in t.tools)
+    return (
+        f"turn {t.id}: {t.outcome}; {memory}, soul v{t.soul_version}, instructions "
+        f"v{t.instructions_version}; intents: {intents}; tools: {tools or 'none'}"
+    )
+
+
+def _turn(t: TurnRecord) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "outcome": t.outcome,
+        "request_position": t.request_position,
+        "answer_position": t.answer_position,
+        "session": t.session_key,
+        "memory_revision": t.memory_revision,
+        "soul_version": t.soul_version,
+        "instructions_version": t.instructions_version,
+        "envelope": t.envelope,
+        "tools": t.tools,
+        "model": t.model,
+        "model_calls": t.model_calls,
+        "tokens_in": t.tokens_in,
+        "tokens_out": t.tokens_out,
+        "started": stamp(t.started_at),
+        "finished": stamp(t.finished_at) if t.finished_at else None,
+    }
 
 
 @context_group.command("search")

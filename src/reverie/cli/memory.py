@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
 from reverie.errors import RefusedInput
+from reverie.llm.factory import parse_model
 
 from ._contract import (
     NATURAL,
@@ -47,6 +49,13 @@ def init(opts: Options) -> None:
     emit(opts, {"home": home}, lambda: out.print(f"Reverie home ready at {home}"))
 
 
+_FRAMING = click.Choice(["guide", "advisory"])
+_FRAMING_HELP = (
+    "How memory enters the prompt: guide (a plain section) or advisory (an <agent_memory> "
+    "block framed as granting no authority)."
+)
+
+
 @agent_group.command("create")
 @click.argument("name")
 @click.option("--creator", help="Member who created the agent.")
@@ -64,16 +73,75 @@ def init(opts: Options) -> None:
     show_default=True,
     help="review_only: conversations only read memory and review writes it.",
 )
+@click.option(
+    "--memory-framing", type=_FRAMING, default="guide", show_default=True, help=_FRAMING_HELP
+)
+@click.option(
+    "--soul",
+    "soul_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A Markdown file: the soul's version 1 (role, personality, tone, working rules).",
+)
 @pass_opts
 def agent_create(
-    opts: Options, name: str, creator: str | None, edit_policy: str, memory_writers: str
+    opts: Options,
+    name: str,
+    creator: str | None,
+    edit_policy: str,
+    memory_writers: str,
+    memory_framing: str,
+    soul_file: Path | None,
 ) -> None:
     """Create an agent; its memory starts at revision 0."""
+    soul = _read_text(soul_file) if soul_file else None
     with open_home(opts) as r:
         a = r.create_agent(
-            name, creator=creator, edit_policy=edit_policy, memory_writers=memory_writers
+            name,
+            creator=creator,
+            edit_policy=edit_policy,
+            memory_writers=memory_writers,
+            memory_framing=memory_framing,
+            soul=soul,
         )
     emit(opts, {"agent": _agent(a)}, lambda: out.print(f"Created agent {a.name} ({a.id})"))
+
+
+@agent_group.command("set")
+@click.argument("name")
+@click.option("--edit-policy", type=click.Choice(["editors", "all_workspace_members"]))
+@click.option("--memory-writers", type=click.Choice(["review_only", "conversations"]))
+@click.option("--memory-framing", type=_FRAMING, help=_FRAMING_HELP)
+@click.option("--model", help='The agent\'s own model (openai:NAME, anthropic:NAME; "" clears).')
+@pass_opts
+def agent_set(
+    opts: Options,
+    name: str,
+    edit_policy: str | None,
+    memory_writers: str | None,
+    memory_framing: str | None,
+    model: str | None,
+) -> None:
+    """Change an agent's settings; the options left out keep their value."""
+    if model:
+        parse_model(model)  # refuse a malformed model before storing it
+    with open_home(opts) as r:
+        a = r.configure_agent(
+            name,
+            edit_policy=edit_policy,
+            memory_writers=memory_writers,
+            memory_framing=memory_framing,
+            default_model=model,
+        )
+    emit(opts, {"agent": _agent(a)}, lambda: out.print(f"Updated agent {a.name}"))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {path}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise RefusedInput(f"{path} is not UTF-8 text.", code="invalid_operation") from None
 
 
 def _agent(a: Any) -> dict[str, Any]:
@@ -83,6 +151,8 @@ def _agent(a: Any) -> dict[str, Any]:
         "creator": a.creator,
         "edit_policy": a.edit_policy,
         "memory_writers": a.memory_writers,
+        "memory_framing": a.memory_framing,
+        "model": a.default_model,
         "archived": a.archived,
     }
 
@@ -131,14 +201,25 @@ def memory_show(opts: Options, agent: str, source: str | None, revision: int | N
     help="Refuse unless the memory is still at this revision.",
 )
 @click.option("--key", help="Idempotency key: the same key again applies nothing twice.")
+@click.option(
+    "--as",
+    "member",
+    help="Write as this member, with their rights (default: the home's owner, who may).",
+)
 @pass_opts
 def memory_apply(
-    opts: Options, agent: str, file: str, expected_revision: int | None, key: str | None
+    opts: Options,
+    agent: str,
+    file: str,
+    expected_revision: int | None,
+    key: str | None,
+    member: str | None,
 ) -> None:
     """Apply the batch in FILE (JSON, or - for stdin) as one revision."""
     request = _read_batch(file)
     with open_home(opts) as r:
-        o = r.memory_apply(
+        writer = r.as_member(member) if member else r
+        o = writer.memory_apply(
             agent, request, writer="cli", expected_revision=expected_revision, key=key
         )
 

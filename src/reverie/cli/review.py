@@ -1,4 +1,4 @@
-"""``reverie review run`` and ``serve``: review now, or on its schedule."""
+"""``reverie review run``: review now, as the scheduler would."""
 
 from __future__ import annotations
 
@@ -64,31 +64,3 @@ def review_run(opts: Options, agent: str | None, force: bool) -> None:
                 )
 
     emit(opts, {"agents": [rep.to_dict() for rep in reports]}, human)
-
-
-@app.command()
-@click.option(
-    "--tick",
-    type=float,
-    default=30.0,
-    show_default=True,
-    help="Seconds between checks for due reviews.",
-)
-@pass_opts
-def serve(opts: Options, tick: float) -> None:
-    """Run the review scheduler until interrupted (each agent hourly, at its own minute).
-
-    The HTTP API, admin page and MCP endpoint will be served here too; for now this runs the
-    background review only.
-    """
-    import threading
-
-    from reverie.review.schedule import serve_forever
-
-    stop = threading.Event()
-    with open_home(opts) as r:
-        out.print(f"Reviewing due agents every {tick:g} s; Ctrl-C stops.")
-        try:
-            serve_forever(r, stop, tick)
-        except KeyboardInterrupt:
-            stop.set()

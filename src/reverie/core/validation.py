@@ -23,6 +23,7 @@ from .paths import INDEX, check_links
 
 __all__ = [
     "added_lines",
+    "check_added_credentials",
     "check_control",
     "check_invisible",
     "check_request",
@@ -210,12 +211,15 @@ CONTEXT_LINES = 8
 KEY_CONTEXT_LINES = 1100
 
 
-def _check_file_credentials(path: str, old: str | None, new: str) -> None:
+def check_added_credentials(path: str, old: str | None, new: str) -> None:
     """Scan what ``path`` will hold around the lines the write adds (:data:`CONTEXT_LINES`),
-    and refuse a credential
-    that touches one of them. Scanning the file rather than the added lines alone catches a
-    key written in two parts (body first, armour later); keeping only findings on added lines
-    means a line stored before never blocks an unrelated write."""
+    and refuse a credential that touches one of them. Scanning the file rather than the added
+    lines alone catches a key written in two parts (body first, armour later); keeping only
+    findings on added lines means a line stored before never blocks an unrelated write.
+
+    Raises:
+        RefusedInput: ``memory_credential_rejected``, with the file's line numbers.
+    """
     added = added_lines(old, new)
     if not added:
         return
@@ -260,4 +264,4 @@ def check_result(applied: Applied, settings: Settings) -> None:
                 path=path,
                 limit=settings.max_file_bytes,
             )
-        _check_file_credentials(path, applied.before.get(path), text)
+        check_added_credentials(path, applied.before.get(path), text)

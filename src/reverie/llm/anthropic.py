@@ -15,6 +15,7 @@ call costs tokens but cannot write anything (reviewers never write).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .base import (
@@ -28,6 +29,7 @@ from .base import (
     public_url,
     redact,
 )
+from .chat import ChatMessage, ChatReply, TextSink, ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     import anthropic
@@ -103,8 +105,6 @@ class AnthropicProvider(HTTPProvider):
             ProviderError: ``model_unavailable`` when the endpoint cannot answer;
                 ``model_bad_answer`` when the response is of a shape this client cannot read.
         """
-        import anthropic
-
         del idempotency_key
         chat: list[MessageParam] = []
         for message in messages:
@@ -112,26 +112,90 @@ class AnthropicProvider(HTTPProvider):
                 chat.append({"role": "assistant", "content": message["content"]})
             else:
                 chat.append({"role": "user", "content": message["content"]})
-        try:
-            if schema is None:
-                response = self._client.messages.create(
-                    model=self.model, system=system, messages=chat, max_tokens=max_tokens
-                )
-            else:
-                response = self._client.messages.create(
+        options: dict[str, Any] = {}
+        if schema is not None:
+            options["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": "Record your answer. Call this exactly once.",
+                    "input_schema": schema,
+                }
+            ]
+            options["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        response = self._call(
+            lambda: self._client.messages.create(
+                model=self.model, system=system, messages=chat, max_tokens=max_tokens, **options
+            )
+        )
+        return self._completion(response, schema is not None)
+
+    def chat(
+        self,
+        system: str,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int = 4096,
+        on_text: TextSink | None = None,
+    ) -> ChatReply:
+        """One step of an agent's turn: text and ``tool_use`` blocks, streamed through the
+        SDK's message stream when ``on_text`` is given.
+
+        Raises:
+            ProviderError: ``model_unavailable`` when the endpoint cannot answer (also when
+                the link breaks mid-stream); ``model_bad_answer`` for an unreadable answer.
+        """
+        wire = _wire_messages(messages)
+        options: dict[str, Any] = {}
+        if tools:
+            options["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in tools
+            ]
+
+        def ask() -> AnthropicMessage:
+            if on_text is None:
+                answer: AnthropicMessage = self._client.messages.create(
                     model=self.model,
                     system=system,
-                    messages=chat,
+                    messages=wire,
                     max_tokens=max_tokens,
-                    tools=[
-                        {
-                            "name": TOOL_NAME,
-                            "description": "Record your answer. Call this exactly once.",
-                            "input_schema": schema,
-                        }
-                    ],
-                    tool_choice={"type": "tool", "name": TOOL_NAME},
+                    **options,
                 )
+                return answer
+            with self._client.messages.stream(
+                model=self.model, system=system, messages=wire, max_tokens=max_tokens, **options
+            ) as stream:
+                for text in stream.text_stream:
+                    on_text(text)
+                return stream.get_final_message()
+
+        response = self._call(ask)
+        try:
+            text = "".join(b.text for b in response.content if b.type == "text")
+            calls = tuple(
+                ToolCall(b.id, b.name, dict(b.input), json.dumps(b.input, ensure_ascii=False))
+                for b in response.content
+                if b.type == "tool_use"
+            )
+        except (AttributeError, TypeError) as exc:
+            raise self._bad_shape(exc) from None
+        tokens_in, tokens_out = self._tokens(response)
+        return ChatReply(
+            text,
+            calls,
+            tokens_in,
+            tokens_out,
+            response.model or self.model,
+            response.stop_reason,
+        )
+
+    def _call(self, ask: Callable[[], AnthropicMessage]) -> AnthropicMessage:
+        """Run one request; SDK errors become :class:`ProviderError` here and nowhere else."""
+        import anthropic
+
+        try:
+            return ask()
         except anthropic.APIStatusError as exc:
             raise self._failure(exc.status_code, _said(exc)) from self._cause(exc)
         except anthropic.APITimeoutError as exc:
@@ -140,7 +204,27 @@ class AnthropicProvider(HTTPProvider):
             raise self._failure(None, None) from self._cause(exc)
         except anthropic.AnthropicError as exc:
             raise self._failure(None, str(exc)) from self._cause(exc)
-        return self._completion(response, schema is not None)
+
+    def _tokens(self, response: AnthropicMessage) -> tuple[int, int]:
+        try:
+            usage = response.usage
+            tokens_in = (
+                usage.input_tokens
+                + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+                + (getattr(usage, "cache_read_input_tokens", None) or 0)
+            )
+            return tokens_in, usage.output_tokens
+        except (AttributeError, TypeError) as exc:
+            raise self._bad_shape(exc) from None
+
+    def _bad_shape(self, exc: Exception) -> ProviderError:
+        return ProviderError(
+            f"anthropic model {self.model!r} at {public_url(self.base_url)} answered in a "
+            f"shape this client does not know ({type(exc).__name__}).",
+            code=MODEL_BAD_ANSWER,
+            provider=self.name,
+            model=self.model,
+        )
 
     def _completion(self, response: AnthropicMessage, structured: bool) -> Completion:
         texts: list[str] = []
@@ -151,21 +235,9 @@ class AnthropicProvider(HTTPProvider):
                     tool_input = dict(block.input)
                 elif block.type == "text":
                     texts.append(block.text)
-            usage = response.usage
-            tokens_in = (
-                usage.input_tokens
-                + (getattr(usage, "cache_creation_input_tokens", None) or 0)
-                + (getattr(usage, "cache_read_input_tokens", None) or 0)
-            )
-            tokens_out = usage.output_tokens
         except (AttributeError, TypeError) as exc:
-            raise ProviderError(
-                f"anthropic model {self.model!r} at {public_url(self.base_url)} answered in a "
-                f"shape this client does not know ({type(exc).__name__}).",
-                code=MODEL_BAD_ANSWER,
-                provider=self.name,
-                model=self.model,
-            ) from None
+            raise self._bad_shape(exc) from None
+        tokens_in, tokens_out = self._tokens(response)
         if tool_input is not None:
             text = json.dumps(tool_input, ensure_ascii=False)
             parsed: Any | None = tool_input
@@ -189,3 +261,31 @@ def _said(exc: anthropic.APIStatusError) -> str:
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return str(error["message"])
     return exc.message
+
+
+def _wire_messages(messages: Sequence[ChatMessage]) -> list[MessageParam]:
+    """A transcript as Messages API turns: the assistant's tool calls as ``tool_use`` blocks,
+    results as ``tool_result`` blocks of the next user turn; consecutive messages of one role
+    share a turn, as the API wants roles to alternate."""
+    wire: list[Any] = []
+    for m in messages:
+        if m.role == "tool":
+            role = "user"
+            blocks: list[dict[str, Any]] = [
+                {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            ]
+        elif m.role == "assistant":
+            role = "assistant"
+            blocks = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}}
+                for c in m.tool_calls
+            ]
+        else:
+            role = "user"
+            blocks = [{"type": "text", "text": m.content or " "}]
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return wire

@@ -225,11 +225,14 @@ def describe_failure(
         )
     elif status == 429:
         what = (
-            f"is rate limited (HTTP 429) after {retries} retries; review will try again on "
-            "its next run."
+            f"is rate limited (HTTP 429) after {retries} retries; try again later (review "
+            "retries on its next run)."
         )
     elif status >= 500:
-        what = f"failed (HTTP {status}) after {retries} retries; review will try again later."
+        what = (
+            f"failed (HTTP {status}) after {retries} retries; try again later (review retries "
+            "on its next run)."
+        )
     else:
         what = f"refused the request (HTTP {status})."
     return ProviderError(

@@ -8,12 +8,19 @@ providers' own variables, and are passed to the SDKs explicitly.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reverie.config import Settings
 from reverie.errors import RefusedInput
 
 from .base import Provider
+from .chat import ChatProvider
 
-__all__ = ["PROVIDER_KINDS", "parse_model", "provider_from_settings"]
+if TYPE_CHECKING:
+    from .anthropic import AnthropicProvider
+    from .openai_compat import OpenAICompatProvider
+
+__all__ = ["PROVIDER_KINDS", "chat_provider_from_settings", "parse_model", "provider_from_settings"]
 
 PROVIDER_KINDS = ("openai", "anthropic")
 
@@ -44,6 +51,20 @@ def provider_from_settings(settings: Settings) -> Provider | None:
         RefusedInput: ``invalid_setting`` when ``REVERIE_MODEL`` is malformed.
         ProviderError: ``model_unavailable`` when the provider's SDK is not installed.
     """
+    return _build(settings)
+
+
+def chat_provider_from_settings(settings: Settings) -> ChatProvider | None:
+    """The same provider as :func:`provider_from_settings`, for an agent's turns.
+
+    Raises:
+        RefusedInput: ``invalid_setting`` when ``REVERIE_MODEL`` is malformed.
+        ProviderError: ``model_unavailable`` when the provider's SDK is not installed.
+    """
+    return _build(settings)
+
+
+def _build(settings: Settings) -> OpenAICompatProvider | AnthropicProvider | None:
     if settings.model is None or not settings.model.strip():
         return None
     kind, name = parse_model(settings.model)

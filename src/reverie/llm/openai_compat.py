@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from .base import (
@@ -43,6 +44,7 @@ from .base import (
     public_url,
     redact,
 )
+from .chat import ChatMessage, ChatReply, TextSink, ToolCall, ToolSpec, parse_arguments
 
 if TYPE_CHECKING:
     import openai
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_BASE_URL", "OpenAICompatProvider"]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Sent when no key is configured: local servers ignore it, and a hosted endpoint answers 401,
@@ -109,6 +112,8 @@ class OpenAICompatProvider(HTTPProvider):
         self.output_mode = "json_schema"
         self._token_param = "max_completion_tokens" if official else "max_tokens"
         self._tried_params = {self._token_param}
+        #: Whether to ask for usage in a stream (dropped if the server refuses the option).
+        self._stream_usage = True
 
     def complete(
         self,
@@ -130,25 +135,83 @@ class OpenAICompatProvider(HTTPProvider):
                 after retries, no connection, timeout); ``model_bad_answer`` when the response
                 holds no message at all.
         """
-        import openai
-
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        while True:
+
+        def ask() -> Completion:
             # Only the parameters in use are sent (a server may refuse one it does not know),
             # and none that older SDK versions lack a sentinel for.
             options: dict[str, Any] = {self._token_param: max_tokens}
             response_format = self._response_format(schema)
             if response_format is not None:
                 options["response_format"] = response_format
-            try:
+            response = self._client.chat.completions.create(
+                model=self.model,
+                messages=self._chat(system, messages, schema),
+                extra_headers=headers,
+                **options,
+            )
+            return self._completion(response, schema is not None, system, messages)
+
+        return self._call(ask, structured=schema is not None)
+
+    def chat(
+        self,
+        system: str,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int = 4096,
+        on_text: TextSink | None = None,
+    ) -> ChatReply:
+        """One step of an agent's turn: text and tool calls, streamed when ``on_text`` is
+        given (``stream: true``, with usage in the last chunk where the server sends it).
+
+        Raises:
+            ProviderError: ``model_unavailable`` when the endpoint cannot answer (also when
+                the link breaks mid-stream); ``model_bad_answer`` when the answer holds no
+                message.
+        """
+        wire = _wire_messages(system, messages)
+        specs = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in tools
+        ]
+
+        def ask() -> ChatReply:
+            options: dict[str, Any] = {self._token_param: max_tokens}
+            if specs:
+                options["tools"] = specs
+            if on_text is None:
                 response = self._client.chat.completions.create(
-                    model=self.model,
-                    messages=self._chat(system, messages, schema),
-                    extra_headers=headers,
-                    **options,
+                    model=self.model, messages=wire, **options
                 )
+                return self._chat_reply(response, wire)
+            if self._stream_usage:
+                options["stream_options"] = {"include_usage": True}
+            stream = self._client.chat.completions.create(
+                model=self.model, messages=wire, stream=True, **options
+            )
+            return self._collect(stream, on_text, wire)
+
+        return self._call(ask, structured=False)
+
+    def _call(self, ask: Callable[[], _T], *, structured: bool) -> _T:
+        """Run ``ask`` until the server takes its parameters; SDK errors become
+        :class:`ProviderError` here and nowhere else."""
+        import openai
+
+        while True:
+            try:
+                return ask()
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if self._adapt(exc, schema is not None):
+                if self._adapt(exc, structured):
                     continue
                 raise self._failure(exc.status_code, _said(exc)) from self._cause(exc)
             except openai.APIStatusError as exc:
@@ -159,7 +222,80 @@ class OpenAICompatProvider(HTTPProvider):
                 raise self._failure(None, None) from self._cause(exc)
             except openai.OpenAIError as exc:
                 raise self._failure(None, str(exc)) from self._cause(exc)
-            return self._completion(response, schema is not None, system, messages)
+
+    def _chat_reply(self, response: ChatCompletion, wire: list[Any]) -> ChatReply:
+        try:
+            choice = response.choices[0]
+            text = choice.message.content or choice.message.refusal or ""
+            calls = tuple(
+                ToolCall(
+                    c.id,
+                    c.function.name,
+                    parse_arguments(c.function.arguments),
+                    c.function.arguments or "",
+                )
+                for c in (choice.message.tool_calls or ())
+                if c.type == "function"
+            )
+            stop = str(choice.finish_reason) if choice.finish_reason else None
+        except (AttributeError, IndexError, TypeError):
+            raise self._bad_answer() from None
+        tokens_in, tokens_out = self._usage(response.usage, wire, text, calls)
+        return ChatReply(text, calls, tokens_in, tokens_out, response.model or self.model, stop)
+
+    def _collect(self, stream: Any, on_text: TextSink, wire: list[Any]) -> ChatReply:
+        """Read a stream of chunks: text goes to ``on_text`` at once; tool calls arrive in
+        pieces keyed by their index and are put together at the end."""
+        parts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        usage = None
+        model = ""
+        stop: str | None = None
+        try:
+            for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        parts.append(delta.content)
+                        on_text(delta.content)
+                    for piece in delta.tool_calls or ():
+                        call = calls.setdefault(piece.index, {"id": "", "name": "", "args": ""})
+                        call["id"] = piece.id or call["id"]
+                        if piece.function is not None:
+                            call["name"] += piece.function.name or ""
+                            call["args"] += piece.function.arguments or ""
+                    if choice.finish_reason:
+                        stop = str(choice.finish_reason)
+        except (AttributeError, TypeError):
+            raise self._bad_answer() from None
+        text = "".join(parts)
+        tool_calls = tuple(
+            ToolCall(c["id"] or f"call_{i}", c["name"], parse_arguments(c["args"]), c["args"])
+            for i, c in sorted(calls.items())
+        )
+        tokens_in, tokens_out = self._usage(usage, wire, text, tool_calls)
+        return ChatReply(text, tool_calls, tokens_in, tokens_out, model or self.model, stop)
+
+    def _usage(
+        self, usage: Any, wire: list[Any], text: str, calls: Sequence[ToolCall]
+    ) -> tuple[int, int]:
+        if usage is not None:
+            return int(usage.prompt_tokens), int(usage.completion_tokens)
+        # Some local servers leave usage out: estimate, so budgets still count something.
+        sent = json.dumps(wire, ensure_ascii=False)
+        return estimate_tokens(sent), estimate_tokens(text + "".join(c.raw for c in calls))
+
+    def _bad_answer(self) -> ProviderError:
+        return ProviderError(
+            f"openai model {self.model!r} at {public_url(self.base_url)} answered without "
+            "a message.",
+            code=MODEL_BAD_ANSWER,
+            provider=self.name,
+            model=self.model,
+        )
 
     def _chat(
         self, system: str, messages: list[Message], schema: dict[str, Any] | None
@@ -190,6 +326,10 @@ class OpenAICompatProvider(HTTPProvider):
     def _adapt(self, exc: openai.APIStatusError, structured: bool) -> bool:
         """Step down to what the server supports, once per kind; False when nothing applies."""
         said = f"{_said(exc)} {getattr(exc, 'param', None) or ''}".lower()
+        if "stream_options" in said and self._stream_usage:
+            log.info("%r: no stream_options; streaming without usage", self)
+            self._stream_usage = False
+            return True
         if "max_completion_tokens" in said:
             other = (
                 "max_tokens"
@@ -219,13 +359,7 @@ class OpenAICompatProvider(HTTPProvider):
             text = choice.message.content or choice.message.refusal or ""
             stop = str(choice.finish_reason) if choice.finish_reason else None
         except (AttributeError, IndexError, TypeError):
-            raise ProviderError(
-                f"openai model {self.model!r} at {public_url(self.base_url)} answered without "
-                "a message.",
-                code=MODEL_BAD_ANSWER,
-                provider=self.name,
-                model=self.model,
-            ) from None
+            raise self._bad_answer() from None
         usage = response.usage
         if usage is not None:
             tokens_in, tokens_out = usage.prompt_tokens, usage.completion_tokens
@@ -268,3 +402,41 @@ def _strict_ready(schema: Any) -> bool:
         if set(schema.get("required", ())) != set(properties):
             return False
     return all(_strict_ready(value) for value in schema.values())
+
+
+def _wire_messages(system: str, messages: Sequence[ChatMessage]) -> list[Any]:
+    """A transcript in the chat-completions format: assistant tool calls as ``tool_calls``,
+    results as ``tool`` messages that name the call they answer."""
+    wire: list[Any] = [{"role": "system", "content": system}]
+    for m in messages:
+        if m.role == "tool":
+            wire.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        elif m.role == "assistant" and m.tool_calls:
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": m.content or None,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {
+                                "name": c.name,
+                                "arguments": _arguments_text(c),
+                            },
+                        }
+                        for c in m.tool_calls
+                    ],
+                }
+            )
+        else:
+            wire.append({"role": m.role, "content": m.content})
+    return wire
+
+
+def _arguments_text(call: ToolCall) -> str:
+    # The model's own text when it was valid JSON; broken arguments go back as {} (the tool's
+    # answer already told the model what was wrong with them).
+    if call.arguments is not None and call.raw.strip():
+        return call.raw
+    return json.dumps(call.arguments or {}, ensure_ascii=False)

@@ -8,9 +8,13 @@ operation to the rules the offline reviewer follows before handing it back:
 * the shape is a valid store operation (:func:`reverie.core.operations.parse_batch`);
 * no credential-shaped text (:func:`reverie.core.secrets.find_credentials`) and no control
   characters;
-* no question and no rule of behaviour aimed at the agent (rules belong to instructions);
+* no question and no rule of behaviour aimed at the agent (rules belong to instructions), and
+  nothing the offline reviewer would not keep as a fact, read the way it reads a clause
+  (:func:`.statements.entry_problem`: small talk, progress, a secret given in words, ...);
 * every ``add``/``replace`` entry, and every new list item of a topic file, ends with
-  ``(source: conv#start-end)`` naming messages that were in the prompt;
+  ``(source: conv#start-end)`` naming messages that were in the prompt (the runner's own rule,
+  :class:`.sources.BatchSources`), and those messages say it (a third of its content words);
+* an ``add`` goes under one of the four standard sections;
 * it applies cleanly to the memory the model saw (``old`` names exactly one line, a removal
   takes one line, a topic file is only rewritten when the model was shown it).
 
@@ -53,7 +57,9 @@ from reverie.llm.base import (
     estimate_tokens,
 )
 
-from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, parse_sources
+from .sources import BatchSources
+from .statements import entry_problem
+from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn
 
 __all__ = [
     "REVIEW_SCHEMA",
@@ -153,10 +159,9 @@ _CORRECT_CAP = (
 )
 
 # --- content checks on entries --------------------------------------------------------------
-# The offline reviewer's filters (rules.py) are private and tuned to raw chat sentences: their
-# imperative openers ("keep", "list", "use", "format") would drop well-formed entries such as
-# "Keep-alive is off on the load balancer". These read entries written in the third person;
-# one shared entry-level check for both reviewers would be better (see the issue).
+# Two shapes first, for a clear note: a question, and a rule aimed at the agent in the third
+# person ("The assistant must never ..."). Then the offline reviewer's own reading of every
+# clause (statements.entry_problem), which knows "Keep-alive is off" is not an order.
 
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _QUESTION_START = re.compile(
@@ -530,35 +535,7 @@ def _ends_with_source(text: str) -> bool:
     return bool(matches) and matches[-1].end() == len(text)
 
 
-class _Sources:
-    """Which citations an entry may carry: ranges of the messages that were in the prompt.
-
-    Every citation of a new or replaced entry must be one, as the runner requires too; a line
-    moved unchanged from one memory file to another is not new and keeps its sources.
-    """
-
-    def __init__(self, turns: list[Turn]) -> None:
-        self.positions: dict[str, set[int]] = {}
-        for turn in turns:
-            self.positions.setdefault(turn.conversation_id, set()).add(turn.position)
-
-    def problem(self, text: str) -> str | None:
-        """Why the entry's sources are missing or out of range, or None when they are fine."""
-        body = text.rstrip()
-        if not _ends_with_source(body):
-            return "it does not end with (source: conversation#start-end)"
-        for conversation, start, end in parse_sources(body):
-            seen = self.positions.get(conversation)
-            if not seen:
-                return f"it cites {conversation}, which is not among the messages reviewed"
-            if start >= end or start < min(seen) or end > max(seen) + 1:
-                return f"it cites {conversation}#{start}-{end}, outside the messages reviewed"
-            if not any(start <= p < end for p in seen):
-                return f"it cites {conversation}#{start}-{end}, which holds no reviewed message"
-        return None
-
-
-def _entry_problem(text: str, sources: _Sources) -> str | None:
+def _entry_problem(text: str, sources: BatchSources) -> str | None:
     """Why one entry (or new topic list item) may not be kept, or None."""
     found = find_credentials(text)
     if found:
@@ -567,7 +544,13 @@ def _entry_problem(text: str, sources: _Sources) -> str | None:
         return "a question, not a fact"
     if is_agent_rule(text):
         return "a rule of behaviour for the agent (rules belong to instructions)"
-    return sources.problem(text)
+    problem = sources.problem(text)
+    if problem is not None:
+        return problem.message
+    if not sources.grounded(text):
+        return "the messages it cites do not say it"
+    reason = entry_problem(text)  # the offline reviewer's own reading of a sentence
+    return None if reason is None else f"not a fact for memory ({reason})"
 
 
 def _excerpt(text: str) -> str:
@@ -577,7 +560,8 @@ def _excerpt(text: str) -> str:
 
 def _check(raw_operations: list[Any], batch: ReviewInput, prompt: _Prompt) -> _Checked:
     """Hold every proposed operation to the post-checks, in order; keep those that pass."""
-    sources = _Sources(prompt.turns)
+    # Citations may name only the messages that were in the prompt, as the runner requires.
+    sources = BatchSources(prompt.turns)
     known_lines = {
         line.strip()
         for text in (batch.index, *prompt.topics.values())
@@ -629,7 +613,7 @@ def _check(raw_operations: list[Any], batch: ReviewInput, prompt: _Prompt) -> _C
 
 def _op_problem(
     op: dict[str, Any],
-    sources: _Sources,
+    sources: BatchSources,
     existing_topics: set[str],
     shown_topics: dict[str, str],
 ) -> str | None:
@@ -644,10 +628,10 @@ def _op_problem(
             except RefusedInput as exc:
                 return exc.message
     action = op["action"]
-    if action in ("add", "replace"):
-        problem = _entry_problem(op["text"], sources)
-        if problem is not None:
-            return problem if "credential" in problem else f"{problem}: {_excerpt(op['text'])}"
+    if action == "add" and op.get("section") not in (None, *STANDARD_SECTIONS):
+        # The schema allows only the four; an entry under another heading would land at the
+        # end of the index, outside every section.
+        return f"section {str(op['section'])[:40]!r} is not one of {', '.join(STANDARD_SECTIONS)}"
     if action in ("replace", "remove") and "source" in op:
         try:
             path = normalize_source(op["source"])
@@ -656,6 +640,10 @@ def _op_problem(
         if path != INDEX and path not in shown_topics:
             return f"{path} was not shown to the model"
         op["source"] = path
+    if action in ("add", "replace"):
+        problem = _entry_problem(op["text"], sources)
+        if problem is not None:
+            return problem if "credential" in problem else f"{problem}: {_excerpt(op['text'])}"
     if action == "write_topic":
         try:
             path = topic_path(op["topic"])
@@ -669,7 +657,7 @@ def _op_problem(
 
 
 def _clean_topic(
-    op: dict[str, Any], sources: _Sources, shown_topics: dict[str, str], known_lines: set[str]
+    op: dict[str, Any], sources: BatchSources, shown_topics: dict[str, str], known_lines: set[str]
 ) -> tuple[dict[str, Any] | None, list[str]]:
     """Drop the new lines of a topic file that fail the entry checks; None when none is left.
 

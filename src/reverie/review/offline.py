@@ -1,23 +1,29 @@
 """The offline reviewer: keeps memory current by rules, with no network and no model (R6, R8).
 
-It reads each user and assistant message sentence by sentence (:mod:`.rules` decides what a
-sentence says), then works on a model of the memory it was given, one statement at a time, so
-that the batch behaves as if its statements had been reviewed one after the other:
+It reads each user and assistant message sentence by sentence and clause by clause
+(:mod:`.sentences`), decides what each clause says (:mod:`.statements`) and how it is written as
+an entry (:mod:`.wording`), then works on a model of the memory it was given, one statement at a
+time, so that the batch behaves as if its statements had been reviewed one after the other:
 
-* a statement whose meaning is already there (up to case, punctuation, stop words and the
-  source suffix) is a duplicate and changes nothing;
-* a statement with the same subject and single-valued attribute as an entry ("Ada lives in
-  Paris" / "I moved to Berlin") replaces that entry, in place, with its new source;
+* a statement whose meaning is already there (up to case, punctuation, stop words, speaker and
+  source), or that says less than an entry in other words, is a duplicate and changes nothing;
+* a statement that outdates entries (:func:`.statements.supersedes`: the same person or thing,
+  and the old value named, another version, another value of a one-at-a-time attribute, or an
+  update of the same words) replaces the first in place, with its new source, and removes the
+  others;
 * "we switched from X to Y" rewrites the entries that say X is used; "we no longer use X"
-  removes the entries that mention X;
+  removes the entries that name X, or takes X out of a list;
+* a verbless answer is kept with the question it answers, citing both;
 * anything else is a new entry under its standard section.
 
 Then the model is compared with what was given and turned into store operations: ``replace``
 and ``remove`` for changed index entries, ``add`` for new ones, and ``write_topic`` for topic
 files. When ``MEMORY.md`` would exceed the prompt cap, the oldest entries of the largest
-sections move into one topic file per section (``memory/decisions.md``, ...), linked from the
-section. The operations are dry-run with the store's own pure :func:`apply_batch`, so what this
-reviewer proposes is what the store will do.
+sections move into one topic file per section (``memory/decisions.md``, ...), and each such
+section keeps its newest entries and a ``More: [[memory/<section>.md]]`` link, in that section:
+the index stays an index. The operations are dry-run with the store's own pure
+:func:`apply_batch`, and held to the runner's source rule (:mod:`.sources`), so what this
+reviewer proposes is what the store and the runner will accept.
 
 Deterministic: the same input gives the same operations and message. Never writes anything.
 """
@@ -35,8 +41,23 @@ from reverie.core.paths import INDEX, topic_path
 from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
-from . import rules
+from .sentences import clauses, sentences
+from .sources import BatchSources, is_link_line
+from .statements import (
+    Statement,
+    entry_frame,
+    is_verb,
+    keys,
+    meaning,
+    mentions,
+    read,
+    restates,
+    strip_source,
+    supersedes,
+    uses,
+)
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
+from .wording import render
 
 __all__ = ["OfflineReviewer", "topic_slug"]
 
@@ -132,61 +153,95 @@ class _Memory:
 
     # statements
 
-    def fact(self, found: rules.Candidate, source: str) -> str:
-        meaning = rules.normalize(found.text)
-        live = self.present()
-        if any(rules.normalize(e.text) == meaning for e in live):
+    def live(self) -> list[_Entry]:
+        """Entries that state something (link lines are index structure, not statements)."""
+        return [e for e in self.present() if not is_link_line(e.text)]
+
+    def fact(self, text: str, section: str, source: str) -> str:
+        """Keep ``text`` (an entry without its source): a duplicate changes nothing; a
+        statement that updates entries replaces the first in place and removes the others;
+        anything else is a new entry under ``section``."""
+        live = self.live()
+        said = meaning(text)
+        new = entry_frame(text)
+        if not said:
             return "duplicate"
-        text = f"{found.text} {source}"
-        key = rules.entry_key(found.text)
-        same = [e for e in live if key is not None and rules.entry_key(e.text) == key]
+        # Only entries that share a word, a value or an owner with it can be about the same
+        # thing: the others are not compared (review stays cheap as memory grows).
+        mine = keys(text)
+        near = [e for e in live if keys(e.text) & mine]
+        if any(meaning(e.text) == said for e in live):
+            # Said again, it is still true: entries it outdates go (a batch that repeats an
+            # older value and then the newer one ends as the newer one alone).
+            for e in near:
+                if meaning(e.text) != said and supersedes(new, entry_frame(e.text)):
+                    e.removed = True
+            return "duplicate"
+        same = [e for e in near if supersedes(new, entry_frame(e.text))]
+        if not same and any(
+            restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
+        ):
+            return "duplicate"  # said before in other words, with more detail
         if same:
-            same[0].text = text
+            same[0].text = f"{text} {source}"
             for other in same[1:]:
                 other.removed = True
             return "updated"
         self.entries.append(
-            _Entry(path=INDEX, section=found.section, text=text, order=len(self.entries))
+            _Entry(path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries))
         )
         return "added"
 
-    def switch(self, found: rules.Candidate, source: str) -> str:
-        live = self.present()
+    def switch(self, st: Statement, text: str, source: str) -> str:
+        """``st`` says the speaker switched from one thing to another: entries saying the old
+        one is used now say the new one; entries that only name it are replaced by ``text``."""
+        live = self.live()
         if any(_cites(e.text, source) for e in live):
-            return "duplicate"  # this very message was reviewed before
-        uses = re.compile(
-            r"\b(?:uses?|using|use of|on|runs?|running|chose|picked|go(?:ing)? with|went with"
-            r"|stick(?:ing)? with|adopt(?:ed)?|standardi[sz]ed on|switch(?:ed)? to|move(?:d)? to"
-            r"|migrate(?:d)? to|relies on|hosted on|deployed (?:to|on)|is on)\s+(?:the\s+)?"
-            rf"{re.escape(found.old)}\b",
-            re.I,
-        )
-        # The old value and a version glued to it: "MySQL 5.7" becomes "PostgreSQL", not
-        # "PostgreSQL 5.7".
-        value = re.compile(rf"\b{re.escape(found.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
+            # This very message was reviewed before: what this batch said of the old thing
+            # before it is outdated again.
+            for e in live:
+                if e.original is None and mentions(e.text, st.old):
+                    e.removed = True
+            return "duplicate"
+        purpose = _purpose(st.text)
         targets = [
-            e
-            for e in live
-            if uses.search(rules.strip_source(e.text))
-            and not rules.strip_source(e.text).startswith("Switched from")
+            e for e in live if uses(e.text, st.old) and (not purpose or _purpose(e.text) <= purpose)
         ]
-        if not targets:
-            return self.fact(rules.Candidate(found.section, found.text), source)
-        for e in targets:
-            new = value.sub(lambda _: found.new, rules.strip_source(e.text))
-            e.text = f"{new} {source}"
-        return "updated"
+        if targets:
+            # The old value and a version glued to it: "MySQL 5.7" becomes "PostgreSQL 16".
+            value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
+            for e in targets:
+                e.text = f"{value.sub(lambda _: st.new, strip_source(e.text))} {source}"
+            return "updated"
+        new = entry_frame(text)
+        named = [
+            e for e in live if mentions(e.text, st.old) and new.same_owner(entry_frame(e.text))
+        ]
+        if named:
+            named[0].text = f"{text} {source}"
+            for other in named[1:]:
+                other.removed = True
+            return "updated"
+        return self.fact(text, st.section, source)
 
-    def retire(self, found: rules.Candidate) -> str:
-        gone = [
-            e
-            for e in self.present()
-            if rules.mentions(e.text, found.old)
-            and "[[" not in e.text
-            and not rules.strip_source(e.text).startswith("Switched from")
-        ]
-        for e in gone:
-            e.removed = True
+    def retire(self, st: Statement, source: str) -> str:
+        """``st`` says something is no longer used or true: entries naming it go, or lose it
+        from a list ("Netflix and Disney+" -> "Disney+")."""
+        speaker = entry_frame(f"{st.speaker}: I x") if st.subject_kind == "i" else None
+        gone = 0
+        for e in self.live():
+            if not mentions(e.text, st.old):
+                continue
+            if speaker is not None:
+                owner = entry_frame(e.text)
+                if owner.owner and owner.owner != ("we",) and not speaker.same_owner(owner):
+                    continue  # someone else's fact that names the same thing
+            shorter = _without(strip_source(e.text), st.old)
+            if shorter is not None:
+                e.text = f"{shorter} {source}"
+            else:
+                e.removed = True
+            gone += 1
         return "removed" if gone else "nothing to remove"
 
     # the outcome
@@ -246,7 +301,7 @@ class _Memory:
         # An entry rewritten to the same meaning (only its source differs, say after a
         # value went back and forth in one batch) keeps its stored text: no churn.
         for e in self.entries:
-            same = e.original is not None and rules.normalize(e.text) == rules.normalize(e.original)
+            same = e.original is not None and meaning(e.text) == meaning(e.original)
             if same and not e.removed and e.original is not None:
                 e.text = e.original
 
@@ -363,6 +418,30 @@ def _cites(text: str, source: str) -> bool:
     return source in text
 
 
+def _purpose(text: str) -> frozenset[str]:
+    """The words of what a thing is used for: "... for metrics and logs" -> {metrics, logs}."""
+    m = re.search(r"\bfor\s+([^,;.()]+)", strip_source(text), re.I)
+    return frozenset(m.group(1).lower().replace(" and ", " ").split()) if m else frozenset()
+
+
+def _without(text: str, thing: str) -> str | None:
+    """``text`` with ``thing`` taken out of a list it is part of ("We pay for Netflix and
+    Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
+    t = re.escape(thing)
+    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}\b"):
+        m = re.search(pattern, text, flags=re.I)
+        # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
+        # two doings, and taking "Scrivener and" out would break the sentence.
+        if m is None or ("next" in m.groupdict() and is_verb(m["next"])):
+            continue
+        shorter = re.sub(r"\s+", " ", text[: m.start()] + " " + text[m.end() :]).strip()
+        if "next" in m.groupdict():
+            shorter = re.sub(r"\s+", " ", text[: m.start()] + m["next"] + text[m.end() :])
+        if not mentions(shorter, thing):
+            return shorter.strip()
+    return None
+
+
 def _accepted(
     ops: list[dict[str, Any]], index: str, topics: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -416,41 +495,63 @@ class OfflineReviewer:
         memory = _Memory.parse(batch.index, batch.topics)
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
+        asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
         for turn, listener in _turns(batch.turns):
             if turn.role not in {"user", "assistant"}:
                 skipped["tool output"] += 1  # review never reads tool logs (R5)
                 continue
             source = format_source(turn.conversation_id, turn.position, turn.position + 1)
+            question_at, question = asked.pop(turn.conversation_id, (turn.position, ""))
+            said = sentences(turn.text)
+            if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
+                asked[turn.conversation_id] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(turn.text)]
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
-            for start, end, sentence in rules.sentences(turn.text):
+            for start, end, sentence in sentences(turn.text):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
-                for found in rules.classify(
-                    sentence, role=turn.role, speaker=speaker, listener=listener, when=turn.time
-                ):
+                pending = clauses(sentence)
+                while pending:
+                    found = read(pending.pop(0), role=turn.role, speaker=speaker, question=question)
                     if isinstance(found, str):
                         skipped[found] += 1
-                    elif find_credentials(found.text):
+                        continue
+                    if found.kind == "retire":
+                        outcomes[memory.retire(found, source)] += 1
+                        if found.rest:
+                            pending.insert(0, found.rest)
+                        continue
+                    text = render(found, listener=listener, when=turn.time)
+                    cited = source
+                    if found.kind == "answer":  # the entry quotes the question: cite it too
+                        cited = format_source(turn.conversation_id, question_at, turn.position + 1)
+                    if find_credentials(text):
                         skipped["secret"] += 1
                     elif found.kind == "switch":
-                        outcomes[memory.switch(found, source)] += 1
-                    elif found.kind == "retire":
-                        outcomes[memory.retire(found)] += 1
+                        outcomes[memory.switch(found, text, source)] += 1
                     else:
-                        outcomes[memory.fact(found, source)] += 1
+                        outcomes[memory.fact(text, found.section, cited)] += 1
         ops = memory.operations(batch.index_cap_chars)
-        read = _ranges(batch.turns)
+        # The runner's rule (review/sources.py): propose nothing it would drop.
+        own = BatchSources(batch.turns)
+        for op in [o for o in ops if o["action"] in ("add", "replace")]:
+            problem = own.problem(op["text"])
+            if problem is not None:
+                ops.remove(op)
+                memory.notes.append(f"left out an entry: {problem.message}")
+        read_ranges = _ranges(batch.turns)
         notes = [
-            f"read {len(batch.turns)} messages: {', '.join(read) or 'none'}",
+            f"read {len(batch.turns)} messages: {', '.join(read_ranges) or 'none'}",
             "statements: " + _counts(outcomes),
             "skipped: " + _counts(skipped),
             *memory.notes,
         ]
         return ReviewOutput(
             operations=ops,
-            message=_message(*memory.changes(), read) if ops else _message([], Counter(), read),
+            message=_message(*memory.changes(), read_ranges)
+            if ops
+            else _message([], Counter(), read_ranges),
             model_calls=0,
             tokens_in=0,
             tokens_out=0,

@@ -10,10 +10,10 @@ One run of one agent:
    ``max_seconds`` of wall time (R3);
 4. per batch: discard uncommitted changes in the repository (R4), read the user and assistant
    text of the ranges (never tool logs, R5), gather the relevant memory by searching it, ask
-   the reviewer, drop the operations the store would refuse or whose source does not lie in
-   the batch (reported, never sinking the rest), apply the remainder as one commit whose
-   message names the ranges (R7) with an idempotency key derived from the ranges, mark the
-   ranges reviewed, record the tokens spent.
+   the reviewer, drop the operations the store would refuse or whose entries do not cite
+   text reviewed in the batch (:mod:`.sources`; reported, never sinking the rest), apply the
+   remainder as one commit whose message names the ranges (R7) with an idempotency key
+   derived from the ranges, mark the ranges reviewed, record the tokens spent.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from reverie.store.locks import try_file_lock
 from reverie.store.reviews import BatchRecord, ReviewLog
 
 from .offline import topic_slug
-from .types import Reviewer, ReviewInput, Turn, parse_sources
+from .sources import BatchSources
+from .types import Reviewer, ReviewInput, Turn
 
 if TYPE_CHECKING:
     from reverie.api import Reverie
@@ -218,7 +219,9 @@ def _run_batch(
     report.model_calls += answer.model_calls
     report.tokens_in += answer.tokens_in
     report.tokens_out += answer.tokens_out
-    kept, dropped = _admissible(rv, memory_id, answer.operations, batch)
+    unread = {(c, p) for c, s, e in answer.left_out for p in range(s, e)}
+    reviewed = BatchSources(t for t in turns if (t.conversation_id, t.position) not in unread)
+    kept, dropped = _admissible(rv, memory_id, answer.operations, reviewed)
     report.dropped += dropped
     revision = rv.memories.current(memory_id).revision
     changed = False
@@ -251,13 +254,15 @@ def _run_batch(
 
 
 def _admissible(
-    rv: Reverie, memory_id: str, operations: list[dict[str, Any]], batch: list[Range]
+    rv: Reverie, memory_id: str, operations: list[dict[str, Any]], reviewed: BatchSources
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Keep the operations the store accepts, in order; report the others with their code."""
+    """Keep the operations the store accepts and whose entries cite text reviewed in this
+    batch (the rule every reviewer follows: :mod:`.sources`), in order; report the others
+    with their code."""
     kept: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     for i, op in enumerate(operations):
-        reason = _source_problem(op, batch)
+        reason = _source_problem(op, reviewed)
         if reason is None:
             try:
                 parse_batch({"operations": [op]})
@@ -272,21 +277,15 @@ def _admissible(
     return kept, dropped
 
 
-def _source_problem(op: dict[str, Any], batch: list[Range]) -> str | None:
-    """Every entry review writes names a source inside this batch (R6, H2)."""
-    action = op.get("action")
-    if action not in ("add", "replace"):
+def _source_problem(op: dict[str, Any], reviewed: BatchSources) -> str | None:
+    """Every entry review adds or rewrites names a source reviewed in this batch (R6, H2)."""
+    if op.get("action") not in ("add", "replace"):
         return None
     text = op.get("text")
     if not isinstance(text, str):
         return None  # parse_batch reports it
-    sources = parse_sources(text)
-    if not sources:
-        return "missing_source"
-    for conv, start, end in sources:
-        if not any(c == conv and s <= start < end <= e for c, s, e in batch):
-            return "source_out_of_batch"
-    return None
+    problem = reviewed.problem(text)
+    return None if problem is None else problem.code
 
 
 def _message(reviewer_message: str, batch: list[Range]) -> str:

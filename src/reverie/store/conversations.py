@@ -859,15 +859,46 @@ class ConversationStore:
             RefusedInput: a bad role, text, author or started_by.
             NotFound: no such conversation or channel; ``conversation_deleted``.
         """
+        with self.state.transaction() as conn:
+            return self.append_in(
+                conn,
+                conversation_id,
+                role,
+                text,
+                author=author,
+                channel_id=channel_id,
+                time=time,
+                message_id=message_id,
+                started_by=started_by,
+            )
+
+    def append_in(
+        self,
+        conn: sqlite3.Connection,
+        conversation_id: str,
+        role: str,
+        text: str,
+        *,
+        author: str | None = None,
+        channel_id: str | None = None,
+        time: float | None = None,
+        message_id: str | None = None,
+        started_by: dict[str, Any] | None = None,
+    ) -> Appended:
+        """:meth:`append` inside the caller's transaction (a turn's answer commits with its
+        outbox row and audit).
+
+        Raises:
+            RefusedInput, NotFound: as :meth:`append`.
+        """
         role = _check_role(role)
         text = _check_text(text, self.settings)
         author = _check_name(author, "author")
         at = _time.time() if time is None else check_timestamp(time)
         key = f"id:{message_id}" if message_id is not None else fingerprint(at, role, author, text)
-        with self.state.transaction() as conn:
-            conv = self._live(conn, conversation_id)
-            channel = self._need_channel(conn, channel_id or conv.channel_id)
-            return self._append(conn, conv, channel, role, text, author, at, key, started_by)
+        conv = self._live(conn, conversation_id)
+        channel = self._need_channel(conn, channel_id or conv.channel_id)
+        return self._append(conn, conv, channel, role, text, author, at, key, started_by)
 
     def _append(
         self,
@@ -1111,8 +1142,21 @@ class ConversationStore:
         self, agent_id: str, *, exclude: str | None = None, limit: int = 50
     ) -> list[Conversation]:
         """The agent's memory-on, not deleted conversations, most recently updated first."""
+        return self.of_agent(agent_id, memory_on_only=True, exclude=exclude, limit=limit)
+
+    def of_agent(
+        self,
+        agent_id: str,
+        *,
+        memory_on_only: bool = False,
+        exclude: str | None = None,
+        limit: int = 50,
+    ) -> list[Conversation]:
+        """The agent's not deleted conversations (memory-on ones only, when asked), most
+        recently updated first."""
+        mode = "AND memory_mode = 'on' " if memory_on_only else ""
         rows = self.state.conn.execute(
-            "SELECT id FROM conversations WHERE agent_id = ? AND memory_mode = 'on' "
+            f"SELECT id FROM conversations WHERE agent_id = ? {mode}"
             "AND deleted = 0 AND id != ? ORDER BY updated_at DESC, id LIMIT ?",
             (agent_id, exclude or "", limit),
         ).fetchall()

@@ -389,7 +389,7 @@ class MemoryStore:
         key: str | None,
         conversation_id: str | None,
     ) -> WriteOutcome:
-        key_hash = hashlib.sha256(key.encode()).hexdigest() if key else None
+        key_hash = _key_hash(key) if key else None
         with self.lock(memory_id):
             latest = self._recover(memory_id)
             if key_hash is not None:
@@ -550,6 +550,15 @@ class MemoryStore:
         validation.check_result(applied, self.settings)
         return sorted(applied.files)
 
+    def answered(self, memory_id: str, key: str) -> WriteOutcome | None:
+        """What the write with idempotency key ``key`` answered (W7), or None when no write
+        used it. A caller that builds its batch from the current text (a chat ``!remember``)
+        asks first, so that a retry is answered even after memory moved on."""
+        seen = self.state.key(memory_id, _key_hash(key))
+        if seen is None:
+            return None
+        return WriteOutcome(seen.changed, seen.revision, seen.paths, [], replayed=True)
+
     def _replay(self, seen: KeyRecord, batch: Batch) -> WriteOutcome:
         if seen.batch_hash and seen.batch_hash != batch.digest():
             raise RefusedInput(
@@ -708,6 +717,11 @@ class MemoryStore:
             "SELECT path, text FROM memory_lines WHERE memory_id = ?", (memory_id,)
         ).fetchall()
         return Counter((p, t) for p, t in rows)
+
+
+def _key_hash(key: str) -> str:
+    """How an idempotency key is stored (W7): its hash, never the key."""
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def _pack(repo: GitRepo) -> list[dict[str, str]]:

@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from reverie.core import validation
+from reverie.core.prompt import FRAMINGS
 from reverie.errors import NotFound, RefusedInput, StorageFault
 from reverie.index import fts, history
 
+from . import instructions, outbox, souls, tokens, turns
 from .faults import environment_fault, not_writable, storage_fault
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,7 @@ __all__ = [
     "Member",
     "RevisionRecord",
     "SQLiteState",
+    "column_of",
 ]
 
 #: A connection opened for reading only is reopened for writing after this many seconds.
@@ -191,6 +194,15 @@ _MIGRATIONS: list[str] = [
     fts.SCOPE_MIGRATION,
     # 5: history rows carry the text of the messages before them
     history.CONTEXT_MIGRATION,
+    # 6: the agent run: how memory is framed in its prompt, souls, channel instructions and
+    # their approvals, the outbox, run sessions and the audit of every turn
+    "ALTER TABLE agents ADD COLUMN memory_framing TEXT NOT NULL DEFAULT 'guide';\n"
+    + souls.SCHEMA
+    + instructions.SCHEMA
+    + outbox.SCHEMA
+    + turns.SCHEMA,
+    # 7: who is calling: API tokens, one-time sign-in links, admin sessions
+    tokens.SCHEMA,
 ]
 
 
@@ -206,6 +218,8 @@ class Agent:
     default_model: str | None
     archived: bool
     created_at: float
+    #: How memory is framed in the prompt (P1): ``guide`` or ``advisory``.
+    memory_framing: str = "guide"
 
 
 @dataclass(frozen=True)
@@ -515,6 +529,7 @@ class SQLiteState:
         creator: str | None = None,
         edit_policy: str = "editors",
         memory_writers: str = "review_only",
+        memory_framing: str = "guide",
     ) -> tuple[str, str]:
         """Insert an agent and its memory row inside the caller's transaction.
 
@@ -525,23 +540,17 @@ class SQLiteState:
             RefusedInput: bad name or policy, or the name is taken.
         """
         name = _check_name(name, "An agent name", 80, AGENT_ID, "/\\\n\t")
-        if edit_policy not in EDIT_POLICIES:
-            raise RefusedInput(
-                f"edit policy must be one of {', '.join(EDIT_POLICIES)}.", code="invalid_operation"
-            )
-        if memory_writers not in WRITER_MODES:
-            raise RefusedInput(
-                f"memory writers must be one of {', '.join(WRITER_MODES)}.",
-                code="invalid_operation",
-            )
+        _check_choice(edit_policy, EDIT_POLICIES, "edit policy")
+        _check_choice(memory_writers, WRITER_MODES, "memory writers")
+        _check_choice(memory_framing, FRAMINGS, "memory framing")
         agent_id = "ag_" + uuid.uuid4().hex[:12]
         memory_id = "mem_" + uuid.uuid4().hex[:12]
         now = time.time()
         try:
             conn.execute(
                 "INSERT INTO agents (id, name, creator, edit_policy, memory_writers, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (agent_id, name, creator, edit_policy, memory_writers, now),
+                "memory_framing, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (agent_id, name, creator, edit_policy, memory_writers, memory_framing, now),
             )
         except sqlite3.IntegrityError:
             raise RefusedInput(
@@ -563,14 +572,14 @@ class SQLiteState:
         """
         row = self.conn.execute(
             "SELECT id, name, creator, edit_policy, memory_writers, default_model, archived, "
-            f"created_at FROM agents WHERE {column_of(name_or_id, AGENT_ID)} = ?",
+            f"created_at, memory_framing FROM agents WHERE {column_of(name_or_id, AGENT_ID)} = ?",
             (name_or_id,),
         ).fetchone()
         if row is None:
             raise NotFound(
                 f"No agent named {name_or_id!r}; `reverie agent list` shows them.", agent=name_or_id
             )
-        return Agent(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
+        return Agent(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
 
     def list_agents(self) -> list[Agent]:
         """All agents, by name."""
@@ -586,6 +595,40 @@ class SQLiteState:
         with self.transaction() as conn:
             conn.execute("UPDATE agents SET archived = ? WHERE id = ?", (int(archived), agent_id))
         return self.get_agent(agent_id)
+
+    def configure_agent(
+        self,
+        agent_id: str,
+        *,
+        edit_policy: str | None = None,
+        memory_writers: str | None = None,
+        memory_framing: str | None = None,
+        default_model: str | None = None,
+    ) -> Agent:
+        """Change an agent's settings; ``None`` keeps a setting (``default_model=""`` clears
+        the agent's own model).
+
+        Raises:
+            RefusedInput: an unknown policy, mode or framing.  NotFound: no such agent.
+        """
+        agent = self.get_agent(agent_id)
+        _check_choice(edit_policy, EDIT_POLICIES, "edit policy")
+        _check_choice(memory_writers, WRITER_MODES, "memory writers")
+        _check_choice(memory_framing, FRAMINGS, "memory framing")
+        model = agent.default_model if default_model is None else (default_model.strip() or None)
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE agents SET edit_policy = ?, memory_writers = ?, memory_framing = ?, "
+                "default_model = ? WHERE id = ?",
+                (
+                    edit_policy or agent.edit_policy,
+                    memory_writers or agent.memory_writers,
+                    memory_framing or agent.memory_framing,
+                    model,
+                    agent.id,
+                ),
+            )
+        return self.get_agent(agent.id)
 
     def delete_agent(self, agent_id: str) -> list[str]:
         """Delete an agent with its memories and conversations in one transaction (A3).
@@ -919,6 +962,13 @@ def column_of(name_or_id: str, ids: re.Pattern[str] = AGENT_ID) -> str:
 def _is_count(value: object, maximum: int = 2**62) -> bool:
     """A whole number from 0 that SQLite can store (its integers end at 2**63 - 1)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= maximum
+
+
+def _check_choice(value: str | None, choices: tuple[str, ...], what: str) -> None:
+    if value is not None and value not in choices:
+        raise RefusedInput(
+            f"{what} must be one of {', '.join(choices)}, not {value!r}.", code="invalid_operation"
+        )
 
 
 def _check_role(role: str) -> None:

@@ -1,0 +1,171 @@
+"""Review quality on the issue-11 corpus: dev and test side by side.
+
+The corpus (``tests/review/corpus/``, format and split rule in ``tests/review/corpus_format.py``)
+holds 175 conversations written for this evaluation, split by a hash of their id into a
+``dev`` half, which the offline reviewer may be tuned on, and a ``test`` half, frozen before any
+tuning. Each conversation is imported into its own Reverie home and reviewed session by session
+through the runner (``tests/review/corpus_eval.py``), then scored: durable facts kept exactly
+once, superseded values removed with the new value kept, retractions, phrases that must never
+reach memory or its history (secrets, tool output, questions, group chat, rules aimed at the
+agent, progress, small talk), sources that resolve through ``context_read``, an idle re-run
+that changes nothing, and precision.
+
+Run::
+
+    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|both] [--details]
+        [--reviewer offline|model] [--json]
+
+``--details`` lists what went wrong per conversation, for the dev half only: the test half is
+reported in aggregate, so that nobody tunes on it by accident. ``--reviewer model`` runs the
+model reviewer with a scripted provider (``tests/review/corpus_model.py``) instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _common
+from _common import markdown_table, progress
+
+if str(_common.ROOT) not in sys.path:  # the corpus is in tests/, importable from the root
+    sys.path.insert(0, str(_common.ROOT))
+
+from tests.review.corpus_eval import Result, review_conversation, totals
+from tests.review.corpus_format import HALVES, load
+
+ROWS = (
+    ("conversations", "conversations", "n"),
+    ("durable facts", "facts", "n"),
+    ("kept exactly once", "kept_once", "%"),
+    ("kept at least once", "kept_at_all", "%"),
+    ("kept more than once (facts)", "duplicated", "n"),
+    ("kept once, in the expected section", "in_section", "%"),
+    ("updates", "updates", "n"),
+    ("superseded value removed", "superseded_removed", "%"),
+    ("new value kept, where the old was removed", "new_kept_when_removed", "%"),
+    (
+        "new value kept, where an old value written to memory was removed",
+        "new_kept_when_written_and_removed",
+        "%",
+    ),
+    ("old removed and new kept", "updated_fully", "%"),
+    ("old value ever written (update tested)", "old_ever_written", "%"),
+    ("retractions", "retractions", "n"),
+    ("retracted value removed", "retracted", "%"),
+    ("entries", "entries", "n"),
+    ("precision (entries holding an expected fact)", "precision", "%"),
+    ("sources", "sources", "n"),
+    ("sources that do not resolve", "bad_sources", "n"),
+    ("idle re-run changed memory (conversations)", "idle_changes", "n"),
+    ("operations dropped by the runner", "dropped_by_runner", "n"),
+    ("MEMORY.md over its cap", "over_cap", "n"),
+    ("model calls", "model_calls", "n"),
+)
+
+
+def _fmt(value: Any, kind: str) -> str:
+    if value is None:
+        return "-"
+    if kind == "%":
+        return f"{100 * value:.1f}%"
+    return f"{value:,}"
+
+
+def reviewer_factory(name: str) -> Any:
+    """The reviewer to run: the offline one, or the model reviewer with a scripted model."""
+    if name == "offline":
+        from reverie.review.offline import OfflineReviewer
+
+        return lambda conv: OfflineReviewer
+    from tests.review.corpus_model import scripted_reviewer
+
+    return scripted_reviewer
+
+
+def run(half: str, reviewer: str) -> list[Result]:
+    """Review every conversation of ``half`` into homes under a temporary directory."""
+    make = reviewer_factory(reviewer)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="review-corpus-") as tmp:
+        for conv in load(half):
+            out.append(review_conversation(conv, Path(tmp) / conv.id, make(conv)))
+    return out
+
+
+def details(results: list[Result]) -> list[str]:
+    """One block per conversation with something wrong (dev half only)."""
+    lines: list[str] = []
+    for r in results:
+        problems = [f"  missed: {f.text}" for _, f, n, _ in r.kept if n == 0]
+        problems += [f"  kept {n} times: {f.text}" for _, f, n, _ in r.kept if n > 1]
+        problems += [
+            f"  out of section ({s}): {f.text}" for s, f, n, ok in r.kept if n == 1 and not ok
+        ]
+        problems += [
+            f"  update {o.text} => {nw.text}: {st} stale, new held by {nh}"
+            f"{'' if ever else ' (old never written)'}"
+            for o, nw, st, nh, ever in r.superseded
+            if st or not nh
+        ]
+        problems += [f"  not retracted: {f.text}" for f, st, _ in r.retracted if st]
+        problems += [f"  LEAK {k} in {w}: {p}" for k, p, w in r.never if w]
+        problems += [f"  source: {b}" for b in r.bad_sources]
+        problems += [f"  idle: {c}" for c in r.idle_changes]
+        problems += [f"  dropped by the runner: {d}" for d in r.dropped]
+        if problems:
+            lines.append(f"- {r.conv.id} ({r.conv.setting}):")
+            lines += problems
+            lines += [f"    entry [{e.section or e.path}] {e.text}" for e in r.entries]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--half", choices=[*HALVES, "both"], default="both")
+    parser.add_argument("--reviewer", choices=["offline", "model"], default="offline")
+    parser.add_argument("--details", action="store_true", help="what went wrong, dev half only")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    args = parser.parse_args(argv)
+    halves = HALVES if args.half == "both" else (args.half,)
+    figures: dict[str, dict[str, Any]] = {}
+    results: dict[str, list[Result]] = {}
+    for half in halves:
+        progress(f"reviewing the {half} half with the {args.reviewer} reviewer ...")
+        started = time.perf_counter()
+        results[half] = run(half, args.reviewer)
+        figures[half] = totals(results[half])
+        figures[half]["seconds"] = round(time.perf_counter() - started, 1)
+    table = markdown_table(
+        ["figure", *halves],
+        [[label, *(_fmt(figures[h][key], kind) for h in halves)] for label, key, kind in ROWS],
+    )
+    kinds = sorted({k for h in halves for k in figures[h]["never"]})
+    leaks = markdown_table(
+        ["must never appear", *halves],
+        [
+            [
+                kind,
+                *(
+                    "{leaked} of {phrases}".format(**figures[h]["never"][kind])
+                    if kind in figures[h]["never"]
+                    else "-"
+                    for h in halves
+                ),
+            ]
+            for kind in kinds
+        ],
+    )
+    text = [table, "", leaks]
+    if args.details and "dev" in results:
+        text += ["", "What went wrong on the dev half:", "", *details(results["dev"])]
+    _common.emit(args.json, {"reviewer": args.reviewer, "halves": figures}, "\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

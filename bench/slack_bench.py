@@ -1,0 +1,285 @@
+"""The Slack app's throughput and latency (SPEC C1-C3, W7, P3), against local servers.
+
+Three questions, on one data directory, with the app built as ``reverie serve`` builds it
+(:class:`reverie.slack.app.SlackSurface`) and Slack's Web API played by the local server of the
+tests (``tests/slack/fake_slack_server.py``, reached by the real ``slack_sdk`` client):
+
+1. **Command events per second** through the whole handling of a ``!remember`` event: bolt's
+   signature check, the event's mapping to a channel and a thread's conversation, the member
+   lookups (cached, as in a live workspace after the first event), the C2 checks, the
+   idempotent write (one git commit each) and its answer queued in the outbox. Measured in
+   process (``SlackSurface.dispatch``, what ``POST /slack/events`` runs), one event after the
+   other, and again over HTTP with 4 senders at once (uvicorn, as under ``reverie serve``).
+   Then every event is delivered again as Slack's retry: the key answers, nothing is written.
+2. **Event to posted reply**: a DM answered by the local model server (the real ``openai``
+   client), from the moment the signed event is sent until the answer is in Slack (the
+   delivery worker running, woken when the turn ends).
+3. **Acknowledgement while the model is slow**: the model takes ``--slow`` seconds (5) per
+   answer; how long Slack waits for its HTTP answer, and when the reply lands.
+
+Target: at least 200 command events/s; the acknowledgement within Slack's 3 s whatever the
+model does.
+
+Run::
+
+    python bench/slack_bench.py [--events 600] [--turns 50] [--slow 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _common
+
+sys.path.insert(0, str(_common.ROOT))  # tests.*: the local Slack and model servers
+
+from reverie import Reverie
+from reverie.slack.app import SlackSurface
+from reverie.slack.http import EventsEndpoint
+from tests.llm.fake_openai_server import FakeOpenAI, Received, Scripted
+from tests.slack.conftest import (
+    BOT_TOKEN,
+    DM_SAM,
+    SAM,
+    SIGNING_SECRET,
+    serve,
+    settings_for,
+    workspace,
+)
+from tests.slack.fake_slack_server import EventSender, FakeSlack, sign
+
+
+def signed(body: dict[str, Any], retry: int = 0) -> tuple[bytes, dict[str, str]]:
+    raw = json.dumps(body)
+    ts = int(time.time())
+    headers = {
+        "content-type": "application/json",
+        "x-slack-request-timestamp": str(ts),
+        "x-slack-signature": sign(SIGNING_SECRET, ts, raw),
+    }
+    if retry:
+        headers["x-slack-retry-num"] = str(retry)
+    return raw.encode(), headers
+
+
+def timed(surface: SlackSurface, bodies: list[dict[str, Any]], retry: int = 0) -> _common.Stats:
+    samples: list[int] = []
+    for body in bodies:
+        raw, headers = signed(body, retry)
+        start = time.perf_counter_ns()
+        answer = surface.dispatch(raw, "", headers)
+        samples.append(time.perf_counter_ns() - start)
+        assert answer.status == 200, answer
+    return _common.Stats.of_ns(samples)
+
+
+def command_events(surface: SlackSurface, sender: EventSender, n: int) -> dict[str, Any]:
+    raw, headers = signed(sender.message(SAM, DM_SAM, "!memory"))
+    surface.dispatch(raw, "", headers)  # the member and channel lookups, cached from here on
+    # A write of the same size each time (one commit each), then Slack's retry of each.
+    updates = [
+        sender.message(SAM, DM_SAM, f"!memory update memory - # Memory {i}\n- fact {i}")
+        for i in range(n)
+    ]
+    fresh = timed(surface, updates)
+    retried = timed(surface, updates, retry=1)
+    # !remember appends a section each time: the memory grows (n / 3 of them).
+    remember = timed(
+        surface,
+        [sender.message(SAM, DM_SAM, f"!remember Note {i} - fact {i}") for i in range(n // 3)],
+    )
+    status = timed(surface, [sender.message(SAM, DM_SAM, "!memory") for _ in range(n)])
+    return {"fresh": fresh, "retried": retried, "remember": remember, "status": status}
+
+
+def over_http(sender: EventSender, n: int, senders: int = 4) -> dict[str, float]:
+    bodies = [sender.message(SAM, DM_SAM, f"!remember Http {i} - fact {i}") for i in range(n)]
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(senders) as pool:
+        statuses = list(pool.map(lambda b: sender.deliver(b)[0], bodies))
+    elapsed = time.perf_counter() - start
+    assert statuses == [200] * n, statuses
+    return {"events": n, "senders": senders, "seconds": elapsed, "per_second": n / elapsed}
+
+
+def wait_posted(slack: FakeSlack, count: int, timeout: float = 120) -> float:
+    deadline = time.perf_counter() + timeout
+    while len(slack.posted(DM_SAM)) < count:
+        if time.perf_counter() > deadline:
+            raise RuntimeError("the reply never came")
+        time.sleep(0.0005)
+    return time.perf_counter()
+
+
+def replies(slack: FakeSlack, model: FakeOpenAI, sender: EventSender, turns: int) -> _common.Stats:
+    samples: list[int] = []
+    for i in range(turns):
+        model.answer(f"Answer {i}.")
+        body = sender.message(SAM, DM_SAM, f"Question {i}?")
+        before = len(slack.posted(DM_SAM))
+        start = time.perf_counter()
+        status, _ = sender.deliver(body)
+        assert status == 200
+        end = wait_posted(slack, before + 1)
+        samples.append(int((end - start) * 1e9))
+    return _common.Stats.of_ns(samples)
+
+
+def slow_model(
+    slack: FakeSlack, model: FakeOpenAI, sender: EventSender, seconds: float, turns: int
+) -> dict[str, Any]:
+    def slow(request: Received) -> Scripted:
+        time.sleep(seconds)
+        return Scripted("Slowly.")
+
+    acks: list[int] = []
+    done: list[int] = []
+    before = len(slack.posted(DM_SAM))
+    starts = []
+    for i in range(turns):
+        model.script.append(slow)
+        body = sender.message(SAM, DM_SAM, f"Slow question {i}?")
+        start = time.perf_counter()
+        starts.append(start)
+        status, _ = sender.deliver(body)
+        acks.append(int((time.perf_counter() - start) * 1e9))
+        assert status == 200
+    for i, start in enumerate(starts):
+        end = wait_posted(slack, before + i + 1)
+        done.append(int((end - start) * 1e9))
+    return {"ack": _common.Stats.of_ns(acks), "reply": _common.Stats.of_ns(done)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=600)
+    parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--slow", type=float, default=5.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeSlack(bot_token=BOT_TOKEN) as slack,
+        FakeOpenAI(api_key="sk-local") as model,
+    ):
+        workspace(slack)
+        home = Path(tmp) / "home"
+        rv = Reverie(home, create=True, settings=settings_for(home, slack, model))
+        rv.create_agent("ada")
+        surface = SlackSurface(rv)
+        gen = serve(EventsEndpoint(surface))
+        url = next(gen)
+        sender = EventSender(slack, url, SIGNING_SECRET)
+        _common.progress(f"command events: {args.events} in process, then retried")
+        commands = command_events(surface, sender, args.events)
+        revision = rv.memory_read("ada").revision
+        queued = len(rv.outbox.pending(limit=10 * args.events))
+        _common.progress(f"command events over HTTP: {args.events // 2}")
+        http = over_http(sender, args.events // 2)
+        surface.worker.deliver_pending()  # every answer so far, before the clock starts
+        surface.start()
+        _common.progress(f"event to posted reply: {args.turns} turns")
+        latency = replies(slack, model, sender, args.turns)
+        _common.progress(f"slow model ({args.slow} s): 3 turns at once")
+        slow = slow_model(slack, model, sender, args.slow, 3)
+        surface.stop()
+        next(gen, None)
+        rv.close()
+    # The retries wrote nothing and queued no second answer.
+    expected = 1 + args.events + args.events // 3 + args.events
+    assert revision == args.events + args.events // 3 and queued == expected, (revision, queued)
+
+    machine = _common.machine()
+    payload = {
+        "machine": machine,
+        "commands_in_process": {k: v.to_dict() for k, v in commands.items()},
+        "commands_over_http": http,
+        "reply_latency": latency.to_dict(),
+        "slow_model": {k: v.to_dict() for k, v in slow.items()},
+        "slow_seconds": args.slow,
+    }
+    fresh, retried, status = commands["fresh"], commands["retried"], commands["status"]
+    remember = commands["remember"]
+    table = _common.markdown_table(
+        ["what", "n", "p50 ms", "p95 ms", "max ms", "per second"],
+        [
+            [
+                "`!memory update memory`, new (one commit each)",
+                fresh.n,
+                _common.ms(fresh.p50),
+                _common.ms(fresh.p95),
+                _common.ms(fresh.max),
+                f"{fresh.per_second:.0f}",
+            ],
+            [
+                "the same events again as Slack's retries",
+                retried.n,
+                _common.ms(retried.p50),
+                _common.ms(retried.p95),
+                _common.ms(retried.max),
+                f"{retried.per_second:.0f}",
+            ],
+            [
+                "`!remember`, memory growing a section each",
+                remember.n,
+                _common.ms(remember.p50),
+                _common.ms(remember.p95),
+                _common.ms(remember.max),
+                f"{remember.per_second:.0f}",
+            ],
+            [
+                "`!memory` (a read: no write)",
+                status.n,
+                _common.ms(status.p50),
+                _common.ms(status.p95),
+                _common.ms(status.max),
+                f"{status.per_second:.0f}",
+            ],
+            [
+                f"`!remember` over HTTP, {http['senders']} senders",
+                http["events"],
+                "",
+                "",
+                "",
+                f"{http['per_second']:.0f}",
+            ],
+            [
+                "event to posted reply (local model)",
+                latency.n,
+                _common.ms(latency.p50),
+                _common.ms(latency.p95),
+                _common.ms(latency.max),
+                "",
+            ],
+            [
+                f"acknowledgement, model takes {args.slow:g} s",
+                slow["ack"].n,
+                _common.ms(slow["ack"].p50),
+                _common.ms(slow["ack"].p95),
+                _common.ms(slow["ack"].max),
+                "",
+            ],
+            [
+                f"reply, model takes {args.slow:g} s",
+                slow["reply"].n,
+                _common.ms(slow["reply"].p50),
+                _common.ms(slow["reply"].p95),
+                _common.ms(slow["reply"].max),
+                "",
+            ],
+        ],
+    )
+    _common.emit(args.json, payload, _common.machine_markdown(machine) + "\n\n" + table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

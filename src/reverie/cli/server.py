@@ -1,0 +1,177 @@
+"""``reverie serve``, ``reverie mcp``, and who may call them: ``token ...`` and ``member ...``
+(SPEC 1, 11, 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from reverie.store.state import MEMBER_ROLES
+from reverie.store.tokens import TokenInfo
+
+from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+
+
+@app.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8765, show_default=True, help="Port to listen on.")
+@click.option(
+    "--tick", type=float, default=30.0, show_default=True, help="Seconds between review checks."
+)
+@click.option("--owner", default="owner", show_default=True, help="Owner's name on a first start.")
+@pass_opts
+def serve(opts: Options, host: str, port: int, tick: float, owner: str) -> None:
+    """Serve the HTTP API, the admin page and MCP, with review on its schedule.
+
+    On first start with an empty home it creates an owner and an example agent and prints an
+    API token; every start prints a one-time sign-in link for the admin page.
+    """
+    from reverie.http.serve import run
+
+    run(opts.home, host, port, tick, owner=owner, say=lambda line: out.print(line, markup=False))
+
+
+@app.command("mcp")
+@pass_opts
+def mcp_stdio(opts: Options) -> None:
+    """Speak MCP over stdin and stdout, as the home's owner (for a desktop MCP client)."""
+    from reverie.mcp import serve_stdio
+
+    serve_stdio(opts.home)
+
+
+@app.group("token")
+def token_group() -> None:
+    """API tokens (for the HTTP API and MCP) and one-time sign-in links (the admin page)."""
+
+
+@token_group.command("create")
+@click.argument("member")
+@click.option("--label", help="What the token is for.")
+@pass_opts
+def token_create(opts: Options, member: str, label: str | None) -> None:
+    """Create an API token for MEMBER; it is shown once and stored only as a hash."""
+    with open_home(opts) as rv:
+        token, info = rv.create_token(member, label)
+    emit(
+        opts,
+        {"token": token, **_token(info)},
+        lambda: out.print(
+            f"{token}\n(token {info.id} for {info.member}: keep it secret; it is not shown "
+            f"again. `reverie token revoke {info.id}` revokes it.)",
+            markup=False,
+        ),
+    )
+
+
+@token_group.command("list")
+@click.argument("member", required=False)
+@pass_opts
+def token_list(opts: Options, member: str | None) -> None:
+    """List API tokens (never the tokens themselves)."""
+    with open_home(opts) as rv:
+        found = rv.tokens.list(rv.member(member) if member else None)
+
+    def human() -> None:
+        table = Table("id", "member", "label", "created", "last used", "revoked")
+        for t in found:
+            table.add_row(
+                t.id,
+                t.member,
+                t.label or "",
+                stamp(t.created_at),
+                stamp(t.last_used_at) if t.last_used_at else "",
+                stamp(t.revoked_at) if t.revoked_at else "",
+            )
+        out.print(table if found else "No tokens.")
+
+    emit(opts, {"tokens": [_token(t) for t in found]}, human)
+
+
+@token_group.command("revoke")
+@click.argument("token_id")
+@pass_opts
+def token_revoke(opts: Options, token_id: str) -> None:
+    """Revoke an API token at once."""
+    with open_home(opts) as rv:
+        info = rv.tokens.revoke(token_id)
+    emit(opts, _token(info), lambda: out.print(f"Revoked {info.id} ({info.member})."))
+
+
+@token_group.command("link")
+@click.argument("member")
+@click.option(
+    "--url", default="http://127.0.0.1:8765", show_default=True, help="Where the server is."
+)
+@pass_opts
+def token_link(opts: Options, member: str, url: str) -> None:
+    """Print a one-time sign-in link to the admin page for MEMBER (valid 15 minutes)."""
+    with open_home(opts) as rv:
+        code = rv.tokens.sign_in_code(rv.member(member))
+    link = f"{url.rstrip('/')}/admin/signin/{code}"
+    emit(opts, {"link": link}, lambda: out.print(link, markup=False))
+
+
+def _token(t: TokenInfo) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "member": t.member,
+        "label": t.label,
+        "created": stamp(t.created_at),
+        "last_used": stamp(t.last_used_at) if t.last_used_at else None,
+        "revoked": stamp(t.revoked_at) if t.revoked_at else None,
+    }
+
+
+@app.group("member")
+def member_group() -> None:
+    """The workspace's members and their roles."""
+
+
+@member_group.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(list(MEMBER_ROLES)), default="member", show_default=True)
+@pass_opts
+def member_add(opts: Options, name: str, role: str) -> None:
+    """Add a member (owner, admin or member)."""
+    with open_home(opts) as rv:
+        m = rv.add_member(name, role)
+    emit(opts, _member(m), lambda: out.print(f"Added {m.name} ({m.role})."))
+
+
+@member_group.command("list")
+@pass_opts
+def member_list(opts: Options) -> None:
+    """List the members."""
+    with open_home(opts) as rv:
+        found = rv.members()
+
+    def human() -> None:
+        table = Table("name", "role", "active")
+        for m in found:
+            table.add_row(m.name, m.role, "yes" if m.active else "no")
+        out.print(table if found else "No members yet: `reverie member add NAME`.")
+
+    emit(opts, {"members": [_member(m) for m in found]}, human)
+
+
+@member_group.command("set")
+@click.argument("name")
+@click.option("--role", type=click.Choice(list(MEMBER_ROLES)))
+@click.option("--active/--inactive", default=None, help="An inactive member can do nothing.")
+@pass_opts
+def member_set(opts: Options, name: str, role: str | None, active: bool | None) -> None:
+    """Change a member's role, or deactivate (and reactivate) one."""
+    with open_home(opts) as rv:
+        m = rv.update_member(name, role=role, active=active)
+    emit(
+        opts,
+        _member(m),
+        lambda: out.print(f"{m.name}: {m.role}, {'active' if m.active else 'inactive'}."),
+    )
+
+
+def _member(m: Any) -> dict[str, Any]:
+    return {"name": m.name, "role": m.role, "active": m.active, "created": stamp(m.created_at)}

@@ -1,0 +1,133 @@
+"""``reverie serve``: the HTTP API, the admin page and MCP in one process, with the review
+scheduler beside them, until SIGINT or SIGTERM.
+
+On first start with an empty home (no member, no agent) it creates the workspace's owner and an
+example agent, and prints an API token for the owner once. Every start prints a one-time
+sign-in link for the admin page (valid fifteen minutes): there is no default password.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from reverie.api import Reverie
+
+__all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run"]
+
+EXAMPLE_AGENT = "example"
+EXAMPLE_SOUL = """\
+You are Example, a helpful assistant for this workspace.
+
+- Answer briefly and plainly; ask when a request is ambiguous.
+- Say what you are unsure of instead of guessing.
+"""
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """What the first start created (nothing on later starts)."""
+
+    owner: str
+    agent: str | None
+    token: str | None
+
+
+def bootstrap(rv: Reverie, owner: str = "owner") -> Bootstrap:
+    """Create an owner, an example agent and the owner's first token, on an empty home only."""
+    if rv.members() or rv.agents():
+        return Bootstrap(rv.ensure_owner(owner).name, None, None)
+    member = rv.ensure_owner(owner)
+    rv.create_agent(EXAMPLE_AGENT, creator=member.name, soul=EXAMPLE_SOUL)
+    token, _ = rv.create_token(member.name, label="created by the first start")
+    return Bootstrap(member.name, EXAMPLE_AGENT, token)
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, minus re-raising the signal after its graceful shutdown: that
+        would kill the process before the scheduler stops and the home is closed."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True  # a second Ctrl-C: stop waiting for open requests
+            else:
+                self.should_exit = True
+
+    return Server
+
+
+def run(
+    home: Path | None,
+    host: str,
+    port: int,
+    tick: float,
+    *,
+    owner: str = "owner",
+    say: Callable[[str], None] = print,
+) -> None:
+    """Serve until interrupted; returns after a clean stop."""
+    import uvicorn
+
+    from reverie.review.schedule import serve_forever
+
+    from .app import create_app
+
+    _Server = _server_class()
+    rv = Reverie(home, create=True)
+    first = bootstrap(rv, owner)
+    slack, routes = _slack(rv)
+    app = create_app(rv, routes=routes)
+    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    stop = threading.Event()
+    reviews = threading.Thread(
+        target=serve_forever, args=(rv, stop, tick), name="review-scheduler", daemon=True
+    )
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    base = f"http://{shown}:{port}"
+    code = rv.tokens.sign_in_code(rv.member(first.owner))
+    say(f"Reverie is serving {rv.home} at {base}")
+    if first.agent:
+        say(f"  First start: created the owner '{first.owner}' and the agent '{first.agent}'.")
+    say(f"  Admin page: {base}/admin/signin/{code}")
+    say("    (a one-time sign-in link, valid 15 minutes; `reverie token link NAME` makes another)")
+    if first.token:
+        say(f"  API and MCP token for {first.owner} (shown once): {first.token}")
+        say(f"    curl -H 'Authorization: Bearer {first.token}' {base}/api/agents")
+    say(f"  MCP (streamable HTTP): {base}/mcp    OpenAPI: {base}/openapi.json")
+    if slack is not None:
+        say(f"  Slack events: {base}/slack/events")
+    say(f"  Reviewing due agents every {tick:g} s. Ctrl-C stops.")
+    reviews.start()
+    if slack is not None:
+        slack.start()
+    try:
+        server.run()
+    finally:
+        stop.set()
+        if slack is not None:
+            slack.stop()
+        reviews.join(timeout=30)
+        rv.close()
+        say("Stopped.")
+
+
+def _slack(rv: Reverie) -> tuple[Any, list[Any]]:
+    """The Slack app and its ``POST /slack/events`` route, when Slack is configured
+    (``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``); else nothing."""
+    if not (rv.settings.slack_bot_token and rv.settings.slack_signing_secret):
+        return None, []
+    from starlette.routing import Route
+
+    from reverie.slack.app import SlackSurface
+    from reverie.slack.http import EVENTS_PATH, EventsEndpoint
+
+    surface = SlackSurface(rv)
+    return surface, [Route(EVENTS_PATH, EventsEndpoint(surface), methods=["POST"])]

@@ -1,0 +1,548 @@
+"""The offline reviewer's word lists (SPEC R6, R8): data only, no logic.
+
+Everything the rules of :mod:`.statements` and :mod:`.wording` know about English lives here,
+as plain lists of words and phrases, so that extending what the reviewer understands means
+adding a word to a list, not writing a new rule. Phrases are lower case; a phrase list is
+matched as whole words, case-blind (:func:`phrases`). The few regular expressions here are
+shapes of tokens (a version, a time, a port), not of sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["phrase_list", "phrases", "words"]
+
+
+def words(text: str) -> frozenset[str]:
+    """A set of words from a blank-separated string."""
+    return frozenset(text.split())
+
+
+def phrase_list(text: str) -> tuple[str, ...]:
+    """Phrases separated by ``|`` (and line breaks): ``"by the way | fyi | heads up"``."""
+    return tuple(p.strip() for p in text.replace("\n", "|").split("|") if p.strip())
+
+
+def phrases(items: Iterable[str]) -> re.Pattern[str]:
+    """One case-blind pattern matching any of ``items`` as whole words (longest first)."""
+    ordered = sorted({i.strip() for i in items if i.strip()}, key=len, reverse=True)
+    body = "|".join(re.escape(i).replace(r"\ ", r"\s+") for i in ordered)
+    return re.compile(rf"(?<![\w'])(?:{body})(?![\w'])", re.I)
+
+
+# --- discourse: what a sentence opens or closes with, and carries no fact -------------------
+
+#: Openers dropped before reading ("Heads up, ...", "Quick one for the record: ...").
+LEADS = phrase_list(
+    """
+    well | right | wait | so | no | yes | ok | okay | also | oh | ah | yeah | yep | hmm | um
+    and | but | anyway | anyways | actually | btw | by the way | fyi | just fyi
+    for context | for the record | just so you know | just for the record | for your info
+    thanks | thank you | thx | cheers | great | cool | nice | perfect | awesome | got it
+    sounds good | sure | alright | all right | one more thing | oh and | and also | ps
+    again | as i said | like i said | as mentioned | big news | good news | bad news | news
+    quick note | quick one | quick one for the record | reminder | heads up | heads-up
+    update | quick update | small update | psa | context | info
+    status | seriously | honestly | between us | just you and me now
+    change of plans | close | phew | important | note | tip | gotcha
+    careful | watch out | warning | known issue | new contract terms | refund policy change
+    remember | remember that | note that | keep in mind | keep in mind that | don't forget
+    don't forget that | bear in mind | just so you have it | by the way | hi
+    hey | hello | good morning | morning | evening | hey there
+    """
+)
+#: Openers dropped even before a lower-case word ("and we agreed ..."): they never change
+#: what follows (unlike "no" or "update", which may be part of it).
+FILLERS = words(
+    "and but also so oh ok okay yeah actually btw fyi anyway anyways again honestly seriously "
+    "plus alright ps hey hi"
+)
+#: Cues that what follows is worth keeping ("remember that the sandbox only accepts test
+#: cards"): dropped, with what follows read as a statement.
+CUES = phrase_list(
+    """
+    remember that | remember | note that | keep in mind that | keep in mind
+    don't forget that | do not forget that | bear in mind that | bear in mind
+    just remember | please remember | please note | please note that
+    """
+)
+#: Openers that aim what follows at the future: "from now on, answer in French" is a rule.
+FORWARD = ("from now on", "going forward", "in future", "in the future", "next time")
+#: Closers dropped after reading ("..., though", "..., lol").
+TRAILERS = phrase_list(
+    """
+    lol | haha | hahaha | thanks | thank you | thx | btw | by the way | though | fyi
+    cheers | please | pls | finally | for the record | in case you need it
+    just so you know
+    """
+)
+
+# --- what is never a fact -----------------------------------------------------------------
+
+#: Openers of a question without its "?" ("can you check the backup", "what time does it
+#: open"): a question word with the verb that makes it one.
+QUESTION_OPENERS = (
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "do you",
+    "did you",
+    "do we",
+    "did we",
+    "does anyone",
+    "does it",
+    "does this",
+    "are you",
+    "are we",
+    "are there",
+    "is there",
+    "is it",
+    "is this",
+    "have you",
+    "has anyone",
+    "anyone know",
+    "anybody know",
+    "any idea",
+    "should i",
+    "should we",
+    "shall i",
+    "shall we",
+    "wondering",
+    "i wonder",
+    "what's",
+    "how's",
+    "where's",
+    "who's",
+    "whats",
+    *(
+        f"{w} {aux}"
+        for w in ("what", "how", "where", "who", "which", "why", "when")
+        for aux in sorted(
+            words("is are was were do does did can should would will much many long often of one")
+        )
+    ),
+)
+#: Openers of a request to the assistant (imperatives and polite forms).
+REQUESTS = phrase_list(
+    """
+    please | pls | plz | kindly | can you | could you | would you | will you | i want you to
+    i'd like you to | i would like you to | i need you to | let me know | tell me | show me
+    remind me | help me | give me | send me | find me | get me | walk me | let's see
+    make me | write me
+    """
+)
+#: Verbs that open an imperative: a request or a rule, never a fact.
+IMPERATIVES = words(
+    "always never don't dont stop avoid answer reply respond write speak talk use format sign "
+    "address refer keep include add put show give list send mention translate ask ping notify "
+    "cite be stay skip act pretend explain summarise summarize draft pull check find look "
+    "remind help make tell let call email text book schedule cancel remove delete update "
+    "fix run try get bring buy order note remember forget open close move copy paste "
+    "compare review read print share start finish sort search fetch grab"
+)
+#: A rule aimed at the agent when it appears anywhere: "you should", "when you ...".
+RULE_MARKERS = phrase_list(
+    """
+    you should | you must | you need to | you have to | you'll need to | you will need to
+    you are to | you're to | you may not | you can't | you cannot | you shouldn't
+    you mustn't | you ought to | you are not allowed | you aren't allowed
+    you're not allowed | when you | whenever you | if you | your answers | your replies
+    your responses | your tone | your messages | your output | your style | your suggestions
+    reply to me | answer me | talk to me | write to me | from now on, always
+    from now on, never | don't ever | never suggest | always reply
+    """
+)
+SMALL_TALK = phrase_list(
+    """
+    hi | hey | hello | thanks | thank you | thx | ty | cheers | bye | good night | goodnight
+    see you | see ya | ok | okay | cool | great | nice | awesome | perfect | sounds good
+    got it | sure | no problem | np | you're welcome | lol | haha | wow | yes | no | yep
+    nope | done | ack | noted | how are you | how's it going | welcome back | good morning
+    good afternoon | good evening | morning | ugh | phew | talk later | talk tomorrow
+    gotta run | gotta go | what a morning | what a day | makes sense
+    that makes sense | good call | all good | no worries
+    """
+)
+#: Words by which a sentence reacts to what the other person said, rather than state a fact.
+#: They count anywhere in a sentence.
+REACTIONS = phrase_list(
+    """
+    looks great | looks amazing | looks awesome | looks lovely
+    looks adorable | congrats | congratulations | so happy for | happy for you
+    proud of you | i hope | hope you | hope it | hope the | i bet | good luck | well done
+    take care | keep it up | keep up the good work | that's great | that's awesome
+    that's amazing | that's so cool | that's cool | that's wonderful | that's lovely
+    that's tough | that's hard | so cool | so sweet | so cute | how exciting | i'm sorry
+    no wonder | can't wait | cannot wait | you're right | you are right
+    you too | good riddance | drinks on me
+    """
+)
+#: Guesses about the other person's life ("that must be fun", "Max must have loved it"):
+#: reactions when said of a pronoun or a name, not of a thing ("the filter must be clean").
+GUESSES = ("must be", "must have", "must've", "must feel", "must get")
+#: Openers of a reaction ("What a lovely title", "Welcome, Ben").
+REACTION_OPENERS = phrase_list(
+    """
+    what a | welcome | glad | so glad | thanks for | thank you for | good to know
+    nice to meet | great to meet | lovely to meet | sounds | exciting | appreciate | enjoy
+    haha | aww | oh man | wow | ha | yay | nice work | nice one | great job | big change
+    sensible | makes sense | understood | noted | got it | sure | of course | no problem
+    sorry | hello | hi | good morning
+    """
+)
+#: Progress and the moment: true now, stale in an hour.
+TRANSIENT = phrase_list(
+    """
+    one sec | one second | a sec | one moment | just a sec | just a second | just a minute
+    just a moment | brb | be right back | hang on | hold on | give me a sec
+    give me a second | give me a minute | bear with me | back after | ok back
+    okay back | i'm back | still compiling | still building | still running | still loading
+    still working | still thinking | in progress | almost done | nearly done
+    halfway there | so far | let me check | let me look | let me see | let me try
+    let me think | let me run | let me grab | let me find | let me dig | let me quickly
+    i'll check | i'll look | i'll get back | i'll try | i'll run | i'll ping | i'll be back
+    done for tonight | done for today | done with | slow going
+    at the moment | right now | again today | again this morning | needs a restart
+    needs a reboot | needs a look
+    """
+)
+#: Activities of a moment: "I'm running the tests" is progress; "I'm learning German" is not.
+MOMENTARY = words(
+    "running compiling building deploying restarting rebooting testing checking looking trying "
+    "installing downloading uploading waiting debugging fixing reviewing rerunning pushing "
+    "pulling grabbing heading sending leaving packing stepping typing "
+    "reading eating cooking driving walking pasting copying drafting finishing starting "
+    "wrapping preparing merging rolling syncing indexing"
+)
+#: Relative time that makes a present-tense statement about the moment only.
+MOMENT = phrase_list(
+    """
+    today | tonight | this morning | this afternoon | this evening | right now
+    at the moment | for now | for the moment | currently
+    """
+)
+#: Subjects whose state is about one run of something ("the build is green").
+TRANSIENT_SUBJECTS = words(
+    "build builds test tests job jobs download upload install compile ci run runs script command "
+    "query import export backup pr coffee lunch meeting call deploy deployment pipeline suite "
+    "rollout ticket tickets essay standup"
+)
+HEDGES = phrase_list(
+    """
+    i know | i feel | i appreciate | i agree | i understand | i wish | i mean | i hope
+    i bet | maybe | perhaps | might | possibly | what if | not sure | unsure | probably
+    considering | thinking about | thinking of | wondering | i guess | i wonder | i think
+    i believe | i suppose | we could | should we | hypothetically | in theory | or not
+    let's see | at some point | some day | someday
+    """
+)
+#: How someone feels at the moment ("I'm so excited", "John is determined"): not a fact to
+#: keep, unlike what they like or who they are.
+FEELINGS = words(
+    "excited determined happy glad thrilled sad stressed nervous proud grateful thankful sorry "
+    "pumped stoked bummed upset worried anxious tired exhausted relieved curious eager keen "
+    "motivated inspired amazed blessed lucky overwhelmed frustrated disappointed touched "
+    "honored honoured delighted psyched jealous scared afraid bored glad"
+)
+#: An obligation of the speaker: a to-do, not a fact ("we need to fix the login bug").
+TODO = phrase_list(
+    """
+    need to | needs to | have to | has to | got to | gotta | going to have to | should
+    must | ought to
+    """
+)
+SECRET_NOUNS = phrase_list(
+    """
+    password | passwords | passwd | passcode | passphrase | pin code | pin number | api key
+    api keys | apikey | access key | secret key | secret | secrets | token | tokens
+    credential | credentials | private key | ssh key | 2fa code | otp | recovery code
+    license key | login
+    """
+)
+#: Saying where a secret is kept, or how it is handled, is not the secret.
+SECRET_REFERENCES = phrase_list(
+    """
+    stored in | kept in | lives in | managed in | managed by | saved in
+    in the vault | in vault | 1password | bitwarden | lastpass | keychain | keepass
+    secrets manager | password manager | in settings | vault | rotate | expire
+    expires | expiry | expiration | under
+    """
+)
+
+# --- what a sentence is about -------------------------------------------------------------
+
+#: Cause and remedy: a lesson is kept whole (never cut between cause and fix).
+LESSON_CUES = phrase_list(
+    """
+    cause | caused | causes | root cause | because | due to | turned out | turns out
+    the fix | fixed it | fix is | fix was | fixed by | the solution
+    solution was | workaround | the reason | comes from | came from | come from
+    means that | happens because | happened because
+    the problem was | the issue was | lesson | lesson learned | lessons learned | takeaway
+    til | note to self | prevents it | avoids
+    """
+)
+DECISION_CUES = phrase_list(
+    """
+    decided | decide | decision | agreed | agree | settled on | concluded | voted
+    committed to | chose | chosen | picked | opted | going with | go with | let's go with
+    let's use | we'll use | we will use | standardized on | standardised on | reversed
+    changed my mind | from now on | going forward | starting
+    """
+)
+PROJECT_CUES = phrase_list(
+    """
+    due | deadline | launch | launches | launched | release | releases | released | ship
+    ships | shipped | scheduled | planned | on hold | blocked | done | finished
+    complete | completed | postponed | slipped | delayed | pushed | beta | audit | exam
+    appointment | trip | renewal | reveal | manuscript
+    kickoff | go-live | freeze | cutover | live | in production
+    closed won | signed | approved | rejected | extension
+    """
+)
+#: Things and tokens of the technical environment.
+ENVIRONMENT_CUES = phrase_list(
+    """
+    port | server | service | database | db | api | ci | build | builds | cluster
+    container | image | staging | production | prod | node | python | postgres | redis
+    kafka | docker | kubernetes | portal | wifi | vpn | host | hosted | hosts
+    needs | requires | breaks | fails | crashes | times out | throttles
+    defaults to | listens | runs out of | is stored in | lives in | phone system
+    sandbox | login | crm | version | upgraded | sdk | endpoint | webhook | flag | queue
+    caches | read-only | timeout | limit
+    """
+)
+#: Verbs and words that tie a statement to a person: who they are, what they like.
+PERSONAL_CUES = phrase_list(
+    """
+    prefer | prefers | like | likes | love | loves | enjoy | enjoys | hate | hates | dislike
+    dislikes | rather | allergic | vegetarian | vegan | live | lives | living | based in
+    moved to | work | works | working | name | called | go by | goes by | husband | wife
+    partner | son | daughter | kids | children | mother | father | brother
+    roommate | friend | boss | manager | report to | reports to | team | role | job | speak
+    speaks | learning | study | studies | born | from | birthday | timezone | time zone
+    time | dog | cat | pet | engineer | developer | designer | lead | student | teacher
+    doctor | nurse | writer | owner | intern | director
+    assistant | realtor | paralegal | champion | contact | supervisor | advisor
+    editor | agent | babysitter | quota | territory
+    marathon
+    """
+)
+
+# --- change: what says that an earlier statement no longer holds ----------------------------
+
+#: Words by which a statement says that it replaces an earlier one.
+UPDATE_MARKERS = phrase_list(
+    """
+    now | actually | anymore | any more | any longer | no longer | instead | instead of
+    changed | change | changed my mind | switched | switch | moved | new | since | update
+    updated | these days | not anymore | after all | scratch the | forget the
+    renamed | raised | lowered | reversed | upgraded | downgraded | fixed | slipped
+    postponed | pushed | rescheduled | replaced | relocated | starting | as of | from now on
+    going forward | correction | no, | not | wrong | outdated | quit | left
+    """
+)
+#: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
+OLD_VALUE_LEADS = phrase_list(
+    """
+    instead of | rather than | not | no longer | down from | scratch the
+    forget | forget the | not by | not in | not at
+    """
+)
+#: Verbs by which something stops being used or true ("we no longer use X": X is retired).
+RETIRE_VERBS = phrase_list(
+    """
+    no longer use | no longer uses | no longer using | no longer run | no longer need
+    no longer have | don't use | do not use | don't need | stopped using
+    stopped | quit | dropped | removed | retired
+    decommissioned | got rid of | ditched | killed | sunset | sunsetted | turned off
+    shut down | deleted | uninstalled | moved off | moved away from | cancelled | canceled
+    cut | closed | gave up on | gave up | are not on
+    are no longer on | aren't on | 're not on | 're no longer on | sold
+    """
+)
+#: The words of "we switched from X to Y".
+SWITCH_VERBS = phrase_list(
+    """
+    switched | moved | migrated | changed | swapped | went | transitioned
+    switching | migrating
+    """
+)
+#: Verbs that say a thing is in use: "we use X", "the app runs on X".
+USE_VERBS = phrase_list(
+    """
+    use | uses | using | use of | on | run | runs | running | chose | picked | go with
+    going with | went with | stick with | adopted | standardized on | moved to
+    migrated to | relies on | hosted on | deployed to | deployed on | is on | are on
+    live in | lives in | track everything in
+    """
+)
+#: Words of one kind where a person has one at a time: a newer one replaces the older.
+EXCLUSIVE_CLASSES: tuple[frozenset[str], ...] = (
+    words("vegetarian vegan pescatarian omnivore carnivore"),
+    words("a1 a2 b1 b2 c1 c2"),
+    words("early late night morning evening afternoon"),
+)
+
+#: Predicates that hold one value at a time for one subject: the newer replaces the older.
+#: Each names its class; a statement is read with the first verb phrase that matches.
+SINGLE_VALUED: dict[str, tuple[str, ...]] = {
+    "location": (
+        "live in",
+        "lives in",
+        "living in",
+        "based in",
+        "moved to",
+        "relocated to",
+        "relocate to",
+        "moving to",
+        "now live in",
+    ),
+    "employer": ("work at", "works at", "work for", "works for", "joined", "employed at"),
+    "role": ("work as", "works as"),
+    "name": ("name is", "called", "go by", "goes by", "renamed"),
+    "timezone": ("time zone", "timezone", "on central", "on pacific", "on eastern"),
+    "date": (
+        "due",
+        "is due",
+        "due on",
+        "deadline",
+        "slipped to",
+        "moved to",
+        "pushed to",
+        "postponed to",
+        "rescheduled for",
+        "planned for",
+        "scheduled for",
+        "is on",
+        "starts on",
+        "launches on",
+    ),
+    "amount": ("is", "are", "raised", "lowered", "cut to", "down to"),
+}
+
+#: Canonical wording of a person's single-valued attribute, when the clause is exactly
+#: subject, verb and value: "I moved to Berlin last month" -> "Sam lives in Berlin".
+CANONICAL: dict[str, str] = {
+    "location": "{s} lives in {v}",
+    "employer": "{s} works at {v}",
+}
+
+# --- grammar ------------------------------------------------------------------------------
+
+STOP_WORDS = words(
+    "a an the is are was were be been being am to of for in on at by with and or that this it "
+    "its their they them we our us as from into than then so also just now currently very really "
+    "has have had do does did will would can could i me my mine you your he she his her him "
+    "there here which who what when where why how all any some no not but if about up out over "
+    "after before again too only own same such both each few more most other s t don't isn't "
+    "i'm i've i'll i'd we're we've we'll it's that's let's get got still ever even much many "
+    "new old one two"
+)
+ADVERBS = words(
+    "just also always usually still now never only really often sometimes mostly all both "
+    "currently finally already definitely actually generally normally typically recently "
+    "mainly primarily officially fully totally much strongly honestly personally mostly "
+    "basically simply truly"
+)
+MODALS = words("will would can could should must might may shall did had used 'll 'd")
+IRREGULAR_PAST = words(
+    "built ran made chose got went had did took wrote set put cut kept left found gave saw sent "
+    "spent broke began bought brought fell felt forgot froze hit held knew led lost met paid "
+    "read rode rose said sold shut sat split spoke stood stuck taught told thought threw "
+    "understood woke won wore was were became came drove ate flew grew hung heard lay lent let "
+    "meant quit rang sang shot slept sped swam swore thrust wept wound"
+)
+IRREGULAR_PRESENT = {
+    "am": "is",
+    "are": "is",
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+    "were": "was",
+    "weren't": "wasn't",
+    "'m": "is",
+    "'ve": "has",
+    "'re": "is",
+}
+#: Words in "-ing" that are not a verb: a clause that starts with one is not progress.
+NOT_GERUNDS = words(
+    "everything nothing something anything morning evening spring string during ceiling "
+    "thing king ring wedding meeting building painting clothing pudding"
+)
+#: Common verbs (base forms): a clause about a thing needs one to state anything ("Coffee
+#: first, then the review" states nothing). Inflected forms are found by their endings.
+VERBS = words(
+    "be have do go get make take give keep let put run set say see come know think want need "
+    "use find tell ask work seem feel try leave call move live believe hold bring write "
+    "provide sit stand lose pay meet include continue learn change lead understand watch follow "
+    "stop create speak read allow add spend grow open close walk win offer remember love like "
+    "prefer hate enjoy consider appear buy wait serve die send expect build stay fall cut reach "
+    "kill remain suggest raise pass sell require report decide pull break fail crash hang listen "
+    "cover start end own manage handle join host store cache drop throttle rotate reset wipe "
+    "expire default point resolve connect deploy ship launch release slip postpone delay "
+    "schedule plan block approve sign cancel retire replace switch migrate upgrade downgrade "
+    "support accept reject ignore overwrite truncate purge restart lock timeout apply charge "
+    "refund close drive cook clean check sort rank book visit teach study train "
+    "coach draft edit publish hire fire promote review merge test fix lock time mean cause "
+    "avoid prevent stop solve help improve reduce increase limit cap go sit lie rise rose "
+    "belong contain depend exist matter cost weigh measure equal fit suit enter "
+    "shadow refund print order email text deliver pick rent share sync back log track "
+    "sit speak spell spell teach pay verify"
+)
+#: Preference verbs read as one: "likes a numbered list" and "prefers them grouped" meet.
+SAME_VERB = {"like": "prefer", "love": "prefer", "enjoy": "prefer", "rather": "prefer"}
+#: Endings of common nouns: a capitalised first word ending so is not a name ("Leadership").
+NOUN_ENDINGS = ("ship", "tion", "sion", "ment", "ness", "ity", "ance", "ence", "ers", "ies")
+#: Words that cannot be the verb right after "I" (then the sentence is kept as said).
+NOT_VERBS = words(
+    "and or but the a an to of in on at for with from by as if so that this my our your their "
+    "his her its it which who what when where why how not no"
+)
+PRONOUN_SUBJECTS = words(
+    "i you he she they it this that these those we there here which who what everything "
+    "nothing something anything someone everyone all both one each every"
+)
+#: Words that never start a name, even capitalised.
+NAME_STOP = words(
+    "The This That These Those It I We You He She They Our My Your His Her Their There Here "
+    "What When Where Why How Which Who Also And But So Then Now Today Tomorrow Yesterday "
+    "Everyone Nobody Someone Everything Nothing Let Please Thanks Hi Hey Hello Yes No Ok Okay "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday Staging Production Prod "
+    "Sure Great Cool Just Maybe Perhaps If Since Because After Before While Once Team Mostly "
+    "January February March April May June July August September October November December "
+    "Starting Last Next Every Each Most Some Any All Both Not New Old Big Small Good Bad "
+    "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah"
+)
+MONTHS = phrase_list(
+    """
+    january | february | march | april | may | june | july | august | september | october
+    november | december | jan | feb | mar | apr | jun | jul | aug | sep | sept | oct | nov
+    dec
+    """
+)
+WEEKDAYS = phrase_list(
+    """
+    monday | tuesday | wednesday | thursday | friday | saturday | sunday | mondays
+    tuesdays | wednesdays | thursdays | fridays | saturdays | sundays | weekdays | weekends
+    """
+)
+#: Numbers in words: "four doctors", "two weeks", "three seats" carry a value as "4" does.
+NUMBER_WORDS = words(
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
+    "fifty hundred thousand half dozen"
+)
+#: Value tokens: a time, a number with its unit, a version, a port, a path, an address.
+VALUE_TOKEN = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bv?\d+(?:[.,]\d+)*(?:k|m|%|st|nd|rd"
+    r"|th)?\b|\$\d|\b\d+\s?(?:gb|mb|tb|ms|s|mm|cm|km|kg|mins?|hours?|days?|weeks?|months?"
+    r"|years?|percent|euros?|dollars?)\b|[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w.])(?:~|\.{1,2})?/[\w.-]+"
+    r"(?:/[\w.*-]*)+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`",
+    re.I,
+)

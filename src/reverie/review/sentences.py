@@ -1,0 +1,159 @@
+"""Cutting chat messages into the sentences review reads (SPEC R5, R6): pure, no I/O.
+
+A message is prose, code, logs and pasted output mixed; only prose is read. :func:`sentences`
+returns each prose sentence with its offsets in the message (so that a credential found in the
+whole message can taint the sentences it overlaps). :func:`clauses` cuts a sentence where a
+second statement starts, except in a lesson, which is kept whole so that its cause and its fix
+stay together. :func:`clean` takes away what a sentence opens or closes with and says nothing
+(greetings, "heads up", "lol"), using the lists of :mod:`.lexicon`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import lexicon as lx
+from .types import SOURCE_PATTERN
+
+__all__ = ["clauses", "clean", "sentences"]
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# Lines that are program output, not conversation: log lines, tracebacks, shell prompts,
+# Markdown headings and tables. Review never reads tool output (R5); a pasted log is the same.
+_NOT_PROSE = re.compile(
+    r"^\s*(?:\$ |> |>>> |#|\||Traceback|File \"|at [\w.$]+\(|\[?\d{4}-\d{2}-\d{2}[ T]\d"
+    r"|\[?\d{2}:\d{2}:\d{2}|(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL)\b)"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9a-z])")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|Dr|Mr|Mrs|Ms|St|No|Inc|Ltd|Jr|Sr|Prof)\.|\b[A-Z]\.)$"
+)
+
+
+def sentences(text: str) -> list[tuple[int, int, str]]:
+    """The prose sentences of a message as ``(start, end, text)`` offsets into ``text``.
+
+    Fenced and indented code, log lines and headings are left out: they are output, not
+    statements. A line break always ends a sentence (chat messages use them as full stops).
+    """
+    out: list[tuple[int, int, str]] = []
+    offset = 0
+    in_fence = False
+    for line in text.split("\n"):
+        start_of_line = offset
+        offset += len(line) + 1
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or line.startswith(("    ", "\t")) or _NOT_PROSE.match(line):
+            continue
+        pieces: list[tuple[int, int]] = []
+        pos = 0
+        for m in _SENTENCE_END.finditer(line):
+            pieces.append((pos, m.start()))
+            pos = m.end()
+        pieces.append((pos, len(line)))
+        merged: list[tuple[int, int]] = []
+        for a, b in pieces:
+            # "Dr. Patel" and "e.g. Postgres" do not end a sentence.
+            if merged and _ABBREVIATION.search(line[merged[-1][0] : merged[-1][1]]):
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        for a, b in merged:
+            piece = line[a:b]
+            # "[shared a photo: ...]" and other bracketed notes are annotations, not speech.
+            if piece.strip() and not re.fullmatch(r"\s*\[[^\]]*\]\s*", piece):
+                lead = len(piece) - len(piece.lstrip())
+                out.append((start_of_line + a + lead, start_of_line + b, piece.strip()))
+    return out
+
+
+_LESSON = lx.phrases(lx.LESSON_CUES)
+# Where a second statement starts: after ";" or ", but"/", so", and before "and I"/"and we".
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s+|,?\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'd|we|we're|we've)\b)|,\s+(?:but|so)\s+"
+    r"|,\s+(?=(?:I'm|I am|I've|we're|we are|we've)\s)",
+    re.I,
+)
+# A part that starts like this leans on the part before it ("she's free on Tuesdays",
+# "no fee after all"): it stays with it.
+_DEPENDENT = re.compile(
+    r"^(?:he|she|it|they|his|her|its|their|them|him|this|that|these|those|no|not|just|only|"
+    r"which|who|then|too|also|plus)\b|^[a-z]+ing\b",
+    re.I,
+)
+
+
+def clauses(sentence: str) -> list[str]:
+    """A sentence cut where a second statement starts ("I'm vegetarian, but Dev eats
+    everything"), unless it states a lesson (a cause and its fix are one entry) or the next
+    part cannot stand alone."""
+    if _LESSON.search(sentence):
+        return [sentence]
+    out: list[str] = []
+    pos = 0
+    for m in _CLAUSE_SPLIT.finditer(sentence):
+        nxt = sentence[m.end() :]
+        if _DEPENDENT.match(nxt) or len(nxt.split()) < 3:
+            continue
+        out.append(sentence[pos : m.start()])
+        pos = m.end()
+    out.append(sentence[pos:])
+    return [c.strip() for c in out if c.strip()]
+
+
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+|:\)|:D|;\)|:\(")
+_LEAD = re.compile(
+    r"^(?:"
+    + lx.phrases(lx.LEADS).pattern
+    + r")(?:\s*[,:;.!\-–—]+\s*|\s+(?=(?-i:[A-Z])|[\"'])|\s*$)",
+    re.I,
+)
+# A short heading before a colon ("Big change: I moved ..."): at most five words, no digit.
+_HEADER = re.compile(r"^(?:[A-Za-z'-]+ ){0,4}[A-Za-z'-]+:\s+(?=\S)")
+# A heading does not open like a clause ("I've renamed the detective:", "The technician
+# confirmed:"): no subject pronoun first, no verb second.
+_CLAUSE_WORDS = re.compile(
+    r"^(?:i|i'm|i've|we|we're|we've|you|he|she|it|they)\b|^\S+\s+(?:is|are|was|were|has|"
+    r"have|had|\w+ed)\b",
+    re.I,
+)
+_OLD_VALUE = lx.phrases(lx.OLD_VALUE_LEADS)
+_CUE = re.compile(r"^(?:" + lx.phrases(lx.CUES).pattern + r")[\s,:]+(?!to\b)", re.I)
+_FILLER = re.compile(r"^(?:" + "|".join(sorted(lx.FILLERS)) + r")\b[\s,]+", re.I)
+_TRAILER = re.compile(r"[\s,;:-]+(?:" + lx.phrases(lx.TRAILERS).pattern + r")\s*$", re.I)
+
+
+def clean(text: str) -> str:
+    """A clause without list markers, emphasis, emoji, quotes, greetings and fillers around it.
+
+    A link or a source citation typed in chat is taken out: it must not become a link or a
+    source in memory.
+    """
+    text = _CONTROL.sub(" ", text)
+    text = _BULLET.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    text = _EMOJI.sub("", text)
+    text = SOURCE_PATTERN.sub("", text).replace("[[", "").replace("]]", "")
+    text = re.sub(r"\s+", " ", text).strip().strip("\"'“”‘’")
+    previous = None
+    while previous != text:
+        previous = text
+        text = re.sub(r"[.!…]+$", "", text).strip()
+        header = _HEADER.match(text)
+        if (
+            header
+            and not _LESSON.search(header.group(0))
+            and not _CLAUSE_WORDS.search(header.group(0))
+            and not _OLD_VALUE.match(header.group(0))  # "scratch the bullet points: ..."
+        ):
+            text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
+        text = _LEAD.sub("", text).strip()
+        text = _CUE.sub("", text).strip()
+        text = _FILLER.sub("", text).strip()
+        text = _TRAILER.sub("", text).strip()
+    return text

@@ -1,0 +1,227 @@
+"""How a statement is written as a memory entry (SPEC R6): pure functions, no I/O.
+
+An entry must say the same thing as the clause it comes from, read by someone who was not in
+the conversation. Rewording is where meaning gets lost ("Melanie loves to.", "we" become "the
+team"), so the rules reword as little as they can:
+
+* a clause about the speaker ("I ...", "my ...", or "Passed the exam" with no subject) is put
+  in the third person only where that is mechanical: the subject becomes the speaker's name
+  and its verb agrees with it; later "I", "me", "my" become "they", "them", "their";
+* a person's single-valued attribute stated as subject, verb and value alone is written the
+  canonical way of :data:`.lexicon.CANONICAL` ("I moved to Berlin last month" -> "Sam lives
+  in Berlin"), so that later statements of it meet the entry;
+* anything else that speaks in the first or second person ("we", "our", "you", or an "I" that
+  is not the subject) is kept as said, after the speaker's name: ``Sam: we deploy on
+  Tuesdays.``; a clause about a thing or a named person is kept as said;
+* relative days ("today", "last month") become dates from the message's time, so that the
+  entry stays true when it is read later.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from . import lexicon as lx
+from .statements import Statement, past, subject_name
+
+__all__ = ["absolute_dates", "finish", "render", "third_person"]
+
+_FIRST_OR_SECOND = re.compile(r"\b(?:we|we're|we've|we'll|we'd|our|ours|us|you|your|yours)\b", re.I)
+_INNER_I = (
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmyself\b", re.I), "themselves"),
+    (re.compile(r"\bmine\b", re.I), "theirs"),
+    (re.compile(r"\bmy\b", re.I), "their"),
+    (re.compile(r"\bme\b", re.I), "them"),
+)
+_CONTRACTED = {
+    "i'm": "is",
+    "i am": "is",
+    "i've": "has",
+    "i have": "has",
+    "i'll": "will",
+    "i will": "will",
+    "i'd": "would",
+    "i would": "would",
+    "i was": "was",
+}
+
+
+def _conjugate(verb: str) -> str | None:
+    """The third-person form of the verb after "I", or None when it is not clearly a verb."""
+    low = verb.lower()
+    if low in lx.IRREGULAR_PRESENT:
+        return lx.IRREGULAR_PRESENT[low]
+    if low in lx.NOT_VERBS or not re.fullmatch(r"[a-z][a-z'-]*", low):
+        return None
+    if low in lx.MODALS or past(low) or low.endswith("n't"):
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person(text: str, speaker: str) -> str | None:
+    """``text`` (about the speaker) in the third person, or None when that is not mechanical.
+
+    "I prefer my tea black" -> "Sam prefers their tea black"; "my kids are excited" ->
+    "Sam's kids are excited"; "Passed the B1 exam" -> "Sam passed the B1 exam".
+    """
+    if _FIRST_OR_SECOND.search(text):
+        return None
+    m = re.match(r"^my\s+", text, re.I)
+    if m:
+        head, rest = f"{speaker}'s", text[m.end() :]
+    else:
+        m = re.match(r"^(i'm|i am|i've|i have|i'll|i will|i'd|i would|i was)\b\s*", text, re.I)
+        if m:
+            head, rest = f"{speaker} {_CONTRACTED[m.group(1).lower()]}", text[m.end() :]
+        else:
+            m = re.match(r"^i\s+", text, re.I)
+            words = (text[m.end() :] if m else text[0].lower() + text[1:]).split(" ")
+            for i, word in enumerate(words):
+                if word.lower() in lx.ADVERBS or word.lower().endswith("ly"):
+                    continue
+                verb = _conjugate(word)
+                if verb is None:
+                    return None
+                if not m and verb != word:
+                    return None  # no subject: only a past tense reads as "I did it"
+                words[i] = verb
+                head, rest = f"{speaker} {' '.join(words[: i + 1])}", " ".join(words[i + 1 :])
+                break
+            else:
+                return None
+    for pattern, repl in _INNER_I:
+        rest = pattern.sub(repl, rest)
+    if head.endswith(" is") and rest.lower().startswith(speaker.lower()):
+        # "I'm Kofi Mensah, staff engineer at ..." said by Kofi: the name is the subject.
+        named = re.match(r"^[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}", rest)
+        if named and "," in rest:
+            return rest
+        return None if named and named.group(0) == rest.strip() else f"{head} {rest}"
+    return f"{head} {rest}".strip()
+
+
+def _canonical(st: Statement, who: str) -> str | None:
+    """ "I moved to Berlin last month" -> "Sam lives in Berlin" (see :data:`.lexicon.CANONICAL`);
+    ``who`` is the speaker for "I", or the name the clause starts with."""
+    cls = st.frame.cls
+    if cls not in lx.CANONICAL:
+        return None
+    verbs = "|".join(re.escape(v) for v in sorted(lx.SINGLE_VALUED[cls], key=len, reverse=True))
+    m = re.match(
+        rf"^(?:I|I've|I have|I'm|I am|{re.escape(who)})?(?:\s+(?:\w+ly|now|just|also))*\s*"
+        rf"(?:{verbs})\s+(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?:of\s+|the\s+|de\s+)?"
+        rf"(?-i:[A-Z])[\w.'&-]*){{0,3}})(?P<tail>.*)$",
+        st.text,
+        re.I,
+    )
+    if not m or not _only_time(m["tail"]):
+        return None
+    return lx.CANONICAL[cls].format(s=who, v=m["v"])
+
+
+_TIME_TAIL = re.compile(
+    r"^(?:\s*,)?\s*(?:(?:last|this|next) (?:week|month|year|spring|summer|autumn|fall|winter|"
+    r"quarter)|recently|lately|a (?:few |couple of )?(?:days|weeks|months|years) ago|"
+    r"(?:\w+ )?(?:days|weeks|months|years) ago|in (?:\d{4}|"
+    + "|".join(lx.MONTHS)
+    + r")|over the weekend|yesterday|today|for good|now)?\s*$",
+    re.I,
+)
+
+
+def _only_time(tail: str) -> bool:
+    return bool(_TIME_TAIL.match(tail))
+
+
+def _month(day: dt.date, shift: int) -> str:
+    month = day.month - 1 + shift
+    year = day.year + month // 12
+    return dt.date(year, month % 12 + 1, 1).strftime("%B %Y")
+
+
+def absolute_dates(text: str, when: float) -> str:
+    """Relative days made absolute with the message's date (UTC): "today" -> "on 2024-05-03",
+    "last month" -> "in April 2024"."""
+    day = dt.datetime.fromtimestamp(when, dt.UTC).date()
+
+    def on(shift: int) -> str:
+        return f"on {(day + dt.timedelta(days=shift)).isoformat()}"
+
+    table = {
+        "today": on(0),
+        "tonight": on(0),
+        "this morning": on(0),
+        "this afternoon": on(0),
+        "this evening": on(0),
+        "yesterday": on(-1),
+        "tomorrow": on(1),
+        "last week": f"in the week before {day.isoformat()}",
+        "this week": f"in the week of {day.isoformat()}",
+        "next week": f"in the week after {day.isoformat()}",
+        "last month": f"in {_month(day, -1)}",
+        "this month": f"in {_month(day, 0)}",
+        "next month": f"in {_month(day, 1)}",
+        "last year": f"in {day.year - 1}",
+        "this year": f"in {day.year}",
+        "next year": f"in {day.year + 1}",
+    }
+    pattern = re.compile(r"(?:\b(?:on|in)\s+)?\b(" + "|".join(table) + r")\b('s)?", re.I)
+
+    def repl(m: re.Match[str]) -> str:
+        said = table[m.group(1).lower()]
+        # "yesterday's migration" -> "the 2024-05-02 migration"
+        return f"the {said.split(' ')[-1]}" if m.group(2) else said
+
+    return pattern.sub(repl, text)
+
+
+def finish(text: str) -> str:
+    """One sentence: single spaces, a capital where a sentence starts, one full stop."""
+    text = re.sub(r"\s+", " ", text).strip().rstrip(",;:-–—")
+    text = re.sub(r"[.!…]+$", "", text).strip()
+    if not text:
+        return ""
+    first = text.split(" ", 1)[0]
+    if first.lower() in lx.STOP_WORDS or first.lower() in lx.PRONOUN_SUBJECTS:
+        text = text[0].upper() + text[1:]
+    return text + "."
+
+
+def render(st: Statement, *, listener: str | None, when: float) -> str:
+    """The entry for ``st`` (without its source), said at ``when`` to ``listener``."""
+    text = absolute_dates(st.text, when)
+    if st.kind == "answer":
+        # A verbless answer is kept with the question it answers, both as they were said.
+        question = absolute_dates(st.meta["question"], when)
+        return finish(f'{st.speaker}, asked "{question}": {text}')
+    if st.role != "user":
+        if listener:
+            text = re.sub(r"\byour\b", f"{listener}'s", text, flags=re.I)
+            text = re.sub(r"\byou're\b", f"{listener} is", text, flags=re.I)
+            text = re.sub(r"\byou\b", listener, text, flags=re.I)
+        return finish(text)
+    speaker = st.speaker
+    if st.subject_kind in ("i", "implicit", "name"):
+        who = speaker if st.subject_kind != "name" else subject_name(st.text)
+        canonical = _canonical(st, who) if who else None
+        if canonical:
+            return finish(canonical)
+    if st.subject_kind in ("i", "implicit"):
+        third = third_person(text, speaker)
+        if third:
+            return finish(third)
+    if _FIRST_OR_SECOND.search(text) or re.search(r"\b(?:I|me|my|mine)\b", text):
+        return finish(f"{speaker}: {text[0].upper() + text[1:]}")
+    return finish(text)

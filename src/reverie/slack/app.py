@@ -1,0 +1,353 @@
+"""The Slack surface: a bolt ``App`` whose listeners map Slack's events to Reverie.
+
+What each event does:
+
+* ``message`` (DMs, and channel messages that are commands) and ``app_mention`` (the agent
+  named in a channel): a ``!memory`` command runs at once (C1-C3) and its answer is queued once
+  per event; anything else said to the agent starts a turn (P1-P4) in the thread.
+* ``app_home_opened``: the Home tab is published.
+* ``member_joined_channel`` / ``member_left_channel``: the channel's cached member list is
+  dropped, so the next write check asks Slack again (C2).
+
+The app runs with ``process_before_response``: a command's write commits before Slack gets its
+acknowledgement, so a crash before the acknowledgement means a retry, which the event's
+idempotency key answers without writing twice (W7). A turn only records the person's message
+before the acknowledgement; the model is called on a worker thread, so Slack hears back within
+its three seconds however slow the model is, and the answer follows through the outbox. A
+retry of an event whose turn is still running is acknowledged and ignored; one whose turn is
+done finds that turn and runs nothing (``message_id``).
+
+Every message the agent sends goes through the outbox and :class:`DeliveryWorker`, in the
+thread it answers.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from slack_bolt import App
+from slack_bolt.request import BoltRequest
+from slack_sdk import WebClient
+
+from reverie.api import Reverie
+from reverie.core.chat import parse_command
+from reverie.errors import NotFound, RefusedInput, ReverieError
+from reverie.llm.chat import ChatProvider
+
+from .client import call, require, web_client
+from .commands import run_command
+from .delivery import DeliveryWorker
+from .directory import Directory, SlackUser
+from .home import home_view
+from .mapping import (
+    Chat,
+    channel_ref,
+    conversation_ref,
+    group_ref,
+    message_kind,
+)
+from .text import from_slack, mentions
+
+__all__ = ["HTTPAnswer", "SlackSurface"]
+
+log = logging.getLogger(__name__)
+
+#: Message subtypes that are a person speaking; edits, deletions, joins and bots are not.
+_SPOKEN = (None, "thread_broadcast", "file_share")
+
+
+class HTTPAnswer(NamedTuple):
+    """What to answer Slack's HTTP request with."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class SlackSurface:
+    """Reverie in one Slack workspace: the bolt app, the member directory, the turn runner and
+    the delivery worker. ``provider`` replaces the configured model (tests, embedding)."""
+
+    def __init__(
+        self,
+        rv: Reverie,
+        *,
+        client: WebClient | None = None,
+        provider: ChatProvider | None = None,
+        turn_workers: int = 4,
+    ) -> None:
+        self.rv = rv
+        self.settings = rv.settings
+        self.client = client or web_client(self.settings)
+        who = call("auth.test", self.client.auth_test)
+        self.bot_user: str | None = who.get("user_id")
+        self.team: str | None = who.get("team_id")
+        self.directory = Directory(rv, self.client, self.settings.slack_membership_cache_seconds)
+        self.worker = DeliveryWorker(rv, self.client)
+        self.provider = provider
+        self._turns = concurrent.futures.ThreadPoolExecutor(
+            max_workers=turn_workers, thread_name_prefix="reverie-slack-turn"
+        )
+        self._running: dict[str, concurrent.futures.Future[None]] = {}
+        self._providers: dict[str, ChatProvider] = {}
+        self._lock = threading.Lock()
+        self.app = self._build()
+
+    # the bolt app
+
+    def _build(self) -> App:
+        app = App(
+            client=self.client,
+            signing_secret=self.settings.slack_signing_secret or "",
+            process_before_response=True,
+            logger=log,
+        )
+        app.event("message")(self._on_message)
+        app.event("app_mention")(self._on_mention)
+        app.event("app_home_opened")(self._on_home)
+        app.event("member_joined_channel")(self._on_membership)
+        app.event("member_left_channel")(self._on_membership)
+        return app
+
+    def dispatch(self, body: bytes, query: str, headers: Mapping[str, str]) -> HTTPAnswer:
+        """Answer one HTTP request of Slack's Events API (``POST /slack/events``): the
+        signature and its timestamp (at most five minutes old) checked by bolt, then the event
+        handled. Blocking: run it on a worker thread under an async server.
+
+        Raises:
+            RefusedInput: ``slack_not_configured`` without ``SLACK_SIGNING_SECRET``.
+        """
+        require(self.settings.slack_signing_secret, "SLACK_SIGNING_SECRET")
+        answer = self.app.dispatch(
+            BoltRequest(
+                body=body.decode("utf-8", "replace"),
+                query=query,
+                headers={k.lower(): v for k, v in headers.items()},
+            )
+        )
+        flat = {k: ", ".join(v) for k, v in answer.headers.items()}
+        return HTTPAnswer(answer.status, flat, answer.body.encode())
+
+    def socket_mode(self) -> Any:
+        """bolt's Socket Mode handler for this app (``.start()`` blocks; ``.connect()`` does
+        not).
+
+        Raises:
+            RefusedInput: ``slack_not_configured`` without ``SLACK_APP_TOKEN``.
+        """
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        token = require(self.settings.slack_app_token, "SLACK_APP_TOKEN")
+        return SocketModeHandler(self.app, token)
+
+    def start(self) -> None:
+        """Start posting the outbox (a background thread)."""
+        self.worker.start()
+
+    def stop(self) -> None:
+        """Finish the turns under way, then stop posting."""
+        self._turns.shutdown(wait=True)
+        self.worker.stop()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait for the turns under way; True when none is left."""
+        with self._lock:
+            running = list(self._running.values())
+        _, pending = concurrent.futures.wait(running, timeout=timeout)
+        return not pending
+
+    # listeners (bolt passes the arguments by name)
+
+    def _on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        self._handle(body, event, mention=False)
+
+    def _on_mention(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        self._handle(body, event, mention=True)
+
+    def _on_home(self, event: dict[str, Any]) -> None:
+        if event.get("tab", "home") != "home" or not event.get("user"):
+            return
+        view = home_view(self.rv, self.dm_agent())
+        call("views.publish", self.client.views_publish, user_id=event["user"], view=view)
+
+    def _on_membership(self, event: dict[str, Any]) -> None:
+        if event.get("channel"):
+            self.directory.forget_members(event["channel"])
+
+    # events
+
+    def _handle(self, body: dict[str, Any], event: dict[str, Any], *, mention: bool) -> None:
+        if event.get("subtype") not in _SPOKEN or event.get("bot_id") or not event.get("user"):
+            return
+        raw, channel, ts = event.get("text") or "", event.get("channel"), event.get("ts")
+        if not channel or not ts:
+            return
+        kind = self._kind(body, event)
+        # A DM is handled by its message event, a mention in a channel by app_mention: a
+        # message that arrives as both is handled once.
+        if mention and kind == "dm":
+            return
+        if not mention and kind != "dm" and mentions(raw, self.bot_user):
+            return
+        text = from_slack(raw, self.bot_user)
+        command = parse_command(text)
+        thread_ts = event.get("thread_ts") or ts
+        if not text.strip() or (command is None and kind != "dm" and not mention):
+            # Channel talk not meant for the agent; but a thread it is in now reaches a group.
+            if kind == "group":
+                self._heard_from_group(channel, thread_ts)
+            return
+        user = self.directory.user(event["user"])
+        if user.bot:
+            return
+        chat = self._chat(channel, thread_ts, kind)
+        if chat is None:
+            log.warning("No agent answers Slack DMs: set REVERIE_SLACK_AGENT.")
+            return
+        key = f"slack:{body.get('event_id') or f'{channel}:{ts}'}"
+        if command is not None:
+            answer = run_command(self.rv, self.directory, chat, command, user, key=key)
+            self.rv.reply(chat.conversation, answer, key=key)
+            self.worker.wake()
+        else:
+            self._start_turn(chat, user, text, key)
+
+    def _heard_from_group(self, channel: str, thread_ts: str) -> None:
+        """A group's message in a thread the agent is in turns its conversation off for good
+        (O2), even when the message was not for the agent."""
+        try:
+            self.rv.conversation(conversation_ref(channel, thread_ts))
+        except NotFound:
+            return
+        self._chat(channel, thread_ts, "group")
+
+    def _kind(self, body: dict[str, Any], event: dict[str, Any]) -> str:
+        shared = bool(body.get("is_ext_shared_channel"))
+        channel_type = event.get("channel_type")
+        if channel_type is None:  # app_mention carries none
+            channel_type, ext = self.directory.channel_kind(event["channel"])
+            shared = shared or ext
+        return message_kind(channel_type, shared)
+
+    def dm_agent(self) -> str | None:
+        """The agent that answers DMs: ``REVERIE_SLACK_AGENT``, else the only active agent."""
+        if self.settings.slack_agent:
+            return self.settings.slack_agent
+        active = [a.name for a in self.rv.agents() if not a.archived]
+        return active[0] if len(active) == 1 else None
+
+    def _agent_for(self, base: str, base_kind: str) -> str | None:
+        """The agent of a chat: the DM agent in a DM; in a channel the one granted there (the
+        DM agent first when several are), else one whose grant was revoked (so that its
+        refusals can say so), else the DM agent."""
+        dm = self.dm_agent()
+        if base_kind == "dm":
+            return dm
+        held = {
+            a.name: g.status
+            for a in self.rv.agents()
+            if not a.archived
+            for g in self.rv.grants(a.name)
+            if g.channel_id == base
+        }
+        for status in ("active", "revoked"):
+            names = sorted(n for n, s in held.items() if s == status)
+            if names:
+                return dm if dm in names else names[0]
+        return dm
+
+    def _chat(self, channel: str, thread_ts: str, kind: str) -> Chat | None:
+        base = channel_ref(channel)
+        try:
+            base_kind = self.rv.channel(base).kind
+        except NotFound:
+            base_kind = self.rv.ensure_channel(base, "dm" if kind == "dm" else "channel").kind
+        source = base
+        if kind == "group":
+            source = self.rv.ensure_channel(group_ref(channel), "group").id
+        elif base_kind == "dm":
+            kind = "dm"
+        conversation = conversation_ref(channel, thread_ts)
+        try:
+            conv = self.rv.conversation(conversation)
+        except NotFound:
+            agent = self._agent_for(base, base_kind)
+            if agent is None:
+                return None
+            conv = self._create(agent, source, conversation)
+        if source != conv.channel_id and source not in conv.linked_chats:
+            # The thread now reaches a group: its memory is off for good (O2).
+            conv = self.rv.link_chat(conv.id, source)
+        agent_name = self.rv.agent(conv.agent_id).name
+        return Chat(channel, thread_ts, kind, base, source, conv.id, agent_name)
+
+    def _create(self, agent: str, source: str, conversation: str) -> Any:
+        try:
+            return self.rv.create_conversation(agent, source, conversation_id=conversation)
+        except RefusedInput as exc:
+            if exc.code != "already_exists":  # another delivery of the event created it
+                raise
+            return self.rv.conversation(conversation)
+
+    # turns
+
+    def _admitted(self, chat: Chat) -> bool:
+        if self.rv.channel(chat.base).kind == "dm":
+            return True
+        return any(
+            g.channel_id == chat.base and g.status == "active" for g in self.rv.grants(chat.agent)
+        )
+
+    def _start_turn(self, chat: Chat, user: SlackUser, text: str, key: str) -> None:
+        if not self._admitted(chat):
+            self.rv.reply(
+                chat.conversation,
+                f"I can't answer here: agent {chat.agent} has no active grant in this channel. "
+                f"An admin can add one with `reverie grant {chat.agent} --slack-channel "
+                f"{chat.channel}`.",
+                key=key,
+            )
+            self.worker.wake()
+            return
+        with self._lock:
+            if key in self._running:
+                return  # a retry while the turn is still under way
+            # The person's message is recorded before Slack is acknowledged; from a group it
+            # turns the conversation off for good (O2).
+            self.rv.append_message(
+                chat.conversation,
+                "user",
+                text,
+                author=user.member,
+                channel_id=chat.source,
+                message_id=key,
+            )
+            self._running[key] = self._turns.submit(self._run_turn, chat, user.member, text, key)
+
+    def _provider(self, agent: str) -> ChatProvider:
+        """The agent's model, built once per model name (an SDK client is slow to build)."""
+        model = self.rv.agent(agent).default_model or self.settings.model or ""
+        with self._lock:
+            provider = self._providers.get(model)
+        if provider is None:
+            provider = self.rv.chat_provider(agent)
+            with self._lock:
+                self._providers[model] = provider
+        return provider
+
+    def _run_turn(self, chat: Chat, member: str, text: str, key: str) -> None:
+        try:
+            provider = self.provider or self._provider(chat.agent)
+            self.rv.turn(chat.conversation, text, author=member, message_id=key, provider=provider)
+        except ReverieError as exc:
+            self.rv.reply(chat.conversation, f"I could not answer: {exc.message}", key=key)
+        except Exception:
+            log.exception("A Slack turn failed in conversation %s", chat.conversation)
+        finally:
+            with self._lock:
+                self._running.pop(key, None)
+            self.worker.wake()

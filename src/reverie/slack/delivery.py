@@ -1,0 +1,169 @@
+"""Posting the agent's outbox to Slack, exactly once (SPEC T1, P3).
+
+Answers, the P3 failure notice, ``notify`` messages and command answers are outbox rows of
+Slack channels (``slack:...``). The worker claims a row (a lease, so two workers never post the
+same row), posts it in its conversation's thread with ``chat.postMessage``, and marks it
+delivered with the message's ``ts`` as the receipt.
+
+A worker can die between the post and the mark. Then the claim runs out, another worker
+claims the row again (``attempts`` > 1), and before posting it looks in the thread (or the
+channel) for a message whose metadata carries the delivery id: every post carries it
+(``reverie_delivery``). Found, the row is marked delivered with that message's ``ts``; nothing
+is posted twice.
+
+A transient refusal (rate limited, Slack unreachable) leaves the row claimed until its lease
+runs out, which spaces the next try; a final refusal (``channel_not_found``, ...) is recorded
+as the receipt ``error:<code>`` and the row is not tried again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from slack_sdk import WebClient
+
+from reverie.api import Reverie
+from reverie.store.outbox import Delivery
+
+from .client import SlackError, call
+from .mapping import is_slack_channel, slack_channel, thread_of
+from .text import to_slack
+
+__all__ = ["METADATA_TYPE", "DeliveryWorker"]
+
+log = logging.getLogger(__name__)
+
+#: The metadata event type of every message the worker posts; its payload names the delivery.
+METADATA_TYPE = "reverie_delivery"
+
+
+class DeliveryWorker:
+    """Posts pending Slack deliveries: :meth:`deliver_pending` once, or a thread that does it
+    every ``poll_seconds`` and whenever :meth:`wake` is called."""
+
+    def __init__(
+        self,
+        rv: Reverie,
+        client: WebClient,
+        *,
+        lease_seconds: float = 60.0,
+        poll_seconds: float = 1.0,
+    ) -> None:
+        self.rv = rv
+        self.client = client
+        self.lease_seconds = lease_seconds
+        self.poll_seconds = poll_seconds
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def deliver_pending(self) -> int:
+        """Post every pending delivery of a Slack channel; how many were marked delivered."""
+        channels = [c.id for c in self.rv.channels() if is_slack_channel(c.id)]
+        if not channels:
+            return 0
+        done = 0
+        seen: set[str] = set()
+        while True:  # pages of 100, oldest first, until a page brings nothing new
+            page = [d for d in self.rv.pending_deliveries(channels=channels) if d.id not in seen]
+            if not page:
+                return done
+            for pending in page:
+                seen.add(pending.id)
+                claimed = self.rv.claim_delivery(pending.id, self.lease_seconds)
+                if claimed is not None and self._deliver(claimed):
+                    done += 1
+
+    def _deliver(self, d: Delivery) -> bool:
+        channel = slack_channel(d.channel_id)
+        thread = thread_of(d.conversation_id)
+        thread_ts = thread[1] if thread is not None and thread[0] == channel else None
+        try:
+            if d.attempts > 1:
+                found = self._posted(channel, thread_ts, d)
+                if found is not None:
+                    self.rv.mark_delivered(d.id, found)
+                    return True
+            posted = call(
+                "chat.postMessage",
+                self.client.chat_postMessage,
+                channel=channel,
+                thread_ts=thread_ts,
+                text=to_slack(d.text),
+                unfurl_links=False,
+                unfurl_media=False,
+                metadata={"event_type": METADATA_TYPE, "event_payload": {"delivery": d.id}},
+            )
+        except SlackError as exc:
+            if exc.transient:
+                log.warning("Slack delivery %s deferred: %s", d.id, exc.code)
+                return False  # the lease spaces the next try
+            log.warning("Slack delivery %s refused for good: %s", d.id, exc.code)
+            self.rv.mark_delivered(d.id, f"error:{exc.code}")
+            return True
+        self.rv.mark_delivered(d.id, str(posted.get("ts") or ""))
+        return True
+
+    def _posted(self, channel: str, thread_ts: str | None, d: Delivery) -> str | None:
+        """The ts of a message already posted for ``d`` (by a worker that died before marking
+        it), else None."""
+        if thread_ts is not None:
+            method, fn = "conversations.replies", self.client.conversations_replies
+            args = {"ts": thread_ts}
+        else:
+            method, fn = "conversations.history", self.client.conversations_history
+            args = {"oldest": f"{d.created_at - 1:.6f}"}
+        cursor: str | None = None
+        while True:
+            page = call(
+                method,
+                fn,
+                channel=channel,
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+                **args,
+            )
+            for message in page.get("messages") or []:
+                meta = message.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == METADATA_TYPE and payload.get("delivery") == d.id:
+                    return str(message.get("ts") or "")
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                return None
+
+    # the background thread
+
+    def wake(self) -> None:
+        """Deliver now rather than at the next poll."""
+        self._wake.set()
+
+    def start(self) -> None:
+        """Run in a background thread until :meth:`stop`."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._loop, name="reverie-slack-delivery", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the background thread (after the delivery under way)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.deliver_pending()
+            except Exception:  # a fault here must not end deliveries for good
+                log.exception("Slack delivery pass failed; trying again")
+            self._wake.wait(self.poll_seconds)
+        self.rv.close()

@@ -1,0 +1,301 @@
+"""The review corpus: conversations written for issue 11, their expected outcome, and the split.
+
+The corpus lives in ``tests/review/corpus/<half>/<setting>.txt``, one file per setting and half.
+It was written by hand for the offline reviewer's evaluation, by someone who did not look at
+the rules while writing, and it is read by :func:`load`. A file holds conversations:
+
+.. code-block:: text
+
+    == clinic-hours-1 | clinic front desk
+    -- dm
+    rosa: Hi, I'm Rosa, I run the front desk at Harbor Family Clinic.
+    assistant: Nice to meet you, Rosa.
+    tool: $ calendar list
+      | 09:00 Dr. Park
+    -- dm
+    rosa: We now open at 8 instead of 9 on Mondays.
+    keep People: Rosa & front desk & Harbor Family Clinic
+    was: open at 9 => open at 8
+    keep Project: open at 8
+    gone: Meridian
+    never secret: hunter2
+
+* ``== ID | SETTING`` starts a conversation. IDs are unique over the whole corpus.
+* ``-- KIND`` starts a *session*: one Reverie conversation (id ``ID-sN``, N from 1) in a
+  channel of that kind (``dm``, ``channel``, ``web`` or ``group``; a group is memory-off,
+  SPEC O1). Sessions are imported and reviewed one after the other, each in its own review
+  run, a week apart (``-- dm +2d`` puts it two days after the previous one instead).
+* ``NAME: text`` is a message: ``assistant`` and ``tool`` are those roles, any other name is a
+  user with that author. A line that starts with blanks and ``|`` continues the message above
+  on a new line (code, logs, lists).
+* What review should make of it, after every session was reviewed:
+
+  - ``keep SECTION: FACT``: a durable fact that memory holds in exactly one entry, under
+    ``SECTION`` (``People``, ``Decisions``, ``Environment`` or ``Project``; a topic file of
+    that section counts).
+  - ``was: OLD => NEW``: ``OLD`` was true and stopped being so; ``NEW`` replaces it. At the
+    end no entry may hold ``OLD`` unless it also holds ``NEW`` (an entry that says "Tuesdays
+    instead of Fridays" is the new value, not the old) or says that something ended (see
+    :data:`ENDED`), and some entry must hold ``NEW`` (usually also listed with ``keep``).
+  - ``gone: OLD``: retracted with nothing in its place (``we no longer use X``): at the end no
+    entry holds ``OLD`` unless it says that it ended.
+  - ``never KIND: PHRASE``: a phrase that must appear in no memory file and in no commit of
+    the memory's history. KIND says why: ``secret``, ``tool`` (tool output), ``question``,
+    ``group`` (said in a group chat), ``rule`` (a rule aimed at the agent), ``progress``,
+    ``smalltalk`` or ``other``.
+
+  A FACT is phrases joined by ``&``, all of which one entry must hold (case-blind); a phrase
+  may offer alternatives joined by ``|`` (``lives in Berlin|moved to Berlin``). Facts name the
+  values, not one wording of them, so that a reviewer that rewrites in the third person and one
+  that keeps sentences whole are judged alike.
+
+* ``{+}`` inside a message or a phrase is removed when read: credential-shaped test strings
+  are written in pieces (``ghp_{+}8f3K...``), so that no file of the repository holds one whole.
+
+**The split** (:func:`half`) is fixed: the first byte of the SHA-256 of a conversation's id,
+even for ``test`` and odd for ``dev``. It was committed with the test half, before the
+reviewer was changed; the reviewer is tuned on ``dev`` only and reported on both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "CORPUS",
+    "ENDED",
+    "HALVES",
+    "NEVER_KINDS",
+    "SECTIONS",
+    "Conversation",
+    "Fact",
+    "Message",
+    "Session",
+    "half",
+    "load",
+    "parse",
+]
+
+CORPUS = Path(__file__).parent / "corpus"
+HALVES = ("dev", "test")
+SECTIONS = {
+    "People": "People & preferences",
+    "Decisions": "Decisions",
+    "Environment": "Environment & gotchas",
+    "Project": "Project state",
+}
+NEVER_KINDS = ("secret", "tool", "question", "group", "rule", "progress", "smalltalk", "other")
+CHANNEL_KINDS = ("dm", "channel", "web", "group")
+#: Words by which an entry says that something ended: "No longer uses Jenkins", "We cancelled
+#: Netflix". An entry that holds an outdated value beside one of these is not stale.
+ENDED = (
+    "no longer",
+    "not on",
+    "any more",
+    "anymore",
+    "stopped",
+    "cancelled",
+    "canceled",
+    "dropped",
+    "retired",
+    "moved off",
+    "switched from",
+    "moved from",
+    "instead of",
+    "replaced",
+    "quit",
+    "sold",
+    "gave up",
+    "given up",
+    "closed",
+    "cut",
+    "removed",
+)
+
+
+def half(conversation_id: str) -> str:
+    """The half a conversation belongs to: ``test`` when the first byte of the SHA-256 of its
+    id is even, else ``dev``. Fixed before any tuning; never change it."""
+    return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message: ``role`` is user, assistant or tool; ``author`` names a user."""
+
+    role: str
+    author: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Session:
+    """One Reverie conversation of a corpus conversation, reviewed in a run of its own."""
+
+    kind: str
+    messages: tuple[Message, ...]
+    days_after: int = 7
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Phrases one entry must all hold; each phrase is a tuple of alternatives (case-blind)."""
+
+    phrases: tuple[tuple[str, ...], ...]
+    text: str  # as written in the corpus, for reports
+
+    def held_by(self, entry: str) -> bool:
+        """Whether ``entry`` holds every phrase (one of its alternatives), case-blind."""
+        low = _fold(entry)
+        return all(any(_fold(alt) in low for alt in alts) for alts in self.phrases)
+
+
+@dataclass
+class Conversation:
+    """A corpus conversation and what review should make of it."""
+
+    id: str
+    setting: str
+    path: str
+    line: int
+    sessions: list[Session] = field(default_factory=list)
+    keep: list[tuple[str, Fact]] = field(default_factory=list)  # (section, fact)
+    was: list[tuple[Fact, Fact]] = field(default_factory=list)  # (old, new)
+    gone: list[Fact] = field(default_factory=list)
+    never: list[tuple[str, str]] = field(default_factory=list)  # (kind, phrase)
+
+    @property
+    def half(self) -> str:
+        """``dev`` or ``test`` (:func:`half`)."""
+        return half(self.id)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.replace("’", "'").replace("‘", "'").casefold().split())
+
+
+def _join(text: str) -> str:
+    return text.replace("{+}", "")
+
+
+def fact(text: str) -> Fact:
+    """Parse ``a & b|c`` into a :class:`Fact`."""
+    phrases = tuple(
+        tuple(_join(alt.strip()) for alt in part.split("|") if alt.strip())
+        for part in text.split("&")
+    )
+    if not phrases or any(not alts for alts in phrases):
+        raise ValueError(f"empty phrase in fact {text!r}")
+    return Fact(phrases, text.strip())
+
+
+_HEADER = re.compile(r"^==\s*(?P<id>[a-z0-9][a-z0-9-]*)\s*\|\s*(?P<setting>.+?)\s*$")
+_SESSION = re.compile(r"^--\s*(?P<kind>[a-z]+)(?:\s+\+(?P<days>\d+)d)?\s*$")
+_MESSAGE = re.compile(r"^(?P<who>[A-Za-z][\w.-]*):\s?(?P<text>.*)$")
+_CONTINUED = re.compile(r"^\s+\|\s?(?P<text>.*)$")
+_KEEP = re.compile(r"^keep\s+(?P<section>\w+):\s*(?P<fact>.+)$")
+_WAS = re.compile(r"^was:\s*(?P<old>.+?)\s*=>\s*(?P<new>.+)$")
+_GONE = re.compile(r"^gone:\s*(?P<fact>.+)$")
+_NEVER = re.compile(r"^never\s+(?P<kind>\w+):\s*(?P<phrase>.+)$")
+
+
+def parse(text: str, path: str = "<text>") -> list[Conversation]:
+    """The conversations of one corpus file.
+
+    Raises:
+        ValueError: a line that fits no form, naming the file and line.
+    """
+    out: list[Conversation] = []
+    current: Conversation | None = None
+    messages: list[Message] = []
+    kind, days = "", 7
+
+    def close_session() -> None:
+        nonlocal messages
+        if current is not None and kind:
+            if not messages:
+                raise ValueError(f"{path}: empty session in {current.id}")
+            current.sessions.append(Session(kind, tuple(messages), days))
+        messages = []
+
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.rstrip()
+        where = f"{path}:{number}"
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if m := _HEADER.match(line):
+            close_session()
+            kind = ""
+            current = Conversation(m["id"], m["setting"], path, number)
+            out.append(current)
+            continue
+        if current is None:
+            raise ValueError(f"{where}: text before the first '== id | setting' line")
+        if m := _SESSION.match(line):
+            close_session()
+            kind = m["kind"]
+            days = int(m["days"]) if m["days"] else 7
+            if kind not in CHANNEL_KINDS:
+                raise ValueError(f"{where}: unknown channel kind {kind!r}")
+            continue
+        if m := _CONTINUED.match(raw):
+            if not messages:
+                raise ValueError(f"{where}: a continuation line with no message above it")
+            last = messages[-1]
+            messages[-1] = Message(last.role, last.author, f"{last.text}\n{_join(m['text'])}")
+            continue
+        if m := _KEEP.match(line):
+            if m["section"] not in SECTIONS:
+                raise ValueError(f"{where}: unknown section {m['section']!r}")
+            current.keep.append((SECTIONS[m["section"]], fact(m["fact"])))
+            continue
+        if m := _WAS.match(line):
+            current.was.append((fact(m["old"]), fact(m["new"])))
+            continue
+        if m := _GONE.match(line):
+            current.gone.append(fact(m["fact"]))
+            continue
+        if m := _NEVER.match(line):
+            if m["kind"] not in NEVER_KINDS:
+                raise ValueError(f"{where}: unknown kind {m['kind']!r} of 'never'")
+            current.never.append((m["kind"], _join(m["phrase"].strip())))
+            continue
+        if m := _MESSAGE.match(line):
+            if not kind:
+                raise ValueError(f"{where}: a message before the first '-- kind' line")
+            who = m["who"]
+            role = who if who in ("assistant", "tool") else "user"
+            messages.append(Message(role, None if role != "user" else who, _join(m["text"])))
+            continue
+        raise ValueError(f"{where}: cannot read {line!r}")
+    close_session()
+    for conv in out:
+        if not conv.sessions:
+            raise ValueError(f"{conv.path}:{conv.line}: {conv.id} has no session")
+    return out
+
+
+def load(which: str | None = None, root: Path = CORPUS) -> list[Conversation]:
+    """Every conversation of one half (``dev``, ``test``) or of both, in file order.
+
+    Raises:
+        ValueError: a file that does not parse, a duplicate id, or a conversation filed in
+            the wrong half.
+    """
+    halves = HALVES if which is None else (which,)
+    out: list[Conversation] = []
+    seen: set[str] = set()
+    for name in halves:
+        for path in sorted((root / name).glob("*.txt")):
+            rel = path.relative_to(root).as_posix()
+            for conv in parse(path.read_text(encoding="utf-8"), rel):
+                if conv.id in seen:
+                    raise ValueError(f"{rel}:{conv.line}: duplicate id {conv.id}")
+                if conv.half != name:
+                    raise ValueError(f"{rel}:{conv.line}: {conv.id} belongs to {conv.half}")
+                seen.add(conv.id)
+                out.append(conv)
+    return out

@@ -1,0 +1,67 @@
+"""The review corpus (issue 11) parses, and each conversation sits in the half its id picks."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.review.corpus_format import CORPUS, HALVES, fact, half, load, parse
+
+
+def test_split_rule_is_the_first_byte_of_sha256() -> None:
+    # Fixed before any tuning: these values must never change.
+    assert half("home-coffee") == "dev"
+    assert half("clinic-intro-desk") == "test"
+    assert {half(f"x-{i}") for i in range(20)} == set(HALVES)
+
+
+@pytest.mark.parametrize("which", HALVES)
+def test_every_conversation_parses_and_is_in_its_half(which: str) -> None:
+    conversations = load(which)
+    assert conversations
+    for conv in conversations:
+        assert conv.half == which
+        assert conv.sessions and all(s.messages for s in conv.sessions)
+        # Every expectation can be checked: something to keep, replace, remove or avoid.
+        assert conv.keep or conv.was or conv.gone or conv.never, conv.id
+
+
+def test_files_live_under_the_corpus_directory() -> None:
+    assert {p.name for p in CORPUS.iterdir() if p.is_dir()} == set(HALVES)
+
+
+def test_the_corpus_is_large_and_varied() -> None:
+    conversations = load()
+    assert len(conversations) >= 150
+    assert len({c.setting for c in conversations}) >= 7
+    for which in HALVES:
+        part = [c for c in conversations if c.half == which]
+        assert sum(len(c.keep) for c in part) >= 100
+        assert sum(len(c.was) for c in part) >= 25
+        assert {k for c in part for k, _ in c.never} >= {
+            "secret",
+            "tool",
+            "question",
+            "group",
+            "rule",
+            "progress",
+        }
+
+
+def test_the_format() -> None:
+    [conv] = parse(
+        "== a-1 | demo\n-- dm\nsam: We use {+}Redis.\n  | line two\ntool: out\n-- group +2d\n"
+        "pia: hi\nkeep Environment: Redis & line two|three\nwas: x => y\ngone: z\n"
+        "never group: hi\n"
+    )
+    assert conv.id == "a-1" and conv.setting == "demo"
+    first, second = conv.sessions
+    assert (first.kind, second.kind, second.days_after) == ("dm", "group", 2)
+    assert first.messages[0].text == "We use Redis.\nline two"
+    assert (first.messages[1].role, first.messages[1].author) == ("tool", None)
+    assert (second.messages[0].role, second.messages[0].author) == ("user", "pia")
+    [(section, f)] = conv.keep
+    assert section == "Environment & gotchas"
+    assert f.held_by("- the team uses redis; LINE  two") and not f.held_by("Redis")
+    assert fact("a|b & c").phrases == (("a", "b"), ("c",))
+    with pytest.raises(ValueError, match="unknown section"):
+        parse("== a | b\n-- dm\nx: y\nkeep Nowhere: y\n")

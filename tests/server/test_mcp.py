@@ -1,0 +1,185 @@
+"""MCP (SPEC A1, A2, 11) with the official SDK's client: over stdio (``reverie mcp``, as the
+home's owner) and over streamable HTTP under a running server (a bearer token per member)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from reverie import Reverie
+from tests.conftest import fake
+from tests.server.conftest import Live
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = fake("xoxb-", "1234567890-", "abcdefghijklmnopqrstuvwx")
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    assert result.is_error, result
+    return dict(json.loads(result.content[0].text)["error"])
+
+
+def over_http(live: Live, member: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {live.tokens[member]}"})
+    return Client(streamable_http_client(f"{live.base}/mcp", http_client=http))
+
+
+def run(session: Callable[[Any], Awaitable[None]], client: Client) -> None:
+    async def main() -> None:
+        async with client as c:
+            await session(c)
+
+    anyio.run(main)
+
+
+async def inspect_update_and_refusals(c: Any) -> None:
+    names = [t.name for t in (await c.list_tools()).tools]
+    assert names[:2] == ["inspect_memory", "update_agent_memory"]
+    assert {
+        "search_channel_memory",
+        "read_channel_memory",
+        "context_sessions",
+        "context_read",
+    } <= set(names)
+    tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert (
+        "read first" in tools["update_agent_memory"].description.lower()
+        or "inspect_memory" in tools["update_agent_memory"].description
+    )
+    assert "keep every line you do not mean to change" in tools["update_agent_memory"].description
+    assert tools["search_channel_memory"].input_schema["required"][0] == "agent"
+    got = (await c.call_tool("inspect_memory", {"agent": "ada"})).structured_content
+    assert got["revision"] == 0 and "## Decisions" in got["body"]
+    body = got["body"].replace("## Decisions\n", "## Decisions\n- We deploy on Tuesdays.\n")
+    saved = await c.call_tool(
+        "update_agent_memory", {"agent": "ada", "body": body, "expected_revision": 0}
+    )
+    assert not saved.is_error and saved.structured_content["revision"] == 1
+    stale = await c.call_tool(
+        "update_agent_memory", {"agent": "ada", "body": "# Memory\n", "expected_revision": 0}
+    )
+    err = error_of(stale)
+    assert err["code"] == "revision_conflict" and err["current_revision"] == 1
+    secret = await c.call_tool(
+        "update_agent_memory",
+        {
+            "agent": "ada",
+            "body": body + f"- The Slack bot token is {SECRET}\n",
+            "expected_revision": 1,
+        },
+    )
+    assert error_of(secret)["code"] == "memory_credential_rejected"
+    assert SECRET not in secret.content[0].text
+    hits = await c.call_tool("search_channel_memory", {"agent": "ada", "query": "deploy"})
+    assert hits.structured_content["results"][0]["excerpt"] == "- We deploy on Tuesdays."
+    missing = await c.call_tool("inspect_memory", {"agent": "nobody"})
+    assert error_of(missing)["code"] == "not_found"
+    bad = error_of(await c.call_tool("update_agent_memory", {"agent": "ada", "body": "x"}))
+    assert bad["code"] == "invalid_arguments" and bad["field"] == "expected_revision"
+
+
+def test_mcp_over_stdio_acts_as_the_owner(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Reverie(home, create=True) as rv:
+        rv.create_agent("ada")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "reverie.cli", "mcp", "--home", str(home)],
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": os.environ.get("PATH", "")},
+        cwd=str(tmp_path),
+    )
+    run(inspect_update_and_refusals, Client(params))
+    with Reverie(home) as rv:
+        [rec] = rv.memory_history("ada", 1)
+        assert rec.writer == "mcp" and rec.revision == 1
+        assert rv.member("owner").role == "owner"
+
+
+def test_mcp_over_streamable_http_with_a_bearer_token(live: Live) -> None:
+    run(inspect_update_and_refusals, over_http(live, "cy"))  # cy created ada
+
+
+def test_a_member_without_edit_rights_is_refused(live: Live) -> None:
+    async def session(c: Any) -> None:
+        for call, args in [
+            ("inspect_memory", {"agent": "ada"}),
+            ("update_agent_memory", {"agent": "ada", "body": "# Memory\n", "expected_revision": 0}),
+            ("search_channel_memory", {"agent": "ada", "query": "x"}),
+        ]:
+            assert error_of(await c.call_tool(call, args))["code"] == "permission_denied"
+        # The agent whose policy lets every member edit is open to sam.
+        ok = await c.call_tool("inspect_memory", {"agent": "open"})
+        assert not ok.is_error
+
+    run(session, over_http(live, "sam"))
+    assert live.rv.memory_read("ada").revision == 0
+
+
+def test_anonymous_and_revoked_tokens_get_401(live: Live) -> None:
+    with httpx2.Client(base_url=live.base) as c:
+        r = c.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
+    [info] = live.rv.tokens.list(live.rv.member("cy"))
+    live.rv.tokens.revoke(info.id)
+    with pytest.raises(BaseException):  # noqa: B017 - the SDK raises its own group of errors
+        run(inspect_update_and_refusals, over_http(live, "cy"))
+
+
+def test_a2_a_bundle_waits_for_approval_as_one_proposal(live: Live) -> None:
+    rv = live.rv
+    rv.ensure_channel("C-eng", "channel")
+
+    async def session(c: Any) -> None:
+        got = (await c.call_tool("inspect_memory", {"agent": "ada"})).structured_content
+        result = await c.call_tool(
+            "update_agent_memory",
+            {
+                "agent": "ada",
+                "body": got["body"] + "- Deploys need two reviewers.\n",
+                "expected_revision": got["revision"],
+                "instructions": {"channel": "C-eng", "text": "Ask for two reviewers."},
+            },
+        )
+        assert result.structured_content["status"] == "pending_approval"
+
+    run(session, over_http(live, "ann"))
+    [approval] = rv.approvals("ada")
+    assert approval.kind == "bundle" and approval.memory_revision == 0
+    assert rv.memory_read("ada").revision == 0  # nothing applied yet
+    rv.approve(approval.id, by="olga")
+    assert "Deploys need two reviewers." in rv.memory_read("ada").text
+    assert rv.channel_instructions("ada", "C-eng").text == "Ask for two reviewers."
+    rv.approve(approval.id, by="olga")  # again: applied once
+    assert rv.memory_read("ada").revision == 1
+
+
+def test_a2_a_bundle_on_a_moved_memory_is_not_applied(live: Live) -> None:
+    rv = live.rv
+    rv.ensure_channel("C-eng", "channel")
+    approval = rv.propose_bundle(
+        "ada",
+        body="# Memory\n- Only this.\n",
+        expected_revision=0,
+        channel_id="C-eng",
+        instructions="Be brief.",
+        requested_by="ann",
+    )
+    rv.memory_apply("ada", {"action": "add", "text": "Added since."})
+    from reverie.errors import RevisionConflict
+
+    with pytest.raises(RevisionConflict, match="Deny it and propose the change again"):
+        rv.approve(approval.id, by="olga")
+    assert rv.approval(approval.id).status == "pending"
+    assert rv.channel_instructions("ada", "C-eng").version == 0
+    assert "Added since." in rv.memory_read("ada").text

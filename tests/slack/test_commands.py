@@ -1,0 +1,246 @@
+"""The ``!memory`` commands through Slack (SPEC C1-C3, W3, W7): signed events into the running
+app, answers read back from the local Slack server, memory read from the real store."""
+
+from __future__ import annotations
+
+import threading
+
+from reverie.core.chat import HELP
+from tests.slack.conftest import DM_GHOST, DM_SAM, EVE, GHOST, GUEST, OLGA, OPS, SAM, Stack
+
+REMEMBER = "!remember Deploys - We deploy on Tuesdays\nRun make release from a clean main."
+
+
+def answers(stack: Stack, channel: str) -> list[str]:
+    stack.settle()
+    return stack.texts(channel)
+
+
+def revision(stack: Stack) -> int:
+    return stack.rv.memory_read("ada").revision
+
+
+def test_c1_memory_status_help_show(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, "!memory")
+    stack.say(SAM, DM_SAM, "!memory help")
+    said = answers(stack, DM_SAM)
+    assert said[0] == "ada has no memory yet (revision 0: the empty sections it starts with)."
+    # What the agent sends is escaped for Slack (& < >), nothing else changes.
+    assert said[1] == HELP.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    stack.say(SAM, DM_SAM, REMEMBER)
+    stack.say(SAM, DM_SAM, "!memory")
+    stack.say(SAM, DM_SAM, "!memory show memory")
+    said = answers(stack, DM_SAM)[2:]
+    assert said[0] == "Saved to ada's memory: revision 1."
+    assert said[1].startswith("ada has a memory at revision 1: MEMORY.md holds ")
+    assert said[2] == "ada's MEMORY.md at revision 1:"
+    body = stack.rv.memory_read("ada").text
+    assert said[3] == f"```\n{body.rstrip()}\n```".replace("&", "&amp;")
+
+
+def test_c1_remember_appends_a_section_with_its_body(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, REMEMBER)
+    stack.say(SAM, DM_SAM, "!remember Deploys - Freeze from Dec 20")
+    stack.say(SAM, DM_SAM, "!remember On call - Olga this week")
+    assert answers(stack, DM_SAM)[-1] == "Saved to ada's memory: revision 3."
+    body = stack.rv.memory_read("ada").text
+    assert body.endswith(
+        "## Deploys\n\nWe deploy on Tuesdays\n\nRun make release from a clean main.\n\n"
+        "Freeze from Dec 20\n\n## On call\n\nOlga this week\n"
+    )
+    assert body.count("## Deploys") == 1
+    # Each write is one revision by the chat path, with who asked in its message.
+    history = stack.rv.memory_history("ada")
+    assert [r.writer for r in history[:3]] == ["chat", "chat", "chat"]
+    assert f"slack:{SAM}" in history[0].message
+
+
+def test_c1_update_replaces_the_whole_body(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, REMEMBER)
+    stack.say(SAM, DM_SAM, "!memory update memory - # Memory\n## Decisions\n- Postgres 16")
+    assert answers(stack, DM_SAM)[-1] == "Saved to ada's memory: revision 2."
+    assert stack.rv.memory_read("ada").text == "# Memory\n\n## Decisions\n- Postgres 16\n"
+
+
+def test_c1_forget_points_to_the_admin_page_and_changes_nothing(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, "!forget memory")
+    said = answers(stack, DM_SAM)
+    assert said == [
+        "Clearing ada's memory is done in the admin page: "
+        "http://127.0.0.1:8765/admin/agents/ada . Nothing changed."
+    ]
+    assert revision(stack) == 0
+
+
+def test_c1_malformed_commands_change_nothing(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, "!remember just a thought")
+    stack.say(SAM, DM_SAM, "!memory update memory")
+    stack.say(SAM, DM_SAM, "!memory delete everything")
+    said = answers(stack, DM_SAM)
+    assert len(said) == 3
+    assert all("Nothing changed." in s and "!memory help" in s for s in said)
+    assert "`!remember &lt;name&gt; - &lt;description&gt;`" in said[0]
+    assert revision(stack) == 0
+
+
+def test_w3_chat_limits_come_from_settings(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, "!remember Big - " + "x" * 513)
+    stack.say(SAM, DM_SAM, "!remember Big - fine\n" + "y" * (8 * 1024 + 1))
+    stack.say(SAM, DM_SAM, "!remember Fits - " + "x" * 512 + "\n" + "y" * (8 * 1024))
+    said = answers(stack, DM_SAM)
+    assert "description holds 513 bytes" in said[0] and "at most 512" in said[0]
+    assert "body holds 8,193 bytes" in said[1] and "Nothing changed." in said[1]
+    assert said[2] == (
+        "Saved to ada's memory: revision 1. MEMORY.md is now longer than the part of it I "
+        "read on every run."
+    )
+
+
+def test_w4_a_credential_is_refused_from_chat_too(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, "!remember Deploy key - AKIA" + "ABCDEFGHIJKLMNOP")
+    said = answers(stack, DM_SAM)
+    assert "credential" in said[0] and said[0].endswith("Nothing changed.")
+    assert revision(stack) == 0
+
+
+def test_c2_a_member_of_a_granted_channel_writes(stack: Stack) -> None:
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.say(OLGA, OPS, REMEMBER)
+    assert answers(stack, OPS) == ["Saved to ada's memory: revision 1."]
+
+
+def test_c2_a_guest_in_the_channel_writes_there_but_not_from_a_dm(stack: Stack) -> None:
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.say(GUEST, OPS, REMEMBER)
+    assert answers(stack, OPS) == ["Saved to ada's memory: revision 1."]
+    stack.slack.add_channel("D0GUEST", [GUEST], kind="im")
+    stack.say(GUEST, "D0GUEST", "!remember More - text")
+    said = answers(stack, "D0GUEST")
+    assert "is not an active member of the workspace" in said[0]
+    assert revision(stack) == 1
+
+
+def test_c2_a_non_members_remember_in_a_granted_channel_changes_nothing(stack: Stack) -> None:
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    # The event says Eve wrote in #ops; Slack's member list says she is not in it.
+    _, status = stack.say(EVE, OPS, REMEMBER)
+    assert status == 200
+    said = answers(stack, OPS)
+    assert said == [
+        f"slack:{EVE} is not a member of this channel (as the chat platform reports it now), "
+        "and only the channel's members may write memory from it. Nothing changed."
+    ]
+    assert revision(stack) == 0
+    # The check asked Slack, following its cursor (the fake pages by two).
+    assert stack.slack.calls["conversations.members"] >= 2
+
+
+def test_c2_membership_is_asked_again_after_a_join(stack: Stack) -> None:
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.say(EVE, OPS, "!remember A - one")
+    stack.slack.channels[OPS].members.add(EVE)
+    # Still within the cache window: the cached list holds.
+    stack.say(EVE, OPS, "!remember B - two")
+    assert revision(stack) == 0
+    # Slack's join event drops the cached list (the event itself proves nothing).
+    joined = stack.events.envelope(
+        {"type": "member_joined_channel", "user": EVE, "channel": OPS, "event_ts": "1.0"}
+    )
+    assert stack.events.deliver(joined)[0] == 200
+    stack.say(EVE, OPS, "!remember C - three")
+    said = answers(stack, OPS)
+    assert [s.split(" (")[0] for s in said[:2]] == [
+        f"slack:{EVE} is not a member of this channel"
+    ] * 2
+    assert said[2] == "Saved to ada's memory: revision 1."
+
+
+def test_c2_a_revoked_grant_changes_nothing(stack: Stack) -> None:
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.rv.revoke("ada", f"slack:{OPS}")
+    stack.say(SAM, OPS, REMEMBER)
+    said = answers(stack, OPS)
+    assert said[0].startswith("Agent ada has no active grant in this channel")
+    assert said[0].endswith("Nothing changed.")
+    assert revision(stack) == 0
+
+
+def test_c2_no_grant_at_all_changes_nothing_but_reading_works(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, REMEMBER)
+    stack.say(SAM, OPS, "!remember Other - text")
+    stack.say(EVE, OPS, "!memory show memory")
+    said = answers(stack, OPS)
+    assert said[0].startswith("Agent ada has no active grant in this channel")
+    # C2: reading needs neither a grant nor membership.
+    assert said[1] == "ada's MEMORY.md at revision 1:"
+    assert "We deploy on Tuesdays" in said[2]
+
+
+def test_c2_a_dm_from_a_deactivated_user_changes_nothing(stack: Stack) -> None:
+    stack.slack.users[GHOST]["deleted"] = True
+    stack.say(GHOST, DM_GHOST, REMEMBER)
+    said = answers(stack, DM_GHOST)
+    assert said == [
+        f"slack:{GHOST} is not an active member of the workspace (deactivated, a guest, or "
+        "unknown), and only active members may write memory from a DM. Nothing changed."
+    ]
+    assert revision(stack) == 0
+    # The workspace member is deactivated too, for every surface.
+    assert stack.rv.member(f"slack:{GHOST}").active is False
+
+
+def test_c2_members_take_their_role_from_slack(stack: Stack) -> None:
+    stack.say(OLGA, DM_SAM, "!memory")
+    stack.say(SAM, DM_SAM, "!memory")
+    assert stack.rv.member(f"slack:{OLGA}").role == "owner"
+    assert stack.rv.member(f"slack:{SAM}").role == "member"
+
+
+def test_c3_a_retried_event_returns_the_existing_revision_and_posts_once(stack: Stack) -> None:
+    body = stack.events.message(SAM, DM_SAM, REMEMBER)
+    assert stack.events.deliver(body)[0] == 200
+    stack.say(SAM, DM_SAM, "!remember Later - another write")
+    assert revision(stack) == 2
+    # Slack retries the first event (say its acknowledgement was lost).
+    assert stack.events.deliver(body, retry=1)[0] == 200
+    assert stack.events.deliver(body, retry=2)[0] == 200
+    said = answers(stack, DM_SAM)
+    assert said == ["Saved to ada's memory: revision 1.", "Saved to ada's memory: revision 2."]
+    assert revision(stack) == 2
+    assert stack.rv.memory_read("ada").text.count("## Deploys") == 1
+
+
+def test_c3_w7_the_retried_command_answers_its_revision(stack: Stack) -> None:
+    body = stack.events.message(SAM, DM_SAM, REMEMBER)
+    stack.events.deliver(body)
+    stack.say(SAM, DM_SAM, "!remember Later - another write")
+    conv = f"slack:{DM_SAM}:{body['event']['ts']}"
+    from reverie.core.chat import parse_command
+
+    command = parse_command(REMEMBER)
+    assert command is not None
+    again = stack.rv.chat_write(
+        conv, command, author=f"slack:{SAM}", in_chat=True, key=f"slack:{body['event_id']}"
+    )
+    assert (again.revision, again.replayed, again.changed) == (1, True, True)
+
+
+def test_c3_the_same_event_twice_at_once_writes_once(stack: Stack) -> None:
+    body = stack.events.message(SAM, DM_SAM, REMEMBER)
+    statuses: list[int] = []
+    threads = [
+        threading.Thread(target=lambda n=n: statuses.append(stack.events.deliver(body, retry=n)[0]))
+        for n in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == [200] * 4
+    assert answers(stack, DM_SAM) == ["Saved to ada's memory: revision 1."]
+    assert revision(stack) == 1

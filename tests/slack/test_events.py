@@ -1,0 +1,244 @@
+"""Slack's events into the running app (SPEC P1-P3, T1, W7): signatures, retries, order, the
+agent's turns answered in the thread through the real ``openai`` client and the outbox, the
+acknowledgement that does not wait for the model, and the App Home tab."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from reverie.runtime.run import STALE_NOTICE
+from tests.llm.fake_openai_server import Received, Scripted, ToolUse
+from tests.slack.conftest import BOT_TOKEN, DM_SAM, OPS, SAM, SIGNING_SECRET, Stack
+
+
+def held(answer: str) -> tuple[threading.Event, Any]:
+    """A model answer that waits until the test lets it go."""
+    release = threading.Event()
+
+    def slow(request: Received) -> Scripted:
+        release.wait(30)
+        return Scripted(answer)
+
+    return release, slow
+
+
+def wait_for(condition: Any) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "condition never held"
+        time.sleep(0.01)
+
+
+def test_a_bad_signature_is_refused_and_changes_nothing(stack: Stack) -> None:
+    body = stack.events.message(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    status, _ = stack.events.deliver(body, secret="not-the-signing-secret")
+    assert status == 401
+    stack.settle()
+    assert stack.texts() == []
+    assert stack.rv.memory_read("ada").revision == 0
+    assert stack.rv.conversations_of("ada") == []
+
+
+def test_an_event_older_than_five_minutes_is_refused(stack: Stack) -> None:
+    old = stack.events.message(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    assert stack.events.deliver(old, age=5 * 60 + 30)[0] == 401
+    recent = stack.events.message(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    assert stack.events.deliver(recent, age=4 * 60)[0] == 200
+    stack.settle()
+    assert stack.texts() == ["Saved to ada's memory: revision 1."]
+
+
+def test_a_dm_is_answered_in_its_thread_through_the_model(stack: Stack) -> None:
+    stack.say(SAM, DM_SAM, "!remember Deploys - We deploy on Tuesdays")
+    stack.model.answer("On Tuesdays.")
+    body, status = stack.say(SAM, DM_SAM, "When do we deploy?")
+    assert status == 200
+    stack.settle()
+    answer = stack.slack.posted(DM_SAM)[-1]
+    assert answer["text"] == "On Tuesdays."
+    assert answer["thread_ts"] == body["event"]["ts"]
+    # The prompt held memory (a DM: memory on), and the author is Sam's workspace member.
+    assert "We deploy on Tuesdays" in str(stack.model.requests[-1].body["messages"][0])
+    conv = stack.rv.conversation(f"slack:{DM_SAM}:{body['event']['ts']}")
+    assert conv.memory_on
+    turn = stack.rv.turn_log(conv.id)[0]
+    assert (turn.outcome, turn.envelope["author"]) == ("delivered", f"slack:{SAM}")
+
+
+def test_acknowledged_while_the_model_is_slow_and_a_retry_answers_once(stack: Stack) -> None:
+    release, slow = held("On Tuesdays.")
+    stack.model.script.append(slow)
+    body = stack.events.message(SAM, DM_SAM, "When do we deploy?")
+    # Slack hears back while the model has not answered.
+    assert stack.events.deliver(body)[0] == 200
+    wait_for(lambda: len(stack.model.requests) == 1)
+    # Slack retries (it did not hear back in time, say): acknowledged, nothing runs twice.
+    assert stack.events.deliver(body, retry=1)[0] == 200
+    assert stack.texts() == []
+    release.set()
+    stack.settle()
+    assert stack.events.deliver(body, retry=2)[0] == 200
+    stack.settle()
+    assert stack.texts() == ["On Tuesdays."]
+    assert len(stack.model.requests) == 1
+
+
+def test_out_of_order_events_each_count_once(stack: Stack) -> None:
+    first = stack.events.message(SAM, DM_SAM, "!remember First - one")
+    second = stack.events.message(SAM, DM_SAM, "!remember Second - two")
+    root = stack.events.message(SAM, DM_SAM, "When do we deploy?")
+    ts = root["event"]["ts"]
+    reply = stack.events.message(SAM, DM_SAM, "And who runs it?", thread_ts=ts)
+    stack.model.answer("Olga runs it.")
+    stack.model.answer("On Tuesdays.")
+    # The thread's reply arrives before its root; the commands arrive last-first, then again.
+    for body, retry in [(reply, 0), (second, 0), (root, 0), (first, 0), (second, 1), (first, 1)]:
+        assert stack.events.deliver(body, retry=retry)[0] == 200
+        stack.settle()
+    body = stack.rv.memory_read("ada").text
+    assert body.count("## First") == 1 and body.count("## Second") == 1
+    assert stack.rv.memory_read("ada").revision == 2
+    conv = stack.rv.conversation(f"slack:{DM_SAM}:{ts}")
+    said = [(m.role, m.text) for m in stack.rv.context_read(None, conv.id).messages]
+    assert said == [
+        ("user", "And who runs it?"),
+        ("assistant", "Olga runs it."),
+        ("user", "When do we deploy?"),
+        ("assistant", "On Tuesdays."),
+    ]
+    threaded = [m for m in stack.slack.posted(DM_SAM) if m.get("thread_ts") == ts]
+    assert [m["text"] for m in threaded] == ["Olga runs it.", "On Tuesdays."]
+
+
+def test_a_mention_in_a_granted_channel_is_answered_and_channel_talk_is_ignored(
+    stack: Stack,
+) -> None:
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.say(SAM, OPS, "lunch anyone?")
+    stack.model.answer("Tuesdays.")
+    body, _ = stack.say(SAM, OPS, "when do we deploy?", mention=True)
+    # Slack also sends the message event for a mention: it is handled once.
+    stack.events.deliver(
+        stack.events.envelope({**body["event"], "type": "message", "channel_type": "channel"})
+    )
+    stack.settle()
+    assert stack.texts(OPS) == ["Tuesdays."]
+    assert len(stack.model.requests) == 1
+    # In a shared chat the transcript names who spoke.
+    assert f"[slack:{SAM}] when do we deploy?" in str(stack.model.requests[0].body["messages"])
+
+
+def test_an_agent_answers_in_a_channel_only_with_an_active_grant(stack: Stack) -> None:
+    stack.say(SAM, OPS, "when do we deploy?", mention=True)
+    stack.settle()
+    assert stack.texts(OPS) == [
+        "I can't answer here: agent ada has no active grant in this channel. An admin can add "
+        f"one with `reverie grant ada --slack-channel {OPS}`."
+    ]
+    assert stack.model.requests == []
+
+
+def test_p3_the_failure_notice_replaces_a_stale_answer(stack: Stack) -> None:
+    release, slow = held("Built on the old memory.")
+    stack.model.script.append(slow)
+    stack.say(SAM, DM_SAM, "What do you know?")
+    wait_for(lambda: len(stack.model.requests) == 1)
+    # Memory moves while the model is answering.
+    stack.say(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    release.set()
+    stack.settle()
+    assert stack.texts(DM_SAM) == ["Saved to ada's memory: revision 1.", STALE_NOTICE]
+
+
+def test_a_model_error_is_a_notice_posted_once(stack: Stack) -> None:
+    stack.model.fail(500, "upstream exploded")
+    body, _ = stack.say(SAM, DM_SAM, "hello?")
+    stack.settle()
+    stack.events.deliver(body, retry=1)
+    stack.settle()
+    said = stack.texts(DM_SAM)
+    assert len(said) == 1 and said[0].startswith("I could not get an answer from the model")
+
+
+def test_t1_notify_goes_to_the_thread_through_the_outbox(stack: Stack) -> None:
+    stack.model.answer(ToolUse([("notify", {"text": "Deploy started."})]))
+    stack.model.answer("Done.")
+    body, _ = stack.say(SAM, DM_SAM, "deploy please")
+    stack.settle()
+    posted = stack.slack.posted(DM_SAM)
+    assert [m["text"] for m in posted] == ["Deploy started.", "Done."]
+    assert {m["thread_ts"] for m in posted} == {body["event"]["ts"]}
+    assert all(
+        d.state == "delivered"
+        for d in stack.rv.outbox.for_task(
+            stack.rv.turn_log(f"slack:{DM_SAM}:{body['event']['ts']}")[0].id
+        )
+    )
+
+
+def test_no_model_is_said_in_the_thread(stack_factory: Any) -> None:
+    stack = stack_factory(model="")
+    stack.say(SAM, DM_SAM, "hello?")
+    stack.settle()
+    said = stack.texts(DM_SAM)
+    assert len(said) == 1 and said[0].startswith("I could not answer: No model is configured")
+
+
+def test_app_home_shows_each_agent_its_memory_and_the_admin_page(stack: Stack) -> None:
+    stack.rv.create_agent("bo")
+    stack.say(SAM, DM_SAM, "!remember Deploys - Tuesdays")  # ada answers DMs? two agents now
+    stack.settle()
+    opened = stack.events.envelope(
+        {
+            "type": "app_home_opened",
+            "user": SAM,
+            "channel": DM_SAM,
+            "tab": "home",
+            "event_ts": "1.0",
+        }
+    )
+    assert stack.events.deliver(opened)[0] == 200
+    user, view = stack.slack.views[-1]
+    assert user == SAM
+    text = str(view["blocks"])
+    assert "*ada*: no memory yet (revision 0), 0 granted channels" in text
+    assert "*bo*: no memory yet (revision 0)" in text
+    assert "<http://127.0.0.1:8765/admin/agents/ada|Open in the admin page>" in text
+    assert "set REVERIE_SLACK_AGENT" in text
+
+
+def test_app_home_with_a_dm_agent(stack_factory: Any) -> None:
+    stack = stack_factory(slack_agent="ada")
+    stack.rv.create_agent("bo")
+    stack.say(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    stack.settle()
+    opened = stack.events.envelope(
+        {
+            "type": "app_home_opened",
+            "user": SAM,
+            "channel": DM_SAM,
+            "tab": "home",
+            "event_ts": "1.0",
+        }
+    )
+    stack.events.deliver(opened)
+    text = str(stack.slack.views[-1][1]["blocks"])
+    assert "*ada*: memory at revision 1, 0 granted channels, answers DMs" in text
+
+
+def test_secrets_stay_out_of_logs_and_reprs(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    stack.model.answer("Hi.")
+    stack.say(SAM, DM_SAM, "hello")
+    stack.say(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    stack.events.deliver(stack.events.message(SAM, DM_SAM, "x"), secret="wrong")
+    stack.settle()
+    assert BOT_TOKEN not in caplog.text and SIGNING_SECRET not in caplog.text
+    assert BOT_TOKEN not in repr(stack.rv.settings)
+    assert SIGNING_SECRET not in repr(stack.rv.settings)
