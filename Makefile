@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= reverie-data
 
-.PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign clean
+.PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign fault-campaign clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ bench-dense: $(VENV)/.installed
 # Long campaigns, run by hand: thousands of SIGKILLs of a writer (the suite runs 150).
 crash-campaign: $(VENV)/.installed
 	$(BIN)/python bench/crash_campaign.py --kills 2000
+
+# Real storage faults while writers and readers run (needs root, for the mounts; about 3 min).
+fault-campaign: $(VENV)/.installed
+	$(BIN)/python bench/fault_campaign.py --rounds 8
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

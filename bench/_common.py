@@ -39,6 +39,7 @@ __all__ = [
     "emit",
     "fmt_ratio",
     "index_text",
+    "locomo_path",
     "machine",
     "machine_markdown",
     "markdown_table",
@@ -48,6 +49,19 @@ __all__ = [
     "topic_text",
     "words",
 ]
+
+
+# the data
+
+
+def locomo_path(explicit: Path | None = None) -> Path:
+    """Where LoCoMo (``locomo10.json``, CC BY-NC 4.0, read at run time and never copied) is:
+    ``explicit`` (a ``--locomo`` option), else ``$REVERIE_LOCOMO``, else
+    ``../shared/bench/locomo10.json`` beside the repository. The one rule for the benchmarks
+    and the tests (``tests/importers/test_locomo.py``)."""
+    if explicit is not None:
+        return explicit
+    return Path(os.environ.get("REVERIE_LOCOMO") or ROOT.parent / "shared/bench/locomo10.json")
 
 
 # the machine

@@ -31,8 +31,8 @@ stop words" mirrors it as it is now: each gives the facade's recall of its time)
 tokenizer, field weights, a date, the text of neighbouring turns, or query stop words.
 
 LoCoMo is CC BY-NC 4.0: it is read at run time (``--locomo``, ``$REVERIE_LOCOMO`` or
-``/work/shared/bench/locomo10.json``) and never copied; without it the benchmark says so and
-stops.
+``../shared/bench/locomo10.json`` beside the repository) and never copied; without it the
+benchmark says so and stops.
 
 Run (see ``_locomo_baselines`` for the environment)::
 
@@ -78,7 +78,6 @@ from _locomo_baselines import (
 )
 from reverie.importers import locomo
 
-DEFAULT_LOCOMO = Path("/work/shared/bench/locomo10.json")
 K = 10
 KS = (1, 5, 10)
 WARMUP = 10
@@ -653,7 +652,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--arms", default="reverie,bm25s,rank-bm25,dense", help="comma-separated arms to run"
     )
     args = parser.parse_args(argv)
-    path = args.locomo or Path(os.environ.get("REVERIE_LOCOMO") or DEFAULT_LOCOMO)
+    path = _common.locomo_path(args.locomo)
     if not path.is_file():
         print(
             f"LoCoMo not found at {path}: nothing measured. Pass --locomo PATH or set "

@@ -77,7 +77,6 @@ import argparse
 import datetime as dt
 import hashlib
 import json
-import os
 import random
 import re
 import statistics
@@ -99,7 +98,6 @@ from reverie.index.fts import SearchHit, query_terms
 from reverie.review.types import parse_sources
 from review_cost import Cost, list_items, memory_files, offline_run, review_until_done
 
-DEFAULT_LOCOMO = _common.ROOT.parent / "shared" / "bench" / "locomo10.json"
 JUDGED = Path(__file__).with_name("review_locomo_judged.json")
 K = 5
 WARMUP = 10
@@ -719,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=11, help="seed of --sample")
     args = parser.parse_args(argv)
-    path = args.locomo or Path(os.environ.get("REVERIE_LOCOMO") or DEFAULT_LOCOMO)
+    path = _common.locomo_path(args.locomo)
     if not path.is_file():
         print(
             f"LoCoMo not found at {path}: nothing measured. Pass --locomo PATH or set "

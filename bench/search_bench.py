@@ -16,9 +16,10 @@ Memories of 1k, 10k and 100k entries are generated from a seeded vocabulary (see
 ``_common.TextGen``): about 60 entries in ``MEMORY.md``, the rest in topic files of 100-200
 entries, built with large ``set_body``/``write_topic`` batches. Queries are 200 seeded 2-5 word
 queries (about 60% taken from words of real entries, the rest topical mixes of the
-vocabulary), the same for every size. When ``/work/shared/bench/locomo10.json`` (LoCoMo,
-CC BY-NC 4.0, read at run time, never copied) is present, its 5,882 conversation turns are also
-indexed as entries and 200 of its questions, cut to 2-5 content words, are the queries.
+vocabulary), the same for every size. When LoCoMo (``../shared/bench/locomo10.json`` beside
+the repository, or ``$REVERIE_LOCOMO``; CC BY-NC 4.0, read at run time, never copied) is
+present, its 5,882 conversation turns are also indexed as entries and 200 of its questions, cut
+to 2-5 content words, are the queries.
 
 Run: ``PYTHONPATH=src python bench/search_bench.py [--quick] [--json] [--sizes 1000,10000]``.
 """
@@ -58,7 +59,6 @@ AGENT = "bench"
 INDEX_ENTRIES = 60
 TOPICS_PER_BATCH = 40
 SCAN_MAX_ENTRIES = 10_000
-LOCOMO = Path("/work/shared/bench/locomo10.json")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 _QUESTION_STOP = frozenset(
     words(
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--quick", action="store_true", help="a small, fast run (1k and 10k)")
     p.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    p.add_argument("--locomo", type=Path, default=LOCOMO, help="LoCoMo file (read, not copied)")
+    p.add_argument("--locomo", type=Path, default=None, help="LoCoMo file (read, not copied)")
     p.add_argument("--no-locomo", action="store_true", help="skip the LoCoMo memory")
     p.add_argument("--dir", type=Path, help="where to create the scratch data (system temp)")
     p.add_argument("--keep", action="store_true", help="keep the scratch data")
@@ -373,9 +373,10 @@ def main(argv: list[str] | None = None) -> int:
                 _row(built, bench_memory(built, corpus.queries, args.warmup, args.seed, with_rg))
             )
         if not args.no_locomo:
-            lc = locomo(args.locomo, args.seed, n_queries)
+            locomo_file = _common.locomo_path(args.locomo)
+            lc = locomo(locomo_file, args.seed, n_queries)
             if lc is None:
-                notes.append(f"SKIP LoCoMo memory: {args.locomo} is absent or unreadable.")
+                notes.append(f"SKIP LoCoMo memory: {locomo_file} is absent or unreadable.")
                 progress(notes[-1])
             else:
                 progress(f"building LoCoMo ({len(lc.entries):,} turns)")

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from reverie import Reverie
 from reverie.cli import hoist_global_options, main
+from reverie.errors import NotFound, RefusedInput
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -137,7 +139,13 @@ def test_apply_search_history_diff(
         (["memory", "show", "nobody"], None, 5, "not_found"),
         (["memory", "show", "ada", "--revision", "9"], None, 5, "not_found"),
         (["memory", "show", "ada", "--source", "../x"], None, 3, "invalid_path"),
-        (["memory", "search", "ada", "x", "--limit", "50"], None, 3, "invalid_limit"),
+        (["memory", "search", "ada", "x", "--limit", "50"], None, 2, "usage_error"),
+        (["memory", "search", "ada", "x", "--limit", "0"], None, 2, "usage_error"),
+        (["memory", "history", "ada", "--limit", "0"], None, 2, "usage_error"),
+        (["memory", "show", "ada", "--revision", "-1"], None, 2, "usage_error"),
+        (["memory", "show", "ada", "--revision", str(10**30)], None, 2, "usage_error"),
+        (["memory", "diff", "ada", "0", str(2**63)], None, 2, "usage_error"),
+        (["memory", "apply", "ada", "-", "--expected-revision", "-1"], "{}", 2, "usage_error"),
         (["memory", "show"], None, 2, "usage_error"),
         (["memory", "frobnicate"], None, 2, "usage_error"),
         (["memory", "apply", "ada", "/no/such/file.json"], None, 2, "usage_error"),
@@ -166,7 +174,28 @@ def test_missing_home_says_how_to_create_it(
 ) -> None:
     code, out = run(capsys, "agent", "list", "--home", str(tmp_path / "none"), "--json")
     assert code == 5 and "reverie init" in out["error"]["message"]
+    assert "create=True" not in out["error"]["message"]
     assert not (tmp_path / "none").exists()
+    # a Python caller is told how to create it from Python
+    with pytest.raises(NotFound) as err:
+        Reverie(tmp_path / "none")
+    assert err.value.code == "home_not_found" and "create=True" in err.value.message
+    assert "reverie init" not in err.value.message
+
+
+def test_error_paths_are_written_one_way(home: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10: paths came as ``operations.0`` from one check and ``operations[0]`` from
+    another."""
+    with Reverie(home) as r:
+        for request in (
+            {"operations": [{"action": "add"}]},
+            {"operations": [{"action": "add", "text": 3}]},
+            {"operations": [{"action": "add", "text": "x", "extra": 1}]},
+            {"operations": [{"action": "replace", "old": "", "text": "x"}]},
+        ):
+            with pytest.raises(RefusedInput) as err:
+                r.memory_apply("ada", request)
+            assert "operations[0]" in err.value.message and "operations.0" not in err.value.message
 
 
 def test_console_script_runs_as_a_process(home: str) -> None:
@@ -196,3 +225,18 @@ def test_tour_runs_end_to_end(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "memory_credential_rejected" in proc.stdout
     assert "Prefers answers in British English" in proc.stdout
+    # Output is a pipe, not a terminal: no line is cut at 80 columns, so each JSON line shown
+    # (the batches fed to stdin, the --json answers) parses whole.
+    shown = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(shown) >= 3 and any(len(line) > 80 for line in shown)
+    for line in shown:
+        json.loads(line)
+
+
+def test_the_build_declares_its_license_as_spdx() -> None:
+    """``make run`` printed setuptools' deprecation warning for the table form three times."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert project["project"]["license"] == "Apache-2.0"
+    assert "setuptools>=77" in project["build-system"]["requires"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -120,7 +122,7 @@ def test_a_large_file_shows_progress_and_imports(
         )
     )
     code, text = run(capsys, "conversations", "import", str(f), "--home", home)
-    assert code == 0 and "Imported 2500 messages into 1 conversations" in text
+    assert code == 0 and "Imported 2500 messages into 1 conversation;" in text
 
 
 def test_context_sessions_json(imported: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,7 +131,7 @@ def test_context_sessions_json(imported: str, capsys: pytest.CaptureFixture[str]
     assert [s["id"] for s in out["sessions"]] == ["c2", "c1"]  # never the group one
     c1 = out["sessions"][1]
     assert set(c1) == {"id", "title", "created", "updated", "messages", "chars"}
-    assert (c1["messages"], c1["created"]) == (3, "2024-05-08 13:56:00Z")
+    assert (c1["messages"], c1["created"]) == (3, "2024-05-08T13:56:00Z")
     code, out = run(
         capsys, "context", "sessions", "ada", "--from", "g1", "--home", imported, "--json"
     )
@@ -156,7 +158,7 @@ def test_context_read_json_and_cursor(imported: str, capsys: pytest.CaptureFixtu
         "role": "user",
         "author": "sam",
         "text": "We deploy the billing service on Tuesdays",
-        "time": "2024-05-08 13:56:00Z",
+        "time": "2024-05-08T13:56:00Z",
         "channel": "D1",
         "offset": 0,
         "continues": False,
@@ -223,6 +225,32 @@ def test_context_read_pages_with_a_cursor(
     assert "".join(parts) == "abcdefghij" * 30 and len(parts) == 3
 
 
+def test_the_paging_hint_repeats_the_options_that_matter(
+    home: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 10: the hint dropped --home (and --max-chars), so pasting it read another home."""
+    f = tmp_path / "long.jsonl"
+    f.write_text(jsonl(msg("long", "abcdefghij" * 30)))
+    run(capsys, "conversations", "import", str(f), "--home", home)
+    _code, text = run(
+        capsys, "context", "read", "long", "--max-chars", "100", "--agent", "ada", "--home", home
+    )
+    hint = next(line for line in text.splitlines() if line.startswith("More: "))
+    args = shlex.split(hint.removeprefix("More: "))
+    assert args[:4] == ["reverie", "context", "read", "long"]
+    assert args[args.index("--home") + 1] == home and "--max-chars" in args
+    assert args[args.index("--agent") + 1] == "ada"
+    code, text = run(capsys, *args[1:])
+    assert code == 0 and "abcdefghij" in text
+
+
+def test_refusals_name_no_tool_functions(imported: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10: a person at the command line was told about ``context_sessions``."""
+    for args in (["context", "read", "nope"], ["context", "read", "c1", "--cursor", "eyJ4Ijox"]):
+        _code, out = run(capsys, *args, "--home", imported, "--json")
+        assert not re.search(r"\bcontext_\w+|session_get", out["error"]["message"]), out
+
+
 def test_context_search_json(imported: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(
         capsys, "context", "search", "ada", "billing deploy", "--home", imported, "--json"
@@ -256,13 +284,15 @@ def test_reindex_rebuilds_history_search_too(
         (["context", "read", "nope"], 5, "not_found"),
         (["context", "read", "g1"], 3, "memory_off"),
         (["context", "read", "c1", "--start", "2", "--end", "9"], 3, "invalid_range"),
-        (["context", "read", "c1", "--start", "-1"], 3, "invalid_range"),
+        (["context", "read", "c1", "--start", "-1"], 2, "usage_error"),
         (["context", "read", "c1", "--cursor", "%%%"], 3, "invalid_cursor"),
         (["context", "read", "c1", "--agent", "nobody"], 5, "not_found"),
         (["context", "read", "c1", "--start", "x"], 2, "usage_error"),
         (["context", "read"], 2, "usage_error"),
         (["context", "search", "ada"], 2, "usage_error"),
-        (["context", "search", "ada", "x", "--limit", "0"], 3, "invalid_limit"),
+        (["context", "search", "ada", "x", "--limit", "0"], 2, "usage_error"),
+        (["context", "sessions", "ada", "--limit", "0"], 2, "usage_error"),
+        (["context", "read", "c1", "--end", str(2**64)], 2, "usage_error"),
         (["context", "search", "nobody", "x"], 5, "not_found"),
         (["context", "sessions", "nobody"], 5, "not_found"),
         (["context", "sessions", "ada", "--from", "nope"], 5, "not_found"),

@@ -1,25 +1,31 @@
 """The Python API: one facade that every surface (CLI, HTTP, MCP, Slack) calls.
 
 A surface parses its input, calls one method here, and formats the answer; rules (limits,
-validation, permissions) live below this facade, so every path gets them.
+validation, permissions) live below this facade, so every path gets them. Every method passes
+:mod:`reverie._guard` on its way in and out: text arguments must be Unicode, and nothing but a
+:class:`reverie.errors.ReverieError` comes out.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import doctor
+from ._guard import guarded
 from .access import Actor
 from .config import Settings
 from .core import validation
 from .core.chat import ChatCommand, check_limits, remember_body, update_body
 from .core.permissions import may_replace_instructions, require_chat_write, require_edit
-from .errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict
+from .errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict, StorageFault
+from .index import fts, history
 from .index.fts import SearchHit
 from .index.history import HistoryHit
 from .llm.chat import ChatProvider
@@ -36,9 +42,11 @@ from .store.conversations import (
     ConversationStore,
     Grant,
     ImportSummary,
+    check_timestamp,
     parse_jsonl,
     parse_records,
 )
+from .store.faults import ENVIRONMENT
 from .store.instructions import Approval, Instructions, InstructionStore
 from .store.memories import MemoryFile, MemoryStore, WriteOutcome
 from .store.outbox import Delivery, Outbox
@@ -52,7 +60,19 @@ __all__ = ["Reverie"]
 
 DB_NAME = "reverie.db"
 
+log = logging.getLogger(__name__)
 
+
+def _derived(table: str) -> str | None:
+    """Which search index a table belongs to (``memory``, ``history``), or ``None`` for the
+    tables that hold the truth of what is not in git."""
+    for family, tables in (("memory", fts.TABLES), ("history", history.TABLES)):
+        if any(table == t or table.startswith(f"{t}_") for t in tables):
+            return family
+    return None
+
+
+@guarded
 class Reverie:
     """A Reverie data directory (the embedded default: SQLite and git under ``home``).
 
@@ -71,15 +91,14 @@ class Reverie:
         if not (self.home / DB_NAME).exists():
             if not create:
                 raise NotFound(
-                    f"No Reverie home at {self.home}; create it with `reverie init` "
-                    "(or pass --home / set REVERIE_HOME to an existing one).",
+                    f"No Reverie home at {self.home}; create it with "
+                    f"Reverie({str(self.home)!r}, create=True), or open an existing one.",
                     code="home_not_found",
                     home=str(self.home),
                 )
             self.home.mkdir(parents=True, exist_ok=True)
         self.state = SQLiteState(self.home / DB_NAME, durable=self.settings.durable)
         self.memories = MemoryStore(self.state, self.home, self.settings)
-        self.memories.recover_all()  # W8: a half-applied batch is discarded on the next open
         self.conversations = ConversationStore(self.state, self.settings)
         self.souls = SoulStore(self.state, self.settings)
         self.instructions = InstructionStore(self.state, self.settings)
@@ -88,6 +107,28 @@ class Reverie:
         self.tokens = TokenStore(self.state)
         #: The agent tools every turn, MCP and HTTP offer (host tools join per turn).
         self.tools: Registry = default_registry()
+        # W8: a half-applied batch is discarded on the next open. After a crash the index is
+        # checked too, and rebuilt if the crash (or anything else) damaged it; a memory whose
+        # recovery still cannot finish answers its fault when used, and stops nothing else.
+        found = self.memories.recover_all()
+        #: The memories a crash had left mid-write, recovered as the home opened (the fault of
+        #: those whose recovery could not finish): what ``reverie doctor`` reports.
+        self.recovered = dict(found)
+        if found and self.state.degraded is None:
+            try:
+                if self._repair_index():
+                    found = self.memories.recover_all()
+            except StorageFault as exc:
+                log.warning("%s", exc.message)
+        for memory_id, fault in found.items():
+            if fault is not None and fault.code not in ENVIRONMENT:
+                log.warning(
+                    "Agent %s: its memory could not be recovered (%s). The other agents are "
+                    "not affected; `reverie doctor %s` checks and repairs it.",
+                    self.state.agent_of_memory(memory_id),
+                    fault.message,
+                    self.state.agent_of_memory(memory_id),
+                )
         self._remove_deleted_memories()
 
     def close(self) -> None:
@@ -284,9 +325,71 @@ class Reverie:
         return list(self.memories.repo(memory_id).files(rec.oid))
 
     def reindex(self, agent: str | None = None) -> dict[str, int]:
-        """Rebuild the search index from the files, for one agent or all; lines per agent."""
+        """Rebuild the search index from the files, for one agent or all; lines per agent.
+
+        A damaged index (unreadable pages, or an FTS5 table that disagrees with its rows) is
+        dropped and remade whole first.
+        """
         targets = [self.agent(agent)] if agent else self.agents()
+        self._repair_index()
         return {a.name: self.memories.reindex(self.state.memory_of(a.id)) for a in targets}
+
+    def doctor(self, agent: str | None = None, *, rewind: bool = False) -> doctor.DoctorReport:
+        """Check the home (git objects, the state database, the index against the files,
+        leftover markers) for one agent's memory or all, repair what can be rebuilt from the
+        truth, and report (``reverie doctor``). ``rewind`` restores a memory whose newest
+        revisions have objects damaged beyond repair to its last intact revision.
+
+        Raises:
+            NotFound: no such agent.
+        """
+        return doctor.run(self, agent, rewind=rewind)
+
+    def _repair_index(self) -> bool:
+        """Check the state database's tables; rebuild a damaged search index from the truth
+        (memory files, messages) and say so on stderr. Returns whether anything was rebuilt.
+
+        Raises:
+            StorageFault: tables that are not derived are damaged (they cannot be rebuilt:
+                the message names them), or the database cannot be written.
+        """
+        damaged = self.state.damaged_tables()
+        if not damaged:
+            return False
+        truth = [t for t in damaged if _derived(t) is None]
+        if truth:
+            raise StorageFault(
+                f"The state database is damaged in {', '.join(truth)}, which cannot be rebuilt "
+                "from the memory files. Restore reverie.db from a backup; `reverie doctor` "
+                "says what else it finds.",
+                tables=truth,
+            )
+        if self.state.degraded is not None:
+            raise StorageFault(
+                f"The search index is damaged ({', '.join(damaged)}) and the storage takes no "
+                "writes now, so it cannot be rebuilt; reads of files still work.",
+                code=self.state.degraded,
+                tables=damaged,
+            )
+        families = {_derived(t) for t in damaged}
+        if "memory" in families:
+            skipped = self.memories.rebuild_index(damaged)
+            log.warning(
+                "The memory search index was damaged (%s); rebuilt it from the memory files%s.",
+                ", ".join(t for t in damaged if _derived(t) == "memory"),
+                f" (not {', '.join(skipped)}: their files are damaged, see reverie doctor)"
+                if skipped
+                else "",
+            )
+        if "history" in families:
+            count = self.conversations.rebuild_index(damaged)
+            log.warning(
+                "The history search index was damaged (%s); rebuilt it from %d messages.",
+                ", ".join(t for t in damaged if _derived(t) == "history"),
+                count,
+            )
+        self.state.vacuum()
+        return True
 
     # workspace: members, agents' lifecycle, channels, grants (SPEC 1, A3)
 
@@ -359,6 +462,8 @@ class Reverie:
         self._remove_deleted_memories()
 
     def _remove_deleted_memories(self) -> None:
+        if self.state.degraded is not None:
+            return  # nothing can be removed from storage that takes no writes; next time
         for memory_id in self.state.deleted_memories():
             # Ids come from the database and are never reused, but stay careful with rmtree.
             if "/" in memory_id or memory_id.startswith("."):
@@ -591,7 +696,8 @@ class Reverie:
             NotFound: no such agent.
         """
         return self.conversations.pending_ranges(
-            self.state.get_agent(agent).id, time.time() if now is None else now
+            self.state.get_agent(agent).id,
+            time.time() if now is None else check_timestamp(now, "now"),
         )
 
     def mark_reviewed(self, conversation_id: str, end: int) -> Conversation:
@@ -709,6 +815,8 @@ class Reverie:
         Raises:
             NotFound: no such agent.
         """
+        if now is not None:
+            check_timestamp(now, "now")
         return run_review(self, agent, force=force, now=now, progress=progress)
 
     # soul (SPEC S1-S3)

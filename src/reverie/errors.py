@@ -5,15 +5,18 @@ that scripts and other programs can match on, and a message that says what to do
 
     ReverieError                 catch-all; never raised directly
     ├── RefusedInput             the request itself is wrong; nothing was written (exit 3)
-    │                            memory writes: invalid_operation, invalid_path,
-    │                            memory_too_large, memory_credential_rejected,
-    │                            memory_invalid_control_character, no_match, ambiguous_match,
-    │                            idempotency_key_reused; reads: invalid_limit, invalid_range,
-    │                            invalid_cursor; workspace and import: invalid_name,
-    │                            invalid_id, invalid_channel, channel_kind_mismatch,
-    │                            invalid_role, invalid_time, invalid_import, message_too_large,
-    │                            already_exists, invalid_tokenizer, invalid_setting;
-    │                            chat commands (C1, W3): chat_command_too_large
+    │                            any call: invalid_unicode (a lone surrogate), invalid_input
+    │                            (nested too deep); memory writes: invalid_operation,
+    │                            invalid_path, memory_too_large, memory_credential_rejected,
+    │                            memory_invalid_control_character,
+    │                            memory_invisible_character, no_match, ambiguous_match,
+    │                            idempotency_key_reused, invalid_revision; reads:
+    │                            invalid_limit, invalid_range, invalid_cursor; workspace and
+    │                            import: invalid_name, invalid_id, invalid_channel,
+    │                            channel_kind_mismatch, invalid_role, invalid_time,
+    │                            invalid_import, message_too_large, already_exists,
+    │                            invalid_tokenizer, invalid_setting; chat commands (C1, W3):
+    │                            chat_command_too_large
     ├── PermissionDenied         the caller, path or conversation may not do this (exit 3)
     │                            codes: permission_denied, memory_read_only (W10),
     │                            memory_off (O3, M4); chat writes (C2): no_grant,
@@ -23,12 +26,16 @@ that scripts and other programs can match on, and a message that says what to do
     │                            exist (exit 5); codes: not_found, home_not_found,
     │                            conversation_deleted
     └── StorageFault             the data directory is damaged or unreachable (exit 1)
+                                 codes: storage_fault (the message says how to repair it),
+                                 storage_full, storage_read_only (reads still work)
 
 Model providers add ``reverie.llm.ProviderError`` (``model_unavailable``,
 ``model_bad_answer``, exit 1), translated at the provider boundary.
 
-Errors of lower libraries (sqlite3, pygit2) are translated into ``StorageFault`` at the store
-boundary with ``raise ... from exc``; they never reach a surface untranslated.
+Errors of lower libraries (sqlite3, pygit2, the operating system) are translated into
+``StorageFault`` with ``raise ... from exc`` where the stores meet them, and whatever a store
+did not translate is translated by the facade's guard (``reverie._guard``) on its way out;
+they never reach a surface untranslated.
 """
 
 from __future__ import annotations

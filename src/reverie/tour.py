@@ -18,7 +18,9 @@ from rich.console import Console
 
 from .cli import main as cli
 
-console = Console(highlight=False)
+# soft_wrap: lines are never cut at the terminal width (80 columns when output is not a
+# terminal), so the JSON shown can be copied and parsed.
+console = Console(highlight=False, soft_wrap=True)
 
 
 def _run(*args: str, stdin: str | None = None) -> int:

@@ -245,7 +245,7 @@ def test_secret_question_rule_and_bad_sources_are_dropped_and_reported() -> None
         "operation 7 (add): it cites conv-3, which is not among the messages reviewed",
         "operation 8 (add): it cites conv-7#3-3",
         "operation 9: unknown action 'set_body'",
-        "operation 10: operations.0.text",
+        "operation 10: operations[0].text",
     ):
         assert expected in notes, (expected, notes)
     assert len(out.notes) == 9

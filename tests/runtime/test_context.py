@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -273,10 +274,29 @@ def test_h3_session_get_gives_the_details_and_what_started_the_task(rv3: Reverie
 def test_h3_session_get_answers_in_memory_off_conversations(rv3: Reverie) -> None:
     d = rv3.session_get("grp", agent="ada")
     assert (d.memory_mode, d.mode_reason, d.channel_kind) == ("off", "started_in_group", "group")
+    assert d.to_dict()["withheld"] == d.withheld and "title" in d.withheld
     with pytest.raises(NotFound):
         rv3.session_get("grp", agent="bob")
     with pytest.raises(NotFound):
         rv3.session_get("nope")
+
+
+def test_o3_session_get_gives_nothing_said_in_a_memory_off_conversation(rv3: Reverie) -> None:
+    """Issue 10: the title of a group conversation, built from group text, came back."""
+    assert rv3.conversation("grp").title == "group talk"  # stored, not shown
+    sub = rv3.create_conversation(
+        "ada", "G1", parent="grp", started_by={"kind": "sub_session", "by": "grp", "task": "merge"}
+    )
+    for conv in ("grp", sub.id):
+        d = rv3.session_get(conv, agent="ada")
+        assert d.title == "" and "started_by" in d.withheld
+        assert "group talk" not in json.dumps(d.to_dict()) and "merge" not in str(d.started_by)
+    assert rv3.session_get("grp").withheld == ["title", "started_by"]
+    assert rv3.session_get(sub.id).started_by == {"kind": "sub_session", "by": "grp"}
+    # a conversation that turns off loses its title from then on
+    assert rv3.session_get("new").title == "latest talk"
+    rv3.append_message("new", "user", "said in the group", channel_id="G1", time=T0 + 205)
+    assert rv3.session_get("new").title == "" and rv3.session_get("new").withheld[0] == "title"
 
 
 def test_m4_memory_tools_refuse_in_a_memory_off_conversation(tmp_path: Path) -> None:

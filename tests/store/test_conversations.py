@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reverie import Reverie, Settings
-from reverie.errors import NotFound, PermissionDenied, RefusedInput
+from reverie.errors import NotFound, PermissionDenied, RefusedInput, StorageFault
 from reverie.runtime.context import require_memory_on
 from tests.conftest import fake
 
@@ -353,8 +353,9 @@ def test_a3_the_deletion_is_one_transaction(full: tuple[Reverie, str, str]) -> N
         "CREATE TEMP TRIGGER fail_agent_delete BEFORE DELETE ON agents "
         "BEGIN SELECT RAISE(ABORT, 'injected fault'); END"
     )
-    with pytest.raises(sqlite3.DatabaseError):
+    with pytest.raises(StorageFault) as err:  # translated by the facade's guard
         rv.delete_agent("ada")
+    assert isinstance(err.value.__cause__, sqlite3.DatabaseError)
     rv.state.conn.execute("DROP TRIGGER temp.fail_agent_delete")
     assert rv.agent("ada").id == agent_id
     assert _rows(rv, "memory_lines", "memory_id", memory_id) > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 from pathlib import Path
 
@@ -144,6 +145,67 @@ def test_w4_credentials_are_refused_on_every_operation(rv: Reverie, request_: ob
     assert SLACK not in e.value.message and SLACK not in str(e.value.details)
     assert "settings" in e.value.message
     assert rv.memory_read("ada").revision == 1
+
+
+# A key body of base64 lines, generated (no file holds a key).
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+KEY_BODY = ["".join(rng.choice(_B64) for _ in range(64)) for rng in map(random.Random, range(12))]
+ARMOUR = ("-----BEGIN " + "RSA PRIVATE KEY-----", "-----END " + "RSA PRIVATE KEY-----")
+
+
+@pytest.mark.parametrize("order", ["body first", "armour first"])
+def test_w4_a_key_written_in_two_parts_is_refused(rv: Reverie, order: str) -> None:
+    """Issue 10: only added lines were scanned, so a key split over two writes got in."""
+    whole = "\n".join([ARMOUR[0], *KEY_BODY, ARMOUR[1]]) + "\n"
+    part = "\n".join(KEY_BODY) if order == "body first" else "\n".join(ARMOUR)
+    rv.memory_apply("ada", {"action": "write_topic", "topic": "ops", "content": part + "\n"})
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", {"action": "write_topic", "topic": "ops", "content": whole})
+    assert e.value.code == "memory_credential_rejected" and "private key" in e.value.message
+    assert rv.memory_read("ada").revision == 1
+    # the same split over two adds to MEMORY.md
+    rv.memory_apply("ada", {"action": "set_body", "text": "# Memory\n" + part + "\n"})
+    with pytest.raises(RefusedInput):
+        rv.memory_apply("ada", {"action": "set_body", "text": "# Memory\n" + whole})
+
+
+def test_w4_a_complete_key_block_with_a_short_body_is_refused(rv: Reverie) -> None:
+    short = "\n".join([ARMOUR[0], KEY_BODY[1][:24], ARMOUR[1]])
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", {"action": "write_topic", "topic": "k", "content": short})
+    assert e.value.code == "memory_credential_rejected"
+    talk = "\n".join([ARMOUR[0], "...", ARMOUR[1]])  # talk about keys, still accepted
+    assert rv.memory_apply("ada", {"action": "write_topic", "topic": "k", "content": talk}).changed
+
+
+def test_w4_a_credential_is_named_on_its_own_line_of_the_file(rv: Reverie) -> None:
+    """Issue 10: the message said "on line 1" of MEMORY.md wherever the line was."""
+    with pytest.raises(RefusedInput) as e:
+        rv.memory_apply("ada", add(f"the bot token is {SLACK}", "Project state"))
+    # the entry would go at the end of MEMORY.md, on the line after its last one
+    expected = rv.memory_read("ada").text.count("\n") + 1
+    assert expected > 1 and f"Slack token on line {expected}" in e.value.message
+
+
+def test_w4_a_line_stored_before_never_blocks_an_unrelated_write(rv: Reverie) -> None:
+    # A key armour pair with a body, as a detector of an older version let it through:
+    # written here below the pipeline, straight into git, then rolled forward.
+    memory_id = rv.state.memory_of(rv.agent("ada").id)
+    store = rv.memories
+    latest = store.current(memory_id)
+    old = "\n".join([ARMOUR[0], *KEY_BODY[:3], ARMOUR[1]])
+    store._marker(memory_id).touch()
+    store.repo(memory_id).commit(
+        latest.oid, {"memory/legacy.md": old + "\n"}, "legacy\n\nReverie-Revision: 1\n", "api"
+    )
+    assert store.current(memory_id).revision == 1
+    out = rv.memory_apply(
+        "ada", {"action": "write_topic", "topic": "legacy", "content": old + "\n- a new fact\n"}
+    )
+    assert out.changed
+    assert rv.memory_apply(
+        "ada", {"action": "write_topic", "topic": "legacy", "content": "- a new fact\n"}
+    ).changed
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\r"])

@@ -23,6 +23,8 @@ KNOWN_CODES = {
     "memory_too_large",
     "memory_credential_rejected",
     "memory_invalid_control_character",
+    "memory_invisible_character",
+    "invalid_unicode",
     "no_match",
     "ambiguous_match",
     "not_found",

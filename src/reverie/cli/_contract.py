@@ -21,7 +21,7 @@ import click
 from rich.console import Console
 
 from reverie.api import Reverie
-from reverie.errors import ReverieError
+from reverie.errors import NotFound, RefusedInput, ReverieError
 
 __all__ = [
     "Options",
@@ -32,8 +32,19 @@ __all__ = [
     "open_home",
     "out",
     "pass_opts",
+    "plural",
+    "read_input",
     "stamp",
 ]
+
+#: Revision numbers and positions: whole numbers from 0. A negative one, or one past what
+#: SQLite stores (2**63), is a usage error (exit 2), as click reports any malformed option.
+NATURAL = click.IntRange(min=0, max=2**62)
+
+
+def limit_range(high: int) -> click.IntRange:
+    """A ``--limit`` from 1 to ``high``: outside it, a usage error (exit 2)."""
+    return click.IntRange(min=1, max=high)
 
 
 @dataclass
@@ -65,18 +76,75 @@ def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
 
 
 def open_home(opts: Options, create: bool = False) -> Reverie:
-    return Reverie(opts.home, create=create)
+    try:
+        return Reverie(opts.home, create=create)
+    except NotFound as exc:
+        if exc.code != "home_not_found":
+            raise
+        raise NotFound(
+            f"No Reverie home at {exc.details['home']}; create it with `reverie init` (or pass "
+            "--home / set REVERIE_HOME to an existing one).",
+            code=exc.code,
+            home=exc.details["home"],
+        ) from None
+
+
+def read_input(file: str, code: str) -> tuple[str, str]:
+    """The text of FILE, or of standard input for ``-``, and what messages call it.
+
+    The bytes are decoded as UTF-8 here, strictly: a terminal's locale (or Python's
+    surrogate escapes under the C locale) never turns invalid bytes into text.
+
+    Raises:
+        click.UsageError: the file cannot be read.
+        RefusedInput: ``code``, the bytes are not UTF-8.
+    """
+    name = "standard input" if file == "-" else file
+    try:
+        if file == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            # A text stream without bytes beneath (a test's StringIO): lone surrogates in it
+            # become bytes that the strict decoding below refuses.
+            raw = (
+                stream.read()
+                if stream is not None
+                else sys.stdin.read().encode("utf-8", "surrogatepass")
+            )
+        else:
+            raw = Path(file).read_bytes()
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {name}: {exc.strerror}.") from None
+    except (UnicodeEncodeError, ValueError):  # a lone surrogate, a NUL: no file has that name
+        raise click.UsageError(f"Cannot read {name!r}: it is not a file name.") from None
+    try:
+        return raw.decode("utf-8"), name
+    except UnicodeDecodeError as exc:
+        raise RefusedInput(
+            f"{name} is not UTF-8 text (byte {exc.start}); save it as UTF-8.", code=code
+        ) from None
 
 
 def emit(opts: Options, payload: dict[str, Any], human: Callable[[], object]) -> None:
     if opts.json:
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        sys.stdout.write(_printable(json.dumps(payload, ensure_ascii=False)) + "\n")
     else:
         human()
 
 
+def _printable(text: str) -> str:
+    """Text any UTF-8 stream takes: a lone surrogate (echoed from an argument that was not
+    Unicode) is written as its escape, ``\\udc80``."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 message``, ``2 messages``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def stamp(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    """A time as ISO 8601 in UTC (``2024-05-08T13:56:00Z``), in JSON and in tables alike."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # entry point
@@ -116,7 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = hoist_global_options(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args)
     try:
-        app.main(args=args, prog_name="reverie", standalone_mode=False)
+        # Outside standalone mode click returns the code of a command's Exit instead of
+        # raising it.
+        code = app.main(args=args, prog_name="reverie", standalone_mode=False)
     except ReverieError as exc:
         exit_code = _SETUP_CODES.get(exc.code, exc.exit_code)
         return _fail(as_json, exc.code, exc.message, exc.details, exit_code)
@@ -127,9 +197,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.UsageError as exc:
         if as_json:
             return _fail(True, "usage_error", exc.format_message(), {}, 2)
-        exc.show()
-        return 2
-    return 0
+        if exc.ctx is not None:
+            click.echo(_printable(exc.ctx.get_usage()), err=True)
+        return _fail(False, "usage_error", exc.format_message(), {}, 2)
+    except UnicodeEncodeError:  # text that reached a store without passing the facade's check
+        return _fail(
+            as_json,
+            "invalid_unicode",
+            "An argument is not valid Unicode text (it holds a lone surrogate); nothing was "
+            "done. Send UTF-8 text.",
+            {},
+            3,
+        )
+    except Exception as exc:  # the last resort: a bug still answers in the contract's shape
+        return _fail(
+            as_json,
+            "internal_error",
+            f"Reverie failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug: "
+            "please report it with the command that caused it.",
+            {},
+            1,
+        )
+    return code if isinstance(code, int) else 0
 
 
 def _wants_json(args: list[str]) -> bool:
@@ -143,12 +232,10 @@ def _wants_json(args: list[str]) -> bool:
 
 def _fail(as_json: bool, code: str, message: str, details: dict[str, Any], exit_code: int) -> int:
     if as_json:
-        sys.stdout.write(
-            json.dumps({"error": {"code": code, "message": message, **details}}, ensure_ascii=False)
-            + "\n"
-        )
+        error = {"error": {"code": code, "message": message, **details}}
+        sys.stdout.write(_printable(json.dumps(error, ensure_ascii=False)) + "\n")
     else:
         Console(stderr=True, highlight=False, soft_wrap=True).print(
-            f"error ({code}): {message}", markup=False
+            _printable(f"error ({code}): {message}"), markup=False
         )
     return exit_code

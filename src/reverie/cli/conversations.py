@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import shlex
 from typing import Any
 
 import click
@@ -11,10 +10,21 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from reverie.errors import RefusedInput
 from reverie.store.turns import TurnRecord
 
-from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+from ._contract import (
+    NATURAL,
+    Options,
+    app,
+    emit,
+    limit_range,
+    open_home,
+    out,
+    pass_opts,
+    plural,
+    read_input,
+    stamp,
+)
 
 
 @app.group("conversations")
@@ -59,8 +69,8 @@ def conversations_import(opts: Options, file: str) -> None:
 
     def human() -> None:
         out.print(
-            f"Imported {summary.messages} messages into {summary.conversations} conversations; "
-            f"{summary.closed} closed."
+            f"Imported {plural(summary.messages, 'message')} into "
+            f"{plural(summary.conversations, 'conversation')}; {summary.closed} closed."
             + (f" {summary.skipped} already imported, skipped." if summary.skipped else "")
         )
 
@@ -68,12 +78,7 @@ def conversations_import(opts: Options, file: str) -> None:
 
 
 def _read_lines(file: str) -> list[str]:
-    try:
-        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise click.UsageError(f"Cannot read {file}: {exc.strerror}.") from None
-    except UnicodeDecodeError:
-        raise RefusedInput(f"{file} is not UTF-8 text.", code="invalid_import") from None
+    raw, _name = read_input(file, "invalid_import")
     # Only "\n" ends a JSON line: str.splitlines would also split at U+2028 inside a string.
     return [line.removesuffix("\r") for line in raw.split("\n")]
 
@@ -85,7 +90,9 @@ def _read_lines(file: str) -> list[str]:
     "from_conversation",
     help="The conversation asking: left out, and refused if memory is off there.",
 )
-@click.option("--limit", type=int, default=50, show_default=True, help="At most, 1 to 200.")
+@click.option(
+    "--limit", type=limit_range(200), default=50, show_default=True, help="At most, 1 to 200."
+)
 @pass_opts
 def context_sessions(opts: Options, agent: str, from_conversation: str | None, limit: int) -> None:
     """The agent's earlier memory-on conversations, newest first."""
@@ -119,12 +126,18 @@ def context_sessions(opts: Options, agent: str, from_conversation: str | None, l
 
 @context_group.command("read")
 @click.argument("session")
-@click.option("--start", type=int, help="First position (0-based, included; default 0).")
-@click.option("--end", type=int, help="Position to stop before (excluded; default: the end).")
+@click.option("--start", type=NATURAL, help="First position (0-based, included; default 0).")
+@click.option("--end", type=NATURAL, help="Position to stop before (excluded; default: the end).")
 @click.option("--include-tools", is_flag=True, help="Show tool logs too.")
 @click.option("--cursor", help="Continue where the previous page stopped (its next_cursor).")
 @click.option("--agent", help="Read as this agent (default: the conversation's own).")
-@click.option("--max-chars", type=int, default=8000, show_default=True, help="Characters per page.")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(100, 100_000),
+    default=8000,
+    show_default=True,
+    help="Characters per page, 100 to 100,000.",
+)
 @pass_opts
 def context_read(
     opts: Options,
@@ -164,9 +177,14 @@ def context_read(
         if page.tools_omitted:
             out.print(f"({page.tools_omitted} tool messages left out: --include-tools)")
         if page.next_cursor:
-            out.print(
-                f"More: reverie context read {session} --cursor {page.next_cursor}", markup=False
-            )
+            again = ["reverie", "context", "read", session, "--cursor", page.next_cursor]
+            if opts.home is not None:
+                again += ["--home", str(opts.home)]
+            if agent is not None:
+                again += ["--agent", agent]
+            if max_chars != 8000:
+                again += ["--max-chars", str(max_chars)]
+            out.print(f"More: {shlex.join(again)}", markup=False)
 
     emit(
         opts,
@@ -233,7 +251,9 @@ def _turn(t: TurnRecord) -> dict[str, Any]:
 @context_group.command("search")
 @click.argument("agent")
 @click.argument("query")
-@click.option("--limit", type=int, default=8, show_default=True, help="Results, 1 to 20.")
+@click.option(
+    "--limit", type=limit_range(20), default=8, show_default=True, help="Results, 1 to 20."
+)
 @pass_opts
 def context_search(opts: Options, agent: str, query: str, limit: int) -> None:
     """Full-text search of the agent's memory-on conversations, best first."""

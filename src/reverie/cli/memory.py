@@ -13,7 +13,18 @@ from rich.table import Table
 from reverie.errors import RefusedInput
 from reverie.llm.factory import parse_model
 
-from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+from ._contract import (
+    NATURAL,
+    Options,
+    app,
+    emit,
+    limit_range,
+    open_home,
+    out,
+    pass_opts,
+    read_input,
+    stamp,
+)
 
 
 @app.group("agent")
@@ -168,7 +179,7 @@ def agent_list(opts: Options) -> None:
 @memory_group.command("show")
 @click.argument("agent")
 @click.option("--source", help="MEMORY.md (default) or memory/<slug>.md.")
-@click.option("--revision", type=int, help="A past revision.")
+@click.option("--revision", type=NATURAL, help="A past revision.")
 @pass_opts
 def memory_show(opts: Options, agent: str, source: str | None, revision: int | None) -> None:
     """Print a memory file, at the current or a past revision."""
@@ -185,7 +196,9 @@ def memory_show(opts: Options, agent: str, source: str | None, revision: int | N
 @click.argument("agent")
 @click.argument("file")
 @click.option(
-    "--expected-revision", type=int, help="Refuse unless the memory is still at this revision."
+    "--expected-revision",
+    type=NATURAL,
+    help="Refuse unless the memory is still at this revision.",
 )
 @click.option("--key", help="Idempotency key: the same key again applies nothing twice.")
 @click.option(
@@ -223,17 +236,17 @@ def memory_apply(
 
 
 def _read_batch(file: str) -> Any:
-    try:
-        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise click.UsageError(f"Cannot read {file}: {exc.strerror}.") from None
-    except UnicodeDecodeError:
-        raise RefusedInput(f"{file} is not UTF-8 text.", code="invalid_operation") from None
+    raw, name = read_input(file, "invalid_operation")
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise RefusedInput(
-            f"{file} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).",
+            f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).",
+            code="invalid_operation",
+        ) from None
+    except RecursionError:
+        raise RefusedInput(
+            f"{name} nests JSON too deeply; a batch is a list of flat operations.",
             code="invalid_operation",
         ) from None
 
@@ -241,7 +254,9 @@ def _read_batch(file: str) -> Any:
 @memory_group.command("search")
 @click.argument("agent")
 @click.argument("query")
-@click.option("--limit", type=int, default=8, show_default=True, help="Results, 1 to 20.")
+@click.option(
+    "--limit", type=limit_range(20), default=8, show_default=True, help="Results, 1 to 20."
+)
 @pass_opts
 def memory_search(opts: Options, agent: str, query: str, limit: int) -> None:
     """Full-text search of the memory, best first."""
@@ -265,9 +280,13 @@ def memory_search(opts: Options, agent: str, query: str, limit: int) -> None:
 @memory_group.command("history")
 @click.argument("agent")
 @click.option(
-    "--limit", type=int, default=50, show_default=True, help="How many revisions, newest first."
+    "--limit",
+    type=limit_range(2**62),
+    default=50,
+    show_default=True,
+    help="How many revisions, newest first.",
 )
-@click.option("--revision", type=int, help="Show this one revision with its diff.")
+@click.option("--revision", type=NATURAL, help="Show this one revision with its diff.")
 @pass_opts
 def memory_history(opts: Options, agent: str, limit: int, revision: int | None) -> None:
     """List accepted writes (revision, time, writer, message, files), or show one."""
@@ -314,8 +333,8 @@ def _rev(rec: Any) -> dict[str, Any]:
 
 @memory_group.command("diff")
 @click.argument("agent")
-@click.argument("rev_a", type=int)
-@click.argument("rev_b", type=int)
+@click.argument("rev_a", type=NATURAL)
+@click.argument("rev_b", type=NATURAL)
 @pass_opts
 def memory_diff(opts: Options, agent: str, rev_a: int, rev_b: int) -> None:
     """Unified diff between two revisions."""

@@ -33,11 +33,13 @@ class _Op(BaseModel):
 
 
 class Add(_Op):
-    """Add one entry (a list item) under a section of ``MEMORY.md``, or at its end."""
+    """Add one entry (a list item) under a section of ``MEMORY.md`` (created at the end if the
+    index has none of that name), or at its end."""
 
     action: Literal["add"] = "add"
     text: str
-    section: str | None = None
+    #: A section heading's text: one line, at most 80 characters, no leading '#'.
+    section: str | None = Field(default=None, max_length=80, pattern=r"^[^#\n][^\n]*$|^$")
 
 
 class Replace(_Op):
@@ -138,7 +140,7 @@ def parse_batch(request: Any) -> Batch:
 
 def _explain(exc: ValidationError) -> str:
     first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"] if not _is_union_tag(p))
+    where = _path(first["loc"])
     kind = first["type"]
     if kind == "missing":
         return f"{where} is missing: this operation needs it."
@@ -149,9 +151,22 @@ def _explain(exc: ValidationError) -> str:
             f"{where or 'action'}: unknown action; use one of add, replace, remove, "
             "write_topic, set_body."
         )
+    if kind == "string_pattern_mismatch" and where.endswith(".section"):
+        return f"{where}: a section is named by one line of text that does not start with '#'."
     if kind == "too_short" and where == "operations":
         return "operations is empty: a write needs at least one operation."
     return f"{where}: {first['msg']}."
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    """A pydantic location as this module writes field paths: ``operations[0].text``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not _is_union_tag(part):
+            out += f".{part}" if out else str(part)
+    return out
 
 
 def _is_union_tag(part: Any) -> bool:

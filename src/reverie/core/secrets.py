@@ -6,7 +6,9 @@ the store; a missed secret is caught by nothing else. So detection is precise fi
 broad as that allows:
 
 * **Vendor tokens** (Slack, GitHub, GitLab, npm, PyPI, Hugging Face, SendGrid, AWS, Google,
-  Stripe, OpenAI, Anthropic) carry a fixed prefix and a known body alphabet. A match needs the
+  Stripe, OpenAI, Anthropic, Azure, Twilio, Discord, Telegram, Vault, Mailgun, Shopify,
+  DigitalOcean, Linear, Atlassian, Tailscale, Databricks, Grafana, New Relic) carry a fixed
+  prefix or shape and a known body alphabet. A match needs the
   prefix at a token boundary *and* a body that looks generated (long enough, mixed character
   classes, no placeholder such as ``xxxxx``, ``EXAMPLE`` or ``your-token-here``).
 * **Structural secrets**: JSON Web Tokens (``eyJ`` header, three base64url parts), PEM private
@@ -14,11 +16,14 @@ broad as that allows:
   quoted in a sentence is talk about keys, not a key), Slack webhook URLs, and passwords inside
   URLs (``scheme://user:password@host``; ``user@host``, ``user:password@`` style placeholders,
   template references and a password equal to the user name, the common local-development
-  default ``postgres:postgres``, are not flagged).
+  default ``postgres:postgres``, are not flagged), ``.netrc`` entries and Docker
+  ``config.json`` ``auth`` values. A complete armoured key block counts whatever its length.
+* **Encoded secrets**: base64 that decodes to text in which one of the above is found.
 * **Contextual secrets** need a keyword and a value that does not read as language:
   ``Authorization:``/``Bearer`` headers and assignments to ``api_key``, ``secret``,
   ``password``, ``token``, ``client_secret``, ``access_token`` and the like (``=``, ``:``,
-  ``:=``, ``=>``; in prose ``the password is ...``). The value must be long enough, mix
+  ``:=``, ``=>``; in prose ``the password is ...``, where a short token with a digit or a
+  symbol is enough: "my password is hunter2"). The value must be long enough, mix
   character classes, and not be a placeholder (``<your key>``, ``changeme``, ``***``), a
   reference (``${VAR}``, ``$VAR``, ``os.environ[...]``, ``vault:...``), a path, a URL, a date, a
   version, an e-mail address, or a run of words and short numbers (``bert-base-uncased-v2``,
@@ -27,6 +32,9 @@ broad as that allows:
 
 Everything else (hex commit ids, UUIDs, hashes, ordinary URLs, paths, versions) is never
 flagged on its own: a random-looking string without a prefix or a keyword is not evidence.
+
+Invisible characters (zero-width spaces and the like, :mod:`reverie.core.chars`) are read
+past: the detectors scan the text without them and report offsets in the text as given.
 
 A finding's span covers the secret material itself (what a redactor would blank out), not the
 key name in front of it. When two detectors match overlapping text, the more specific one wins
@@ -46,6 +54,8 @@ substring test for their trigger words.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 import string
@@ -54,6 +64,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
+
+from .chars import strip_invisible
 
 __all__ = ["CREDENTIAL_KINDS", "CredentialFinding", "describe", "find_credentials"]
 
@@ -91,9 +103,26 @@ _LABELS: Final[dict[str, str]] = {
     "google_api_key": "Google API key",
     "aws_access_key": "AWS access key ID",
     "aws_secret_key": "AWS secret access key",
+    "azure_key": "Azure storage or service bus key",
+    "twilio_token": "Twilio auth token",
+    "discord_token": "Discord bot token",
+    "telegram_token": "Telegram bot token",
+    "vault_token": "HashiCorp Vault token",
+    "mailgun_key": "Mailgun API key",
+    "shopify_token": "Shopify access token",
+    "digitalocean_token": "DigitalOcean token",
+    "linear_key": "Linear API key",
+    "atlassian_token": "Atlassian API token",
+    "tailscale_key": "Tailscale key",
+    "databricks_token": "Databricks token",
+    "grafana_token": "Grafana token",
+    "newrelic_key": "New Relic key",
+    "docker_auth": "registry login in a Docker config",
+    "netrc_password": "password in a .netrc line",
     "url_password": "password inside a URL",
     "bearer_token": "bearer or Authorization header token",
     "generic_assignment": "secret assigned to a key, token or password field",
+    "encoded_secret": "base64-encoded credential",
 }
 
 CREDENTIAL_KINDS: Final[tuple[str, ...]] = tuple(_LABELS)
@@ -281,6 +310,46 @@ def _value_is_secret(value: str, *, password_like: bool, prose: bool) -> bool:
     return not prose or any(c.isdigit() for c in value)
 
 
+#: Values that read as passwords but name a product or a rule.
+_NOT_PASSWORDS: Final[frozenset[str]] = frozenset({"1password", "keepass2", "keepassxc"})
+
+
+def _told_password(value: str) -> bool:
+    """A password told in prose ("my password is hunter2") or written in a ``.netrc``: one
+    token of six characters or more that holds a digit or a symbol, unless it reads as a
+    reference, a placeholder, a date, a version, an e-mail address, a path or a URL.
+
+    Looser than :func:`_value_is_secret` on purpose: after "password is", a short word with a
+    digit is the password; elsewhere it would be a name.
+    """
+    if len(value) < 6 or _SPACE.search(value) or value.lower() in _NOT_PASSWORDS:
+        return False
+    if all(c.isalpha() for c in value) or len(set(value)) < 4:
+        return False
+    if "://" in value or value[0] in "/~" or value.startswith(("./", "../")):
+        return False
+    if _WINDOWS_PATH.match(value) or _is_reference(value) or _has_placeholder_marker(value):
+        return False
+    return not (_DATE_OR_VERSION.fullmatch(value) or _EMAIL.fullmatch(value))
+
+
+def _decode_base64(text: str) -> str | None:
+    """Base64 (standard or URL-safe, padded or not) decoded to printable text, or ``None``."""
+    stripped = text.rstrip("=")
+    padded = stripped + "=" * (-len(stripped) % 4)
+    try:
+        raw = (
+            base64.urlsafe_b64decode(padded)
+            if "-" in text or "_" in text
+            else base64.b64decode(padded, validate=True)
+        )
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    printable = sum(c.isprintable() or c in "\n\t" for c in decoded)
+    return decoded if decoded and printable == len(decoded) else None
+
+
 # --- scanners --------------------------------------------------------------------------------
 
 
@@ -349,17 +418,40 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?-
 _PEM_MAX_BLOCK = 65_536
 
 
+_PEM_ARMOUR = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}:[^\n]*$", re.MULTILINE)
+_PEM_SHORT_BODY = re.compile(r"[A-Za-z0-9+/=]{16,}+")
+
+
 def _scan_private_keys(text: str) -> Iterator[_Span]:
+    """A block is a key when its armour line leads to a base64 body of 40 characters or more
+    (with or without a footer), or when it is complete, armour to footer, around any base64
+    body of 16 characters or more: a quoted ``...`` between the two is talk about keys."""
     if "PRIVATE KEY" not in text:
         return
     # One pass for all footers, then a bisect per header: never one search per header.
-    footers = [m.end() for m in _PEM_END.finditer(text)]
-    for match in _PEM_BEGIN.finditer(text):
-        start, end = match.span()
-        i = bisect_left(footers, end)
-        if i < len(footers) and footers[i] - start <= _PEM_MAX_BLOCK:
-            end = footers[i]
-        yield start, end
+    footers = [(m.start(), m.end()) for m in _PEM_END.finditer(text)]
+    starts = [f[0] for f in footers]
+    for match in _PEM_ARMOUR.finditer(text):
+        start = match.start()
+        i = bisect_left(starts, match.end())
+        near = i < len(footers) and footers[i][1] - start <= _PEM_MAX_BLOCK
+        footer = footers[i] if near else None
+        long_body = _PEM_BEGIN.match(text, start)
+        if long_body is not None:
+            yield start, footer[1] if footer else long_body.end()
+        elif footer and _complete_body(text[match.end() : footer[0]]):
+            yield start, footer[1]
+
+
+def _complete_body(between: str) -> bool:
+    body = _PEM_HEADER_LINE.sub("", between.replace("\\n", "\n").replace("\\r", ""))
+    body = "".join(body.split())
+    return (
+        _PEM_SHORT_BODY.fullmatch(body) is not None
+        and _alnum_classes(body) >= 2
+        and not _is_placeholder(body)
+    )
 
 
 _JWT = _B + r"eyJ[A-Za-z0-9_-]{12,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"
@@ -429,6 +521,107 @@ def _check_aws_secret(match: re.Match[str]) -> _Span | None:
     return match.span("body")
 
 
+# Azure: a storage account key in a connection string, a service bus shared access key, or the
+# signature of a shared access signature URL.
+_AZURE_KEY = (
+    r"(?:AccountKey|SharedAccessKey)=(?P<key>[A-Za-z0-9+/]{40,128}+={0,2}+)"
+    r"|(?<=[?&])sig=(?P<sig>(?:[A-Za-z0-9+/]|%2[BbFf]){30,256}+(?:=|%3[Dd]){0,2}+)"
+)
+
+
+def _check_azure(match: re.Match[str]) -> _Span | None:
+    group = "key" if match["key"] is not None else "sig"
+    body = match[group]
+    if group == "sig" and "sv=" not in match.string[max(0, match.start() - 512) : match.start()]:
+        return None  # a "sig=" parameter of something that is not a SAS URL
+    if not _generated_body(body.replace("%2B", "+").replace("%2F", "/"), min_len=30):
+        return None
+    return match.span(group)
+
+
+# Twilio: an account or API key SID (AC or SK and 32 hex digits) is an id; a 32-hex-digit
+# token beside one is its auth token or key secret.
+_TWILIO_SID = re.compile(r"(?<![A-Za-z0-9])(?:AC|SK)[0-9a-f]{32}(?![A-Za-z0-9])")
+_HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+
+
+def _scan_twilio(text: str) -> Iterator[_Span]:
+    if _TWILIO_SID.search(text) is None:
+        return
+    for match in _HEX32.finditer(text):
+        if _generated_body(match[0], min_len=32) and _entropy(match[0]) >= 3.0:
+            yield match.span()
+
+
+# Discord: the user id in base64 (so its first part decodes to digits), a timestamp, an HMAC.
+_DISCORD_TOKEN = (
+    r"(?<![A-Za-z0-9_.-])(?P<id>[MNO][A-Za-z0-9_-]{21,27})\.[A-Za-z0-9_-]{6,7}\."
+    r"(?P<body>[A-Za-z0-9_-]{27,40})(?![A-Za-z0-9_-])"
+)
+
+
+def _check_discord(match: re.Match[str]) -> _Span | None:
+    part = match["id"]
+    try:
+        user = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not user.isdigit() or not _generated_body(match["body"], min_len=27):
+        return None
+    return match.span()
+
+
+# Telegram: the bot's numeric id, a colon, 35 characters.
+_TELEGRAM_TOKEN = r"(?<![A-Za-z0-9:_-])\d{8,10}:(?P<body>[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])"
+# Service tokens whose prefix alone names them; the body must still look generated.
+_VAULT_TOKEN = _B + r"hv[sbr]\.(?P<body>[A-Za-z0-9_-]{24,512}+)"
+_MAILGUN_KEY = (
+    _B + r"(?:key-(?P<legacy>[0-9a-z]{32})(?![A-Za-z0-9])"
+    r"|(?P<current>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![A-Za-z0-9-]))"
+)
+_SHOPIFY_TOKEN = _B + r"shp(?:at|ss|ca|pa)_(?P<body>[a-fA-F0-9]{32})(?![A-Za-z0-9])"
+_DIGITALOCEAN_TOKEN = _B + r"do[opr]_v1_(?P<body>[a-f0-9]{64})(?![A-Za-z0-9])"
+_LINEAR_KEY = _B + r"lin_(?:api|oauth)_(?P<body>[A-Za-z0-9]{40})(?![A-Za-z0-9])"
+_ATLASSIAN_TOKEN = _B + r"AT(?:ATT|CTT)3(?P<body>[A-Za-z0-9_=-]{60,512}+)"
+_TAILSCALE_KEY = (
+    _B + r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,32}+-(?P<body>[A-Za-z0-9]{16,128}+)"
+)
+_DATABRICKS_TOKEN = _B + r"dapi(?P<body>[a-f0-9]{32})(?:-\d)?(?![A-Za-z0-9])"
+_GRAFANA_TOKEN = (
+    _B + r"(?:glsa_(?P<sa>[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"
+    r"|glc_(?P<cloud>[A-Za-z0-9+/]{32,1024}+={0,2}+))"
+)
+_NEWRELIC_KEY = _B + r"NR(?:AK|AA|II|IQ|JS|RA|SP)-(?P<body>[A-Za-z0-9_-]{19,40}+)"
+# Docker's config.json: "auth" holds base64 of "user:password".
+_DOCKER_AUTH = r"\"auth\"[ \t]*+:[ \t]*+\"(?P<body>[A-Za-z0-9+/]{8,4096}+={0,2}+)\""
+
+
+def _check_docker_auth(match: re.Match[str]) -> _Span | None:
+    decoded = _decode_base64(match["body"])
+    if decoded is None or ":" not in decoded:
+        return None
+    _user, _, password = decoded.partition(":")
+    if not password or password.lower() in _URL_PLACEHOLDERS or _has_placeholder_marker(password):
+        return None
+    return match.span("body")
+
+
+# .netrc: "machine HOST login USER password SECRET", on one line or several.
+_NETRC = (
+    r"(?i:\b(?:machine|default)\b)[^\0]{0,300}?(?<![A-Za-z])(?i:password|passwd)[ \t]++"
+    r"(?P<value>[^\s]{4,256}+)"
+)
+
+
+def _check_netrc(match: re.Match[str]) -> _Span | None:
+    value = match["value"]
+    if "login" not in match[0].lower() or value.lower() in _URL_PLACEHOLDERS:
+        return None  # a .netrc names the login before the password; prose rarely does
+    if not (_told_password(value) or _value_is_secret(value, password_like=True, prose=False)):
+        return None
+    return match.span("value")
+
+
 # Userinfo is found after "://" so the scheme needs no pattern of its own.
 _URL_PASSWORD = (
     r"(?<=://)(?P<user>[^\s:/?#@\[\]]{0,128}+):(?P<password>[^\s/?#@]{1,256}+)@"
@@ -459,9 +652,9 @@ def _check_url_password(match: re.Match[str]) -> _Span | None:
 # token (the assignment after it is reported as such).
 _BEARER = (
     r"(?i:authorization)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
-    r"(?:(?i:bearer|token|basic|bot|digest|apikey)[ \t]++)?"
+    r"(?:(?i:bearer|token|basic|bot|digest|apikey|ssws)[ \t]++)?"
     r"(?P<header>[A-Za-z0-9._~+/-]{12,4096}+={0,2}+)"
-    r"|(?i:bearer)[ \t]++(?P<bearer>[A-Za-z0-9._~+/-]{16,4096}+={0,2}+)"
+    r"|(?:(?i:bearer)|(?<![A-Za-z])SSWS)[ \t]++(?P<bearer>[A-Za-z0-9._~+/-]{16,4096}+={0,2}+)"
 )
 
 
@@ -520,8 +713,20 @@ _NOT_A_SECRET_CAMEL = re.compile(
 )
 _IDENTIFIER_CHARS = string.ascii_letters + string.digits + "_.-"
 _STRIP_TRAILING = ".,;:)]}!?"
+_OPENERS: Final[dict[str, str]] = {")": "(", "]": "[", "}": "{"}
 _QUERY_CONTINUATION = re.compile(r"&(?=[A-Za-z_][A-Za-z0-9_.-]*=)")
 _RESCAN_LIMIT = 64
+
+
+def _strip_trailing(value: str) -> str:
+    """Sentence punctuation after a value, but not a bracket that closes one the value opened
+    (``${DB_PASSWORD}``, ``os.environ["KEY"]``)."""
+    while value and value[-1] in _STRIP_TRAILING:
+        opener = _OPENERS.get(value[-1])
+        if opener is not None and value.count(opener) >= value.count(value[-1]):
+            break
+        value = value[:-1]
+    return value
 
 
 def _key_prefix(text: str, stem_start: int) -> str:
@@ -539,24 +744,34 @@ def _generic_scanner() -> _Scanner:
         start, end = match.span(group)
         value = match[group]
         prefix = _key_prefix(text, match.start())
+        # The name of a variable inside a reference: ${ADMIN_PASSWORD:?required}. Looked for
+        # in a bounded window, so that hostile text cannot make this quadratic.
+        window = max(0, match.start() - 256)
+        if text.rfind("${", window, match.start()) > text.rfind("}", window, match.start()):
+            return None
         if group == "bare":
             # In a URL query ("?api_key=...&page=2") "&name=" starts the next parameter; a
             # password may hold "&". Sentence punctuation after the value is not part of it.
             key_start = match.start() - len(prefix)
             if key_start > 0 and text[key_start - 1] in "?&":
                 value = _QUERY_CONTINUATION.split(value, maxsplit=1)[0]
-            value = value.rstrip(_STRIP_TRAILING)
+            value = _strip_trailing(value)
             end = start + len(value)
         # Judge the value without base64 padding: "password=" is a word and an equals sign.
         core = value.rstrip("=")
-        if len(core) < 8:  # the shortest value any rule accepts; most candidates stop here
+        if len(core) < 6:  # the shortest value any rule accepts; most candidates stop here
             return None
         stem = match["stem"]
         key = (core, stem[:4].lower() == "pass" or stem.lower() == "pwd", match["verb"] is not None)
         # Repeated candidates (a pasted config, or text built to be slow) are judged once.
         verdict = verdicts.get(key)
         if verdict is None:
-            verdict = verdicts[key] = _value_is_secret(core, password_like=key[1], prose=key[2])
+            told = key[1] and key[2] and stem.lower().startswith("passw")
+            verdict = verdicts[key] = (
+                _told_password(core)
+                if told
+                else _value_is_secret(core, password_like=key[1], prose=key[2])
+            )
         if not verdict:
             return None
         suffix = match["suffix"]
@@ -678,10 +893,86 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
         _regex_scanner(_AWS_SECRET_KEY, _check_aws_secret),
         folded=True,
     ),
+    _detector(
+        "azure_key",
+        ("AccountKey=", "SharedAccessKey=", "sig="),
+        _regex_scanner(_AZURE_KEY, _check_azure),
+    ),
+    _detector("twilio_token", ("AC", "SK"), _scan_twilio),
+    _detector(
+        "discord_token",
+        # base64 of a user id's first digit and the next: "1" is "MT", "2" "Mj", ... "9" "OT"
+        ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
+        _regex_scanner(_DISCORD_TOKEN, _check_discord),
+    ),
+    _detector(
+        "telegram_token",
+        (":",),
+        _regex_scanner(_TELEGRAM_TOKEN, _body_check("body", min_len=35)),
+    ),
+    _detector(
+        "vault_token",
+        ("hvs.", "hvb.", "hvr."),
+        _regex_scanner(_VAULT_TOKEN, _body_check("body", min_len=24)),
+    ),
+    _detector(
+        "mailgun_key",
+        ("key-", "-"),
+        _regex_scanner(
+            _MAILGUN_KEY, _first_group_check(("legacy", "current"), min_len=32, classes=2)
+        ),
+    ),
+    _detector(
+        "shopify_token",
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+        _regex_scanner(_SHOPIFY_TOKEN, _body_check("body", min_len=32)),
+    ),
+    _detector(
+        "digitalocean_token",
+        ("_v1_",),
+        _regex_scanner(_DIGITALOCEAN_TOKEN, _body_check("body", min_len=64)),
+    ),
+    _detector(
+        "linear_key",
+        ("lin_api_", "lin_oauth_"),
+        _regex_scanner(_LINEAR_KEY, _body_check("body", min_len=40)),
+    ),
+    _detector(
+        "atlassian_token",
+        ("ATATT3", "ATCTT3"),
+        _regex_scanner(_ATLASSIAN_TOKEN, _body_check("body", min_len=60)),
+    ),
+    _detector(
+        "tailscale_key",
+        ("tskey-",),
+        _regex_scanner(_TAILSCALE_KEY, _body_check("body", min_len=16)),
+    ),
+    _detector(
+        "databricks_token",
+        ("dapi",),
+        _regex_scanner(_DATABRICKS_TOKEN, _body_check("body", min_len=32)),
+    ),
+    _detector(
+        "grafana_token",
+        ("glsa_", "glc_"),
+        _regex_scanner(_GRAFANA_TOKEN, _first_group_check(("sa", "cloud"), min_len=32)),
+    ),
+    _detector(
+        "newrelic_key",
+        ("NRAK-", "NRAA-", "NRII-", "NRIQ-", "NRJS-", "NRRA-", "NRSP-"),
+        _regex_scanner(_NEWRELIC_KEY, _body_check("body", min_len=19)),
+    ),
+    _detector("docker_auth", ('"auth"',), _regex_scanner(_DOCKER_AUTH, _check_docker_auth)),
+    _detector(
+        "netrc_password",
+        ("machine", "default"),
+        _regex_scanner(_NETRC, _check_netrc),
+        folded=True,
+    ),
     _detector("url_password", ("://",), _regex_scanner(_URL_PASSWORD, _check_url_password)),
     _detector(
         "bearer_token",
-        ("bearer", "authorization"),
+        ("bearer", "authorization", "ssws"),
         _regex_scanner(_BEARER, _check_bearer),
         folded=True,
     ),
@@ -693,23 +984,38 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
     ),
 )
 
+# Base64 long enough to hold a credential (a 16-character secret is 24 characters encoded).
+# No boundary before it: scanning left to right, a run is always met at its first character.
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,8192}+={0,2}+")
+
+
+def _scan_encoded(text: str) -> Iterator[_Span]:
+    """Base64 runs that decode to text in which a credential is found (one level deep)."""
+    for match in _BASE64_RUN.finditer(text):
+        run = match[0]
+        if run.startswith("eyJ") or _alnum_classes(run) < 2:
+            continue  # a JWT is found as one; one character class is a word or a number
+        decoded = _decode_base64(run)
+        if decoded is not None and _spans(decoded):
+            yield match.span()
+
 
 def find_credentials(text: str) -> list[CredentialFinding]:
     """Find credential-shaped spans in ``text``, in order of position.
 
     Pure and total: any string is accepted and nothing is raised. Overlapping matches are
     reported once, under the most specific kind. An empty list means the text may be stored.
+    Invisible characters (``reverie.core.chars.INVISIBLE``) are read past, so that one inside
+    a token cannot hide it, and base64 that decodes to a credential is reported as
+    ``encoded_secret``.
     """
-    # Only used to test for trigger words; offsets always come from ``text`` itself.
-    folded = text.lower()
-    spans: list[tuple[int, int, str]] = []
-    for detector in _DETECTORS:
-        haystack = folded if detector.folded else text
-        if not any(trigger in haystack for trigger in detector.triggers):
-            continue
-        candidates = sorted(span for span in detector.scan(text) if span[0] < span[1])
-        if candidates:
-            spans = _merge(spans, candidates, detector.kind)
+    scanned, offsets = strip_invisible(text)
+    spans = _spans(scanned)
+    encoded = sorted(_scan_encoded(scanned))
+    if encoded:
+        spans = _merge(spans, encoded, "encoded_secret")
+    if offsets is not None:  # back to offsets in ``text``
+        spans = [(offsets[s], offsets[e - 1] + 1, kind) for s, e, kind in spans]
     findings: list[CredentialFinding] = []
     line, position = 1, 0
     for start, end, kind in spans:
@@ -718,6 +1024,24 @@ def find_credentials(text: str) -> list[CredentialFinding]:
         position = start
         findings.append(CredentialFinding(kind=kind, line=line, start=start, end=end))
     return findings
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """Every detector's findings in ``text`` as sorted ``(start, end, kind)``, merged."""
+    # Only used to test for trigger words; offsets always come from ``text`` itself.
+    folded = text.lower()
+    spans: list[tuple[int, int, str]] = []
+    for detector in _DETECTORS:
+        haystack = folded if detector.folded else text
+        for trigger in detector.triggers:  # a loop, not any(): no generator per detector
+            if trigger in haystack:
+                break
+        else:
+            continue
+        candidates = sorted(span for span in detector.scan(text) if span[0] < span[1])
+        if candidates:
+            spans = _merge(spans, candidates, detector.kind)
+    return spans
 
 
 def _merge(

@@ -60,5 +60,5 @@ def edit_soul(text: str, request: Any, settings: Settings) -> tuple[str, list[st
             limit=settings.max_soul_bytes,
             size=size,
         )
-    validation.check_text(validation.added_text(text, new), SOUL)
-    return new, list(applied.notes)
+    validation.check_added_credentials(SOUL, text, new)
+    return new, [note for _, note in applied.notes]

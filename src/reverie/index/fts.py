@@ -24,6 +24,7 @@ __all__ = [
     "SCOPE_MIGRATION",
     "SearchHit",
     "content_terms",
+    "create_tables",
     "excerpt",
     "fts5_available",
     "fts_query",
@@ -34,6 +35,7 @@ __all__ = [
     "scan_rank",
     "scope_word",
     "search",
+    "statements",
 ]
 
 LINES_SCHEMA = """
@@ -62,11 +64,15 @@ CREATE TRIGGER IF NOT EXISTS memory_lines_ad AFTER DELETE ON memory_lines BEGIN
 END;
 """
 
+#: The tables of the index, for :func:`create_tables` to drop and remake when they are damaged.
+TABLES = ("memory_fts", "memory_lines")
+_SCOPE_COLUMN = "ALTER TABLE memory_lines ADD COLUMN scope TEXT NOT NULL DEFAULT ''"
+
 #: Migration 4: every row carries its memory as one indexed word, so that a search matches and
 #: ranks only the rows of its own memory (not every memory of the home, then filters). The SQL
 #: spells :func:`scope_word` for the ids this store makes ("mem_" and lower-case hex).
-SCOPE_MIGRATION = """
-ALTER TABLE memory_lines ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+SCOPE_MIGRATION = f"""
+{_SCOPE_COLUMN};
 UPDATE memory_lines SET scope = 'm' || replace(memory_id, '_', '');
 DROP TRIGGER IF EXISTS memory_lines_ai;
 DROP TRIGGER IF EXISTS memory_lines_ad;
@@ -96,6 +102,32 @@ def fts5_available(conn: sqlite3.Connection) -> bool:
     except sqlite3.OperationalError:
         return False
     return True
+
+
+def statements(script: str) -> list[str]:
+    """The statements of an SQL script. Triggers hold ';' inside BEGIN ... END, so it is split
+    where SQLite says a statement is complete, not at every ';'."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    out.append(buf.strip())
+    return [s for s in out if s]
+
+
+def create_tables(conn: sqlite3.Connection, *, has_fts5: bool) -> None:
+    """Create the index's tables as this version has them (the schema of migration 1, the
+    scope column of migration 4, the FTS5 table and its triggers), empty. For a rebuild after
+    damage; call inside the caller's transaction, with the old tables dropped."""
+    for statement in statements(LINES_SCHEMA):
+        conn.execute(statement)
+    if "scope" not in {row[1] for row in conn.execute("PRAGMA table_info(memory_lines)")}:
+        conn.execute(_SCOPE_COLUMN)
+    if has_fts5:
+        for statement in statements(FTS_SCHEMA):
+            conn.execute(statement)
 
 
 def index_lines(text: str | None) -> list[str]:

@@ -37,17 +37,20 @@ from .fts import (
     round_score,
     scan_rank,
     scope_word,
+    statements,
 )
 
 __all__ = [
     "CONTEXT_MESSAGES",
     "DEFAULT_WEIGHTS",
     "DOCS_SCHEMA",
+    "TABLES",
     "TOKENIZE",
     "Document",
     "DocumentBuilder",
     "HistoryHit",
     "MessageText",
+    "create_docs_table",
     "dated_document",
     "default_document",
     "drop_conversation",
@@ -84,6 +87,19 @@ CREATE INDEX IF NOT EXISTS history_docs_by_conversation
 """
 #: Migration 5: the context field (the FTS5 table is rebuilt by the conversation store).
 CONTEXT_MIGRATION = "ALTER TABLE history_docs ADD COLUMN context TEXT NOT NULL DEFAULT '';"
+#: The tables of the index, for :func:`create_docs_table` and :func:`rebuild` to remake when
+#: they are damaged.
+TABLES = ("history_fts", "history_docs")
+
+
+def create_docs_table(conn: sqlite3.Connection) -> None:
+    """Create ``history_docs`` as this version has it (with migration 5's context), empty;
+    :func:`rebuild` then makes the FTS5 table. Call inside the caller's transaction."""
+    for statement in statements(DOCS_SCHEMA):
+        conn.execute(statement)
+    if "context" not in {row[1] for row in conn.execute("PRAGMA table_info(history_docs)")}:
+        conn.execute(CONTEXT_MIGRATION)
+
 
 _TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS history_docs_ai AFTER INSERT ON history_docs BEGIN
@@ -275,7 +291,7 @@ def rebuild(
         if tokenize is not None or not is_current(conn):
             conn.execute("DROP TABLE IF EXISTS history_fts")
         try:
-            for statement in _split(schema):  # IF NOT EXISTS: an unchanged table stays
+            for statement in statements(schema):  # IF NOT EXISTS: an unchanged table stays
                 conn.execute(statement)
         except sqlite3.OperationalError as exc:
             raise RefusedInput(
@@ -384,14 +400,3 @@ def hit_excerpt(body: str, context: str, terms: list[str]) -> str:
         return excerpt(body, terms)
     lead = excerpt(" ".join(context.split()), terms, CONTEXT_QUOTE_CHARS)
     return f'[after: "{lead}"] ' + excerpt(body, terms, EXCERPT_CHARS - CONTEXT_QUOTE_CHARS)
-
-
-def _split(script: str) -> list[str]:
-    # Triggers hold ';' inside BEGIN ... END: split where SQLite says a statement is complete.
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    return [s for s in out if s]

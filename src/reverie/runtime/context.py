@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +117,9 @@ class SessionDetails:
     deleted: bool
     messages: int
     chars: int
+    #: Fields left out because the conversation is not memory-on: its title and the free text
+    #: of what started its task are built from what was said there (O3).
+    withheld: list[str] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The details as JSON surfaces print them."""
@@ -130,8 +134,8 @@ def _owned(store: ConversationStore, agent_id: str, conversation_id: str) -> Con
         conv = None
     if conv is None or conv.agent_id != agent_id:
         raise NotFound(
-            f"No conversation {conversation_id!r} for this agent; context_sessions lists the "
-            "ones you can read.",
+            f"No conversation {conversation_id!r} for this agent; list the agent's sessions to "
+            "see the ones that can be read.",
             conversation=conversation_id,
         )
     return conv
@@ -152,8 +156,8 @@ def require_memory_on(
     conv = _owned(store, agent_id, conversation_id)
     if conv.deleted:
         raise NotFound(
-            f"Conversation {conversation_id} was deleted; it cannot be read. "
-            "context_sessions lists the ones you can read.",
+            f"Conversation {conversation_id} was deleted; it cannot be read. List the agent's "
+            "sessions to see the ones that can be read.",
             code="conversation_deleted",
             conversation=conversation_id,
         )
@@ -324,7 +328,9 @@ def session_get(
 ) -> SessionDetails:
     """The conversation's details and what started its current task (H3).
 
-    It describes the conversation itself, so it answers in memory-off conversations too.
+    It describes the conversation itself, so it answers in memory-off conversations too, but
+    gives nothing said there (O3): the title and the free text of ``started_by`` (all but its
+    ``kind`` and ``by``) are withheld, and ``withheld`` names them.
 
     Raises:
         NotFound: missing, or not ``agent_id``'s when that is given.
@@ -333,9 +339,16 @@ def session_get(
         store.get(conversation_id) if agent_id is None else _owned(store, agent_id, conversation_id)
     )
     agent = store.state.get_agent(conv.agent_id)
+    title, started_by, withheld = conv.title, conv.started_by, []
+    if not conv.memory_on:
+        if title:
+            title, withheld = "", ["title"]
+        if started_by and set(started_by) - {"kind", "by"}:
+            started_by = {k: v for k, v in started_by.items() if k in ("kind", "by")}
+            withheld.append("started_by")
     return SessionDetails(
         id=conv.id,
-        title=conv.title,
+        title=title,
         agent=agent.name,
         channel=conv.channel_id,
         channel_kind=conv.channel_kind,
@@ -348,11 +361,12 @@ def session_get(
         thinking=conv.thinking,
         memory_mode=conv.memory_mode,
         mode_reason=conv.mode_reason,
-        started_by=conv.started_by,
+        started_by=started_by,
         closed=conv.closed,
         deleted=conv.deleted,
         messages=conv.message_count,
         chars=conv.text_chars,
+        withheld=withheld,
     )
 
 
@@ -373,8 +387,8 @@ def _decode(cursor: str, conversation: str) -> tuple[int, int, int, bool]:
             raise ValueError(position)
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
         raise RefusedInput(
-            "This cursor is not one that context_read returned for this conversation; read "
-            "again without a cursor.",
+            "This cursor did not come from a read of this conversation; read it again "
+            "without a cursor.",
             code="invalid_cursor",
         ) from None
     return position, offset, end, bool(tools)

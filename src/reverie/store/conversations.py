@@ -36,11 +36,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reverie.config import Settings
-from reverie.core.validation import check_control
+from reverie.core.validation import check_control, check_unicode
 from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.index import history
 
-from .state import SQLiteState
+from .state import SQLiteState, column_of
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ __all__ = [
     "answers_group",
     "check_id",
     "check_started_by",
+    "check_timestamp",
     "fingerprint",
     "parse_jsonl",
     "parse_records",
@@ -297,6 +298,27 @@ def fingerprint(time: float, role: str, author: str | None, text: str, occurrenc
     return "h:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
+#: The latest time a message, a task or a review may carry (year 3000): later is a mistake, and
+#: past year 9999 dates cannot be computed.
+LATEST_TIME = 32_503_680_000.0
+
+
+def check_timestamp(value: Any, what: str = "time") -> float:
+    """A time in seconds since the epoch: a finite number from 0 to :data:`LATEST_TIME`.
+
+    Raises:
+        RefusedInput: ``invalid_time``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RefusedInput(f"{what} is a number of seconds since 1970.", code="invalid_time")
+    if not 0 <= value <= LATEST_TIME:  # NaN fails this too
+        raise RefusedInput(
+            f"{what} must be between 0 (1970) and {LATEST_TIME:.0f} (the year 3000).",
+            code="invalid_time",
+        )
+    return float(value)
+
+
 def parse_time(value: Any, what: str = "time") -> float:
     """An ISO-8601 time as seconds since the epoch; a time without an offset is UTC.
 
@@ -314,7 +336,7 @@ def parse_time(value: Any, what: str = "time") -> float:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    return check_timestamp(parsed.timestamp(), what)
 
 
 # JSON Lines import (SPEC 15): parsed and checked entirely before anything is written.
@@ -419,6 +441,8 @@ def _decode_line(raw: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         return _BadLine(exc.msg)
+    except RecursionError:
+        return _BadLine("nested too deeply")
 
 
 def _parse_object(obj: Any, number: int, settings: Settings) -> MessageRecord | CloseRecord:
@@ -445,9 +469,14 @@ def _parse_object(obj: Any, number: int, settings: Settings) -> MessageRecord | 
     agent = obj["agent"]
     if not isinstance(agent, str) or not agent.strip():
         raise RefusedInput("agent must be an agent's name.", code="invalid_import")
+    check_unicode(agent, "agent")
     message_id = obj.get("id")
-    if message_id is not None and (not isinstance(message_id, str | int) or message_id == ""):
+    if message_id is not None and (
+        not isinstance(message_id, str | int) or isinstance(message_id, bool) or message_id == ""
+    ):
         raise RefusedInput("id must be a non-empty string or a number.", code="invalid_import")
+    if isinstance(message_id, str):
+        check_unicode(message_id, "id")
     return MessageRecord(
         line=number,
         conversation=conversation,
@@ -749,7 +778,7 @@ class ConversationStore:
                 thinking=thinking,
                 started_by=started_by,
                 unclassified=unclassified,
-                now=_time.time() if now is None else now,
+                now=_time.time() if now is None else check_timestamp(now, "now"),
             )
 
     def _create(
@@ -865,7 +894,7 @@ class ConversationStore:
         role = _check_role(role)
         text = _check_text(text, self.settings)
         author = _check_name(author, "author")
-        at = _time.time() if time is None else float(time)
+        at = _time.time() if time is None else check_timestamp(time)
         key = f"id:{message_id}" if message_id is not None else fingerprint(at, role, author, text)
         conv = self._live(conn, conversation_id)
         channel = self._need_channel(conn, channel_id or conv.channel_id)
@@ -1214,6 +1243,25 @@ class ConversationStore:
                 has_fts5=self.state.has_fts5,
             )
 
+    def rebuild_index(self, damaged: list[str]) -> int:
+        """Drop the history index (``damaged`` names its damaged tables) and remake it from the
+        messages, keeping its tokenizer. Returns the number of indexed messages.
+
+        Raises:
+            StorageFault: the state database cannot be written.
+        """
+        with self.state.transaction() as conn:
+            tokenizer = history.table_tokenizer(conn) if self.state.has_fts5 else None
+            self.state.drop_tables(conn, history.TABLES, damaged)
+            history.create_docs_table(conn)
+            return history.rebuild(
+                conn,
+                list(self._doc_rows(conn)),
+                self.document,
+                tokenize=tokenizer or history.TOKENIZE,
+                has_fts5=self.state.has_fts5,
+            )
+
     def history_rows(self) -> Counter[tuple[str, int]]:
         """The indexed ``(conversation, position)`` rows, to compare the index with the rules."""
         rows = self.state.conn.execute(
@@ -1322,7 +1370,8 @@ class ConversationStore:
 
     def _import_agent(self, conn: sqlite3.Connection, name: str) -> tuple[str, str | None]:
         row = conn.execute(
-            "SELECT id FROM agents WHERE name = ? OR id = ?", (name, name)
+            f"SELECT id FROM agents WHERE {column_of(name)} = ?",
+            (name,),
         ).fetchone()
         if row is not None:
             return str(row[0]), None

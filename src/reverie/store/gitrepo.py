@@ -5,16 +5,22 @@ trees straight in the object database (never from the working tree), and the bra
 it in one atomic reference update that also checks the parent: a crash before that update
 leaves only unreachable objects, a crash after it leaves a complete commit. The working tree is
 a view for people, rewritten from ``HEAD`` after each commit and on recovery.
+
+Every loose object is checked before libgit2 reads it (:meth:`GitRepo.verify`): a file cut
+short, as a power loss without ``REVERIE_DURABLE=1`` can leave it, made libgit2 spin at full
+CPU forever; a damaged object is answered with a :class:`StorageFault` that names it instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +32,26 @@ from reverie.config import git_environment
 from reverie.core.paths import INDEX, TOPIC_DIR, is_topic
 from reverie.errors import StorageFault
 
-__all__ = ["CommitInfo", "GitRepo", "fsync_objects"]
+from .faults import environment_fault, not_writable, storage_fault
+
+__all__ = [
+    "CommitInfo",
+    "Damage",
+    "GitRepo",
+    "blob_id",
+    "fsync_objects",
+    "object_id",
+    "tree_body",
+]
 
 BRANCH = "refs/heads/main"
 #: More packs than this and they are merged (see GitRepo.merge_packs).
 MAX_PACKS = 8
 #: A loose object's name: two hex digits of directory, 38 of file.
 _LOOSE = re.compile(r"^[0-9a-f]{40}$")
+_HEADER = re.compile(rb"^(commit|tree|blob|tag) (\d{1,20})\x00")
+#: Verified objects remembered per handle (objects never change); past this, forgotten.
+_VERIFIED_MAX = 200_000
 
 
 def fsync_objects() -> None:
@@ -42,6 +61,15 @@ def fsync_objects() -> None:
     repository of the process is written durably: safer, never less safe.
     """
     pygit2.settings.enable_fsync_gitdir(True)
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A damaged or missing object: its name, what it is, what is wrong."""
+
+    oid: str
+    kind: str
+    problem: str
 
 
 @dataclass(frozen=True)
@@ -56,11 +84,14 @@ class CommitInfo:
 
 
 def _fault(action: str, path: Path, exc: Exception) -> StorageFault:
-    return StorageFault(
-        f"git {action} failed in {path}: {exc}. Check that the data directory is intact "
-        "(git fsck) and writable.",
-        path=str(path),
-    )
+    fault = storage_fault(exc, f"git {action} in {path}")
+    why = not_writable(path) if fault.code == "storage_fault" else None
+    if why is not None:
+        # libgit2 words a full disk in many ways ("object not found" for a blob it could not
+        # write): the storage says what it is.
+        fault = environment_fault(why, str(exc), f"git {action} in {path}")
+    fault.details["path"] = str(path)
+    return fault
 
 
 class GitRepo:
@@ -68,6 +99,8 @@ class GitRepo:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._verified: set[str] = set()
+        self._walked: set[str] = set()  # trees verified with everything under them
         self._repo = self._open()
 
     def _open(self) -> pygit2.Repository:
@@ -122,14 +155,20 @@ class GitRepo:
 
     def read(self, path: str, oid: str) -> str | None:
         """The text of ``path`` at commit ``oid``, or ``None`` when it has no such file."""
+        tree = self._commit(oid).tree
+        if "/" in path:
+            folder = path.split("/", 1)[0]
+            if folder not in tree:
+                return None
+            self.verify(str(tree[folder].id), "a tree")
         try:
-            tree = self._commit(oid).tree
             entry = tree[path]
         except KeyError:
             return None
         if entry.type_str != "blob" or entry.filemode != FileMode.BLOB:
             return None
-        return bytes(self._repo[entry.id].read_raw()).decode("utf-8")
+        blob = self._object(str(entry.id), f"the blob of {path}")
+        return bytes(blob.read_raw()).decode("utf-8")
 
     def files(self, oid: str) -> dict[str, str]:
         """Every memory file at commit ``oid``: ``MEMORY.md`` and ``memory/*.md``."""
@@ -145,7 +184,7 @@ class GitRepo:
         if INDEX in tree:
             yield INDEX
         if TOPIC_DIR in tree:
-            sub = self._repo[tree[TOPIC_DIR].id]
+            sub = self._object(str(tree[TOPIC_DIR].id), "a tree")
             for entry in sub:  # type: ignore[attr-defined]
                 path = f"{TOPIC_DIR}/{entry.name}"
                 if is_topic(path):
@@ -172,8 +211,8 @@ class GitRepo:
         if oid != ancestor:
             raise StorageFault(
                 f"The branch of {self.path} does not descend from the last recorded commit "
-                f"{ancestor}: it was rewritten outside Reverie. Restore it, or run "
-                "`reverie reindex` to adopt its current state.",
+                f"{ancestor}: it was rewritten outside Reverie. `reverie doctor` moves it back "
+                "to that commit (what was committed outside Reverie stays in git, unreachable).",
                 path=str(self.path),
             )
         return out[::-1]
@@ -188,24 +227,80 @@ class GitRepo:
 
     def diff(self, old: str, new: str) -> str:
         """A unified diff (patch text) between two commits."""
+        a, b = self._commit(old), self._commit(new)
+        self.verify_tree(str(a.tree_id))
+        self.verify_tree(str(b.tree_id))
         try:
-            d = self._commit(old).tree.diff_to_tree(self._commit(new).tree, context_lines=3)
+            d = a.tree.diff_to_tree(b.tree, context_lines=3)
             return d.patch or ""
         except pygit2.GitError as exc:
             raise _fault("diff", self.path, exc) from exc
 
     def _commit(self, oid: str) -> pygit2.Commit:
-        try:
-            obj = self._repo[oid]
-        except (KeyError, ValueError, pygit2.GitError) as exc:
-            raise StorageFault(
-                f"Commit {oid} is missing from {self.path}; the repository is damaged: "
-                "restore it from a backup.",
-                path=str(self.path),
-            ) from exc
+        """The commit ``oid``, with it and its root tree verified."""
+        obj = self._object(oid, "a commit")
         if not isinstance(obj, pygit2.Commit):
             raise StorageFault(f"{oid} in {self.path} is not a commit.", path=str(self.path))
+        self.verify(str(obj.tree_id), "a tree")
         return obj
+
+    def _object(self, oid: str, kind: str) -> pygit2.Object:
+        self.verify(oid, kind)
+        try:
+            return self._repo[oid]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StorageFault(
+                f"Object {oid} ({kind}) is missing from {self.path}; the repository is damaged. "
+                "Run `reverie doctor` to find the memory's last intact revision.",
+                path=str(self.path),
+                object=oid,
+            ) from exc
+
+    def verify(self, oid: str, kind: str = "an object") -> None:
+        """Check a loose object before libgit2 reads it: whole zlib stream, a header that
+        matches its length, and content that hashes to its name. A packed object is left to
+        libgit2 (a pack is written whole before it gets its name).
+
+        Raises:
+            StorageFault: the object is damaged; the message names it.
+        """
+        if oid in self._verified:
+            return
+        path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return  # packed, or missing: libgit2 says which
+        except OSError as exc:
+            raise _fault(f"read object {oid}", self.path, exc) from exc
+        problem = _loose_problem(oid, data)
+        if problem is not None:
+            raise StorageFault(
+                f"Object {oid} ({kind}) in {self.path} is damaged ({problem}); git cannot read "
+                "it. Run `reverie doctor`: it rebuilds what it can from the files, and names the "
+                "memory's last intact revision, which `reverie doctor AGENT --rewind` restores.",
+                path=str(self.path),
+                object=oid,
+                problem=problem,
+            )
+        if len(self._verified) >= _VERIFIED_MAX:
+            self._verified.clear()
+        self._verified.add(oid)
+
+    def verify_tree(self, tree_id: str) -> None:
+        """:meth:`verify` a tree and everything under it (a memory's tree is two levels)."""
+        if tree_id in self._walked:
+            return
+        self.verify(tree_id, "a tree")
+        tree = self._repo[tree_id]
+        for entry in tree:  # type: ignore[attr-defined]
+            if entry.type_str == "tree":
+                self.verify_tree(str(entry.id))
+            else:
+                self.verify(str(entry.id), f"a {entry.type_str}")
+        if len(self._walked) >= _VERIFIED_MAX:
+            self._walked.clear()
+        self._walked.add(tree_id)
 
     # writing
 
@@ -231,6 +326,8 @@ class GitRepo:
                     continue
                 if topics is None:
                     sub = base[TOPIC_DIR] if base is not None and TOPIC_DIR in base else None
+                    if sub is not None:
+                        self.verify(str(sub.id), "a tree")
                     topics = repo.TreeBuilder(sub.id) if sub else repo.TreeBuilder()
                 _put(repo, topics, path[len(TOPIC_DIR) + 1 :], text)
             if topics is not None:
@@ -242,12 +339,56 @@ class GitRepo:
             now = int(time.time())
             sig = pygit2.Signature(f"reverie-{writer}", f"{writer}@reverie.local", now, 0)
             parents = [pygit2.Oid(hex=parent)] if parent else []
-            # libgit2 refuses to move the branch unless its current tip is parents[0]: a
-            # compare-and-swap that backs up the memory lock.
-            oid = repo.create_commit(BRANCH, sig, sig, message, tree, parents)
-        except pygit2.GitError as exc:
+            oid = repo.create_commit(None, sig, sig, message, tree, parents)
+        except (pygit2.GitError, OSError) as exc:
             raise _fault("commit", self.path, exc) from exc
+        # On a nearly full disk libgit2 has answered a write as done and left an object cut
+        # short or missing: every object of the commit is read back before the branch moves.
+        self.verify_tree(str(tree))
+        self.verify(str(oid), "a commit")
+        try:
+            if parent is None:
+                repo.references.create(BRANCH, oid)
+            else:
+                # set_target moves the branch only if its tip is still the one it read: a
+                # compare-and-swap that backs up the memory lock.
+                ref = repo.references.get(BRANCH)
+                if ref is None or str(ref.target) != parent:
+                    raise pygit2.GitError(f"the branch is no longer at {parent}")
+                ref.set_target(oid)
+        except (pygit2.GitError, OSError) as exc:
+            raise _fault("commit", self.path, exc) from exc
+        self._moved(parent, str(oid), "commit")
         return str(oid)
+
+    def _moved(self, before: str | None, after: str, action: str) -> None:
+        """Check that the branch now points at ``after``. On a nearly full disk libgit2 has
+        answered a branch update as done while the branch stayed where it was: then the
+        commit point was not reached, and that is a fault, not a success.
+
+        Raises:
+            StorageFault: the branch is still elsewhere.
+        """
+        head = self.head()
+        if head != after:
+            stayed = f"the branch stayed at {head or 'nothing'}, not {after}"
+            raise _fault(action, self.path, OSError(f"{stayed} (from {before or 'nothing'})"))
+
+    def reset_branch(self, target: str, expected: str) -> None:
+        """Move the branch back to ``target``, if its tip is still ``expected``: undoes a commit
+        whose write was refused after the commit point. Call under the memory lock.
+
+        Raises:
+            StorageFault: the reference could not be written (a full or read-only disk).
+        """
+        try:
+            ref = self._repo.references.get(BRANCH)
+            if ref is None or str(ref.target) != expected:
+                return
+            ref.set_target(pygit2.Oid(hex=target))
+        except (pygit2.GitError, OSError) as exc:
+            raise _fault("reset", self.path, exc) from exc
+        self._moved(expected, target, "reset")
 
     def checkout(self, paths: list[str] | None = None) -> None:
         """Make the working tree (and git's index) match ``HEAD`` for ``paths`` (or all)."""
@@ -255,6 +396,7 @@ class GitRepo:
         if head is None:
             return
         strategy = CheckoutStrategy.FORCE
+        self.verify_tree(str(self._commit(head).tree_id))
         try:
             if paths is None:
                 # A writer killed inside an earlier checkout can leave git's index at an older
@@ -267,7 +409,7 @@ class GitRepo:
                 )
             else:
                 self._repo.checkout_head(strategy=strategy, paths=paths)  # type: ignore[no-untyped-call]
-        except pygit2.GitError as exc:
+        except (pygit2.GitError, OSError) as exc:
             raise _fault("checkout", self.path, exc) from exc
 
     def pack_loose(self) -> int:
@@ -286,6 +428,8 @@ class GitRepo:
         loose = [p for p in _fanout_files(objects) if _LOOSE.match(p.parent.name + p.name)]
         if not loose:
             return 0
+        for p in loose:  # libgit2 would spin on a damaged one
+            self.verify(p.parent.name + p.name)
 
         def add_all(builder: pygit2.PackBuilder) -> None:
             for p in loose:
@@ -293,7 +437,7 @@ class GitRepo:
 
         try:
             written = self._repo.pack(pack_delegate=add_all)
-        except (pygit2.GitError, ValueError) as exc:
+        except (pygit2.GitError, ValueError, OSError) as exc:
             raise _fault("pack", self.path, exc) from exc
         if written != len(loose):
             raise StorageFault(
@@ -340,6 +484,120 @@ class GitRepo:
         self.refresh()  # drop the deleted packs from libgit2's list
         return True
 
+    # checks and repairs (reverie doctor)
+
+    def damaged_objects(self, commit: str) -> list[Damage]:
+        """The damaged or missing objects of one commit: itself, its trees and blobs. Unlike
+        the reads, it goes on past the first, so that a report names them all."""
+        found: list[Damage] = []
+
+        def check(oid: str, kind: str) -> bool:
+            try:
+                self.verify(oid, kind)
+                self._repo[oid]  # a missing object raises
+            except (StorageFault, KeyError, ValueError, pygit2.GitError) as exc:
+                problem = (
+                    str(exc.details.get("problem", exc.message))
+                    if isinstance(exc, StorageFault)
+                    else "missing"
+                )
+                found.append(Damage(oid, kind, problem))
+                return False
+            return True
+
+        if not check(commit, "a commit"):
+            return found
+        stack = [(str(self._repo[commit].tree_id), "")]  # type: ignore[attr-defined]
+        while stack:
+            tree_id, prefix = stack.pop()
+            if not check(tree_id, f"the tree {prefix or '/'}"):
+                continue
+            for entry in self._repo[tree_id]:  # type: ignore[attr-defined]
+                path = f"{prefix}{entry.name}"
+                if entry.type_str == "tree":
+                    stack.append((str(entry.id), f"{path}/"))
+                else:
+                    check(str(entry.id), f"the blob of {path}")
+        return found
+
+    def loose_damage(self) -> list[Damage]:
+        """Every loose object file that is damaged, whether any revision uses it or not."""
+        objects = self.path / ".git" / "objects"
+        found = []
+        for p in _fanout_files(objects):
+            oid = p.parent.name + p.name
+            if not _LOOSE.match(oid):
+                continue
+            try:
+                problem = _loose_problem(oid, p.read_bytes())
+            except OSError as exc:
+                problem = str(exc)
+            if problem is not None:
+                found.append(Damage(oid, "an object", problem))
+        return found
+
+    def restore(self, oid: str, kind: str, body: bytes) -> bool:
+        """Write the loose object ``oid`` again from its content, if ``kind`` and ``body`` hash
+        to ``oid`` (nothing else can be written under its name). Returns whether it did.
+
+        Raises:
+            StorageFault: the object file cannot be written.
+        """
+        if object_id(kind, body) != oid:
+            return False
+        raw = f"{kind} {len(body)}".encode() + b"\x00" + body
+        path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
+        temp = path.with_name(f"tmp_object_git2_reverie_{os.getpid()}")
+        try:
+            path.parent.mkdir(exist_ok=True)
+            temp.write_bytes(zlib.compress(raw))
+            os.replace(temp, path)
+        except OSError as exc:
+            raise _fault(f"restore object {oid}", self.path, exc) from exc
+        self._verified.discard(oid)
+        self._walked.clear()
+        self.refresh()
+        return True
+
+    def quarantine(self, oid: str) -> bool:
+        """Move a loose object file to ``.git/reverie-damaged/`` (where nothing reads it, and
+        nothing is lost); whether it was there. Call under the memory lock."""
+        path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
+        aside = self.path / ".git" / "reverie-damaged"
+        try:
+            aside.mkdir(exist_ok=True)
+            os.replace(path, aside / oid)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise _fault(f"move object {oid} aside", self.path, exc) from exc
+        self._verified.discard(oid)
+        self._walked.clear()
+        return True
+
+    def working_files(self) -> dict[str, bytes]:
+        """The memory files of the working tree (a copy of ``HEAD`` after each write)."""
+        out = {}
+        for path in [self.path / INDEX, *sorted((self.path / TOPIC_DIR).glob("*.md"))]:
+            relative = path.relative_to(self.path).as_posix()
+            if path.is_file() and (relative == INDEX or is_topic(relative)):
+                with contextlib.suppress(OSError):  # an unreadable copy is no copy
+                    out[relative] = path.read_bytes()
+        return out
+
+    def set_branch(self, oid: str) -> None:
+        """Point the branch at ``oid``, whatever it points at now (``reverie doctor`` only,
+        under the memory lock).
+
+        Raises:
+            StorageFault: the reference cannot be written.
+        """
+        try:
+            self._repo.references.create(BRANCH, pygit2.Oid(hex=oid), force=True)
+        except (pygit2.GitError, OSError) as exc:
+            raise _fault("move the branch", self.path, exc) from exc
+        self._moved(None, oid, "move the branch")
+
     def remove_crash_leftovers(self) -> list[str]:
         """Delete the lock files and half-written temporary objects and packs a killed writer
         left in ``.git``. Call only under the memory lock: then no live writer owns them.
@@ -365,6 +623,44 @@ class GitRepo:
                 lock.unlink()
                 removed.append(str(lock.relative_to(self.path)))
         return removed
+
+
+def object_id(kind: str, body: bytes) -> str:
+    """The name git gives an object of this kind and content (SHA-1 of header and body)."""
+    return hashlib.sha1(f"{kind} {len(body)}".encode() + b"\x00" + body).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    """The object name git gives a file with this content."""
+    return object_id("blob", data)
+
+
+def tree_body(entries: Mapping[str, tuple[str, str]]) -> bytes:
+    """The content of a tree object: ``name`` to ``(mode, oid)``, in git's order (a directory
+    sorts as if its name ended in '/')."""
+    names = sorted(entries, key=lambda n: n + "/" if entries[n][0] == "40000" else n)
+    return b"".join(
+        f"{entries[n][0]} {n}".encode() + b"\x00" + bytes.fromhex(entries[n][1]) for n in names
+    )
+
+
+def _loose_problem(oid: str, data: bytes) -> str | None:
+    """What is wrong with a loose object's file, or ``None`` when it is whole."""
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(data)
+    except zlib.error:
+        return "not a valid zlib stream"
+    if not inflater.eof:
+        return f"cut short at {len(data)} bytes"
+    header = _HEADER.match(raw)
+    if header is None:
+        return "no object header"
+    if int(header.group(2)) != len(raw) - header.end():
+        return "its length does not match its header"
+    if hashlib.sha1(raw).hexdigest() != oid:  # git names objects by SHA-1
+        return "its content does not match its name"
+    return None
 
 
 def _fanout_files(objects: Path) -> list[Path]:

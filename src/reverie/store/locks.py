@@ -16,7 +16,17 @@ from pathlib import Path
 
 from reverie.errors import StorageFault
 
+from .faults import storage_fault
+
 __all__ = ["file_lock", "try_file_lock"]
+
+
+def _open(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        # On read-only storage a lock cannot be had, nor is one needed by a reader.
+        raise storage_fault(exc, f"opening the lock {path.name}") from exc
 
 
 @contextlib.contextmanager
@@ -24,9 +34,10 @@ def file_lock(path: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if needed) for the ``with`` block.
 
     Raises:
-        StorageFault: the lock could not be had within ``timeout`` seconds.
+        StorageFault: the lock could not be had within ``timeout`` seconds, or its file cannot
+            be opened (``storage_read_only``, ``storage_full``).
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open(path)
     try:
         deadline = time.monotonic() + timeout
         delay = 0.0005
@@ -50,8 +61,12 @@ def file_lock(path: Path, timeout: float = 30.0) -> Iterator[None]:
 
 @contextlib.contextmanager
 def try_file_lock(path: Path) -> Iterator[bool]:
-    """Take the lock on ``path`` if it is free; yields whether it was taken (never waits)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Take the lock on ``path`` if it is free; yields whether it was taken (never waits).
+
+    Raises:
+        StorageFault: the lock file cannot be opened (``storage_read_only``, ...).
+    """
+    fd = _open(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -10,14 +10,16 @@ the next writer or reader rolls forward from its trailers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from reverie.config import Settings
 from reverie.core import validation
@@ -27,6 +29,7 @@ from reverie.core.paths import INDEX, normalize_source
 from reverie.errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict, StorageFault
 from reverie.index import fts
 
+from .faults import ENVIRONMENT, storage_fault
 from .gitrepo import GitRepo, fsync_objects
 from .locks import file_lock
 from .state import KeyRecord, RevisionRecord, SQLiteState
@@ -40,6 +43,9 @@ PEOPLE_WRITERS = frozenset({"chat", "admin", "mcp", "api", "cli"})
 
 _TRAILER = re.compile(r"^Reverie-([A-Za-z]+): (.+)$", re.MULTILINE)
 _MARKER = "reverie-writing"
+_WRITING, _REFUSED = b"writing", b"refused"  # the same length: one is written over the other
+_NO_PARENT = "-" * 40
+_OID = re.compile(rb"[0-9a-f]{40}|-{40}")
 
 
 @dataclass(frozen=True)
@@ -106,8 +112,72 @@ class MemoryStore:
         return repo
 
     def _marker(self, memory_id: str) -> Path:
-        """The file that says a write to this memory is under way (gone when it completed)."""
+        """The file that says a write to this memory is under way (gone when it completed).
+
+        It holds ``writing <parent>`` while a write is under way, and ``refused <parent>``
+        once a write that got past the commit point was refused (its state transaction
+        failed): recovery moves the branch back to ``<parent>`` then, instead of rolling the
+        commit forward, so that a refused write never appears later. An empty marker (from an
+        older version) means ``writing``.
+        """
         return self._repo_path(memory_id) / ".git" / _MARKER
+
+    def _begin(self, memory_id: str, parent: str | None) -> None:
+        """Write the marker before a commit; nothing is committed if this fails.
+
+        Raises:
+            StorageFault: the marker cannot be written (a full or read-only disk).
+        """
+        marker = self._marker(memory_id)
+        try:
+            with open(marker, "wb") as f:
+                f.write(_WRITING + b" " + (parent or _NO_PARENT).encode() + b"\n")
+                if self.settings.durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                marker.unlink(missing_ok=True)
+            raise storage_fault(exc, "starting a write") from exc
+
+    def marked(self, memory_id: str) -> tuple[bytes, str | None] | None:
+        """The marker's state (``b"writing"``, ``b"refused"``) and parent, or ``None`` without
+        a marker."""
+        try:
+            content = self._marker(memory_id).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise storage_fault(exc, "reading the write marker") from exc
+        state, _, parent = content.strip().partition(b" ")
+        if state not in (_WRITING, _REFUSED) or not _OID.fullmatch(parent):
+            return _WRITING, None
+        return state, None if parent == _NO_PARENT.encode() else parent.decode()
+
+    def _refuse(self, memory_id: str, repo: GitRepo, parent: str, oid: str) -> bool:
+        """Undo a commit whose write is being refused; whether the refusal is certain.
+
+        First ``refused`` goes into the marker, in place (no new disk space: this runs when the
+        disk may be full), so that recovery moves the branch back even if nothing else can
+        be written now; then the branch is moved back to ``parent`` and the marker removed.
+        """
+        recorded = False
+        try:
+            with open(self._marker(memory_id), "r+b") as f:
+                f.write(_REFUSED)
+                if self.settings.durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+            recorded = True
+        except OSError:
+            pass
+        try:
+            repo.reset_branch(parent, expected=oid)
+        except StorageFault:
+            return recorded
+        with contextlib.suppress(OSError):
+            self._marker(memory_id).unlink(missing_ok=True)
+        return True
 
     def lock(self, memory_id: str) -> Any:
         """The memory's write lock (W8): a context manager, across threads and processes."""
@@ -118,25 +188,46 @@ class MemoryStore:
         with self.lock(memory_id):
             return self._recover(memory_id)
 
-    def recover_all(self) -> list[str]:
+    def recover_all(self) -> dict[str, StorageFault | None]:
         """Recover every memory whose last writer died mid-write (W8: on the next open).
 
-        Returns the ids of the memories it recovered. A stat per memory when nothing crashed.
+        Returns the memories it found with a marker: ``None`` for those recovered, the fault
+        for those whose recovery could not finish. One memory's fault never stops the others,
+        nor the home from opening: that memory answers the fault, with the way out, when it
+        is used (see :meth:`current`). A stat per memory when nothing crashed.
         """
         rows = self.state.conn.execute("SELECT id FROM memories").fetchall()
         crashed = [str(r[0]) for r in rows if self._marker(str(r[0])).exists()]
+        found: dict[str, StorageFault | None] = {}
         for memory_id in crashed:
-            with self.lock(memory_id):
-                self._recover(memory_id)
-        return crashed
+            try:
+                with self.lock(memory_id):
+                    self._recover(memory_id)
+                found[memory_id] = None
+            except StorageFault as exc:
+                found[memory_id] = exc
+        return found
 
     def current(self, memory_id: str) -> RevisionRecord:
-        """The newest acknowledged revision (recovering first if the memory needs it)."""
+        """The newest acknowledged revision (recovering first if the memory needs it).
+
+        When recovery cannot run because the storage takes no writes (a full disk, read-only
+        storage), the last recorded revision is the answer: reads go on, writes wait.
+
+        Raises:
+            StorageFault: the memory's recovery failed for another reason; the message says
+                how to repair it.
+        """
         latest = self.state.latest(memory_id)
         if latest is not None and not self._marker(memory_id).exists():
             return latest
-        with self.lock(memory_id):
-            return self._recover(memory_id)
+        try:
+            with self.lock(memory_id):
+                return self._recover(memory_id)
+        except StorageFault as exc:
+            if latest is None or exc.code not in ENVIRONMENT:
+                raise
+            return latest
 
     def _recover(self, memory_id: str) -> RevisionRecord:
         """Bring repository, working tree and state database into agreement (W8).
@@ -146,11 +237,17 @@ class MemoryStore:
         """
         repo = self.repo(memory_id)
         marker = self._marker(memory_id)
-        crashed = marker.exists()
+        marked = self.marked(memory_id)
+        crashed = marked is not None
         if crashed:
             repo.remove_crash_leftovers()
         head = repo.head()
         latest = self.state.latest(memory_id)
+        refused = marked[1] if marked is not None and marked[0] == _REFUSED else None
+        # A write refused after its commit point goes back to its parent, never forward.
+        if head is not None and latest is not None and latest.oid == refused != head:
+            repo.reset_branch(refused, expected=head)
+            head = repo.head()
         if head is None:
             if latest is not None:
                 raise StorageFault(
@@ -158,7 +255,7 @@ class MemoryStore:
                     f"{repo.path} from a backup.",
                     memory=memory_id,
                 )
-            marker.touch()
+            self._begin(memory_id, None)
             message = _message("Create memory", "system", 0, None, None)
             head = repo.commit(None, {INDEX: new_index()}, message, "system")
             crashed = True
@@ -167,8 +264,16 @@ class MemoryStore:
                 latest = self._roll_forward(memory_id, repo, oid, latest)
             crashed = True
         if crashed:
-            repo.checkout(None)
-            marker.unlink(missing_ok=True)
+            try:
+                repo.checkout(None)
+            except StorageFault as exc:
+                if exc.code not in ENVIRONMENT:
+                    raise
+                # The working tree is a view: refreshed by the next recovery, under the marker.
+                assert latest is not None
+                return latest
+            with contextlib.suppress(OSError):
+                marker.unlink(missing_ok=True)
         assert latest is not None
         return latest
 
@@ -227,6 +332,16 @@ class MemoryStore:
             RevisionConflict: ``expected_revision`` is stale (W6).
             StorageFault: the data directory failed; nothing was acknowledged.
         """
+        if expected_revision is not None and (
+            not isinstance(expected_revision, int)
+            or isinstance(expected_revision, bool)
+            or expected_revision < 0
+        ):
+            raise RefusedInput(
+                f"expected_revision is a revision number (a whole number from 0), not "
+                f"{str(expected_revision)[:40]!r}.",
+                code="invalid_revision",
+            )
         if writer not in WRITERS:
             raise RefusedInput(
                 f"Unknown writer {writer!r}; one of {', '.join(WRITERS)}.", code="invalid_operation"
@@ -252,7 +367,10 @@ class MemoryStore:
         return outcome
 
     def _count_refusal(self, memory_id: str, conversation_id: str, exc: RefusedInput) -> None:
-        run = self.state.count_failure(memory_id, conversation_id)
+        try:
+            run = self.state.count_failure(memory_id, conversation_id)
+        except StorageFault:
+            return  # the refusal stands; only its count in a row (W9) could not be kept
         exc.details["failures_in_a_row"] = run
         if run >= self.settings.max_failures_in_a_row:
             exc.details["stop_retrying"] = True
@@ -288,7 +406,7 @@ class MemoryStore:
             repo = self.repo(memory_id)
             applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
             validation.check_result(applied, self.settings)
-            diagnostics = [{"code": "unchanged_entry", "message": n} for n in applied.notes]
+            diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
             if not applied.files:
                 with self.state.transaction() as conn:
                     if key_hash is not None:
@@ -310,24 +428,39 @@ class MemoryStore:
                 key_hash,
                 batch.digest() if key_hash else None,
             )
-            marker = self._marker(memory_id)
-            marker.touch()
-            oid = repo.commit(latest.oid, applied.files, message, writer)
+            self.state.refuse_if_degraded()
+            self._begin(memory_id, latest.oid)
+            oid = self._commit(memory_id, repo, latest.oid, applied.files, message, writer)
             rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
-            with self.state.transaction() as conn:
-                self.state.record_revision(conn, memory_id, rec)
-                for path, text in applied.files.items():
-                    fts.replace_file(conn, memory_id, path, applied.before[path], text)
-                if key_hash is not None:
-                    self.state.record_key(
-                        conn, memory_id, key_hash, KeyRecord(batch.digest(), revision, True, paths)
-                    )
-                if conversation_id:
-                    self.state.clear_failures(conn, memory_id, conversation_id)
-            repo.checkout(paths)
-            if self.settings.pack_every > 0 and revision % self.settings.pack_every == 0:
-                diagnostics += _pack(repo)  # under the marker: a kill here is recovered too
-            marker.unlink(missing_ok=True)
+            try:
+                with self.state.transaction() as conn:
+                    self.state.record_revision(conn, memory_id, rec)
+                    for path, text in applied.files.items():
+                        fts.replace_file(conn, memory_id, path, applied.before[path], text)
+                    if key_hash is not None:
+                        self.state.record_key(
+                            conn,
+                            memory_id,
+                            key_hash,
+                            KeyRecord(batch.digest(), revision, True, paths),
+                        )
+                    if conversation_id:
+                        self.state.clear_failures(conn, memory_id, conversation_id)
+            except Exception as exc:  # whatever failed, the write must not appear later
+                fault = exc if isinstance(exc, StorageFault) else storage_fault(exc, "recording")
+                if exc is not fault:
+                    fault.__cause__ = exc
+                try:
+                    now = self.state.latest(memory_id)
+                except Exception:  # whether it was recorded cannot be told
+                    raise StorageFault(
+                        f"{fault.message} Whether the write was saved cannot be told now: read "
+                        "the memory (or run `reverie doctor`) before writing again.",
+                        code=fault.code,
+                    ) from exc
+                if now is None or now.oid != oid:  # not recorded: refused, and undone
+                    self._refused_after_commit(memory_id, repo, latest.oid, oid, fault)
+            diagnostics += self._after_commit(memory_id, repo, paths, revision)
         index = applied.files.get(INDEX)
         if index is not None and len(index) > self.settings.prompt_index_chars:
             diagnostics.append(
@@ -338,6 +471,69 @@ class MemoryStore:
                 }
             )
         return WriteOutcome(True, revision, paths, diagnostics)
+
+    def _commit(
+        self,
+        memory_id: str,
+        repo: GitRepo,
+        parent: str,
+        files: dict[str, str | None],
+        message: str,
+        writer: str,
+    ) -> str:
+        """Commit under the marker; a failure before the branch moved removes the marker."""
+        try:
+            return repo.commit(parent, files, message, writer)
+        except StorageFault as exc:
+            head = repo.head()
+            if head is not None and head != parent:  # the branch moved after all
+                self._refused_after_commit(memory_id, repo, parent, head, exc)
+            with contextlib.suppress(OSError):
+                self._marker(memory_id).unlink(missing_ok=True)
+            raise
+
+    def _refused_after_commit(
+        self, memory_id: str, repo: GitRepo, parent: str, oid: str, exc: StorageFault
+    ) -> NoReturn:
+        """Refuse a write whose commit exists but whose revision was not recorded.
+
+        Raises:
+            StorageFault: always; when the refusal could not be made certain (neither the
+                marker nor the branch could be written), the message says the outcome is
+                unknown.
+        """
+        if self._refuse(memory_id, repo, parent, oid):
+            raise exc
+        raise StorageFault(
+            f"{exc.message} The write got as far as its commit, and neither the commit nor a "
+            "note to undo it could be written back: it may still appear as the next revision "
+            "once the storage works. Read the memory before writing again.",
+            code=exc.code,
+            **exc.details,
+        ) from exc
+
+    def _after_commit(
+        self, memory_id: str, repo: GitRepo, paths: list[str], revision: int
+    ) -> list[dict[str, Any]]:
+        """Refresh the working tree, pack when due, remove the marker. The write is recorded
+        already: what fails here is reported, never raised."""
+        try:
+            repo.checkout(paths)
+        except StorageFault as exc:
+            # The marker stays: the next recovery refreshes the working tree.
+            return [
+                {
+                    "code": "working_tree_stale",
+                    "message": f"The write is saved; the files on disk are not refreshed yet "
+                    f"({exc.message}).",
+                }
+            ]
+        diagnostics = []
+        if self.settings.pack_every > 0 and revision % self.settings.pack_every == 0:
+            diagnostics += _pack(repo)  # under the marker: a kill here is recovered too
+        with contextlib.suppress(OSError):
+            self._marker(memory_id).unlink(missing_ok=True)
+        return diagnostics
 
     def preview(self, memory_id: str, request: Any) -> list[str]:
         """Run every check of :meth:`apply` on ``request`` without writing; the paths it
@@ -460,6 +656,60 @@ class MemoryStore:
                 if self.state.has_fts5:
                     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('integrity-check')")
             return sum(len(fts.index_lines(t)) for t in files.values())
+
+    def rebuild_index(self, damaged: list[str]) -> dict[str, str]:
+        """Drop the memory index (``damaged`` names its damaged tables) and remake it from
+        every memory's files at its recorded revision, in one transaction. Returns the memories
+        whose files could not be read (id to the reason): their rows stay out until their
+        repository is repaired.
+
+        Raises:
+            StorageFault: the state database cannot be written.
+        """
+        skipped: dict[str, str] = {}
+        with self.state.transaction() as conn:
+            self.state.drop_tables(conn, fts.TABLES, damaged)
+            fts.create_tables(conn, has_fts5=self.state.has_fts5)
+            for (memory_id,) in conn.execute("SELECT id FROM memories").fetchall():
+                latest = self.state.latest(memory_id)
+                if latest is None:
+                    continue
+                try:
+                    files = self.repo(memory_id).files(latest.oid)
+                except StorageFault as exc:
+                    skipped[memory_id] = exc.message
+                    continue
+                for path, text in files.items():
+                    fts.replace_file(conn, memory_id, path, None, text)
+        return skipped
+
+    def rewind(self, memory_id: str, revision: int) -> list[int]:
+        """Restore the memory to an earlier revision whose objects are intact, forgetting the
+        later ones (``reverie doctor --rewind``, when their objects are damaged beyond repair).
+        Returns the revisions forgotten. Their idempotency keys go too, so a retry applies again.
+
+        A crash half-way is finished by recovery: the marker says ``refused <revision>``
+        before anything moves.
+
+        Raises:
+            NotFound: no such revision.  StorageFault: the storage cannot be written.
+        """
+        with self.lock(memory_id):
+            target = self.state.revision(memory_id, revision)
+            repo = self.repo(memory_id)
+            files = repo.files(target.oid)
+            self._begin(memory_id, target.oid)
+            with open(self._marker(memory_id), "r+b") as f:
+                f.write(_REFUSED)
+            with self.state.transaction() as conn:
+                dropped = self.state.forget_revisions_after(conn, memory_id, revision)
+                conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+                for path, text in files.items():
+                    fts.replace_file(conn, memory_id, path, None, text)
+            repo.set_branch(target.oid)
+            repo.checkout(None)
+            self._marker(memory_id).unlink(missing_ok=True)
+        return dropped
 
     def index_rows(self, memory_id: str) -> Counter[tuple[str, str]]:
         """The indexed ``(path, line)`` rows, to compare an index with the files."""

@@ -10,22 +10,42 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import re
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reverie.core import validation
 from reverie.core.prompt import FRAMINGS
 from reverie.errors import NotFound, RefusedInput, StorageFault
 from reverie.index import fts, history
 
 from . import instructions, outbox, souls, tokens, turns
+from .faults import environment_fault, not_writable, storage_fault
 
-__all__ = ["MEMBER_ROLES", "Agent", "KeyRecord", "Member", "RevisionRecord", "SQLiteState"]
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "AGENT_ID",
+    "MEMBER_ID",
+    "MEMBER_ROLES",
+    "Agent",
+    "KeyRecord",
+    "Member",
+    "RevisionRecord",
+    "SQLiteState",
+    "column_of",
+]
+
+#: A connection opened for reading only is reopened for writing after this many seconds.
+_DEGRADED_SECONDS = 2.0
 
 EDIT_POLICIES = ("editors", "all_workspace_members")
 WRITER_MODES = ("review_only", "conversations")
@@ -249,43 +269,120 @@ class SQLiteState:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        """This thread's connection (autocommit mode; transactions are explicit)."""
+        """This thread's connection (autocommit mode; transactions are explicit).
+
+        When the database cannot be opened for writing (the disk is full, or the storage is
+        read-only), it is opened for reading only (:attr:`degraded` says why): reads go on,
+        writes are refused with that code. Such a connection is reopened for writing after
+        :data:`_DEGRADED_SECONDS`, once the storage lets it.
+        """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        reopen = self.degraded is not None and (
+            time.monotonic() - self._local.opened > _DEGRADED_SECONDS
+        )
+        if conn is not None and reopen:
+            conn.close()
+            conn = None
         if conn is None:
-            try:
-                conn = sqlite3.connect(
-                    self.path, timeout=30, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-                conn.execute("PRAGMA foreign_keys=ON")
-            except sqlite3.Error as exc:
+            conn, self._local.degraded = self._connect()
+            self._local.conn, self._local.opened = conn, time.monotonic()
+        return conn
+
+    @property
+    def degraded(self) -> str | None:
+        """Why this thread's connection only reads (``storage_full``, ``storage_read_only``),
+        or ``None`` when it may write."""
+        return getattr(self._local, "degraded", None)
+
+    def _connect(self) -> tuple[sqlite3.Connection, str | None]:
+        conn = None
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # maps the WAL index
+            return conn, None
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            why = not_writable(self.path.parent)
+            if why is None or not self.path.exists():
                 raise StorageFault(
                     f"Cannot open the state database {self.path}: {exc}. Check that the data "
-                    "directory exists and is writable.",
+                    "directory exists and is writable; `reverie doctor` checks the database.",
                     path=str(self.path),
                 ) from exc
-            self._local.conn = conn
-        return conn
+        return self._connect_for_reading(why), why
+
+    def _connect_for_reading(self, why: str) -> sqlite3.Connection:
+        """A connection that never writes: read-only, or, when even that needs to write the
+        WAL index (a clean home on storage that cannot take it), immutable."""
+        uri = "file:" + urllib.parse.quote(str(self.path))
+        wal = self.path.with_name(self.path.name + "-wal")
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    uri + mode, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA temp_store=MEMORY")
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error:
+                continue
+            if "immutable" in mode and wal.exists() and wal.stat().st_size > 0:
+                log.warning(
+                    "Reading %s without its write-ahead log (%s): the newest writes may not "
+                    "show until the storage is writable again.",
+                    self.path,
+                    why.replace("_", " "),
+                )
+            return conn
+        raise StorageFault(
+            f"Cannot open the state database {self.path}, not even for reading.",
+            code=why,
+            path=str(self.path),
+        )
+
+    def refuse_if_degraded(self) -> None:
+        """Refuse a write while this thread's connection only reads.
+
+        Raises:
+            StorageFault: ``storage_full`` or ``storage_read_only``.
+        """
+        self.conn  # noqa: B018 - reopens for writing when the time has come
+        why = self.degraded
+        if why is not None:
+            raise environment_fault(why, "", "writing")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``): all of it commits, or none."""
+        """One write transaction (``BEGIN IMMEDIATE``): all of it commits, or none.
+
+        A failure of SQLite (a full disk, say) inside it or at its commit rolls it back and
+        is raised as a :class:`StorageFault`; an ``IntegrityError`` is raised as it is, for
+        the caller to translate.
+
+        Raises:
+            StorageFault: ``storage_full``, ``storage_read_only`` or ``storage_fault``.
+        """
+        self.refuse_if_degraded()
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StorageFault(f"The state database is unavailable: {exc}.") from exc
+            raise storage_fault(exc, "starting a state database transaction") from exc
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
+                raise storage_fault(exc, "writing to the state database") from exc
             raise
-        else:
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StorageFault(f"Could not commit to the state database: {exc}.") from exc
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -295,10 +392,16 @@ class SQLiteState:
             self._local.conn = None
 
     def _migrate(self) -> None:
+        conn = self.conn
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        self.has_fts5 = fts.fts5_available(conn)
+        has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()
+        if version == len(_MIGRATIONS) and (has_table or not self.has_fts5):
+            return  # current: nothing to write (and a read-only home opens)
         with self.transaction() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for i, script in enumerate(_MIGRATIONS[version:], start=version + 1):
-                for statement in _statements(script):
+                for statement in fts.statements(script):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={i}")
             self.has_fts5 = fts.fts5_available(conn)
@@ -306,10 +409,96 @@ class SQLiteState:
                 exists = conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'"
                 ).fetchone()
-                for statement in _statements(fts.FTS_SCHEMA):
+                for statement in fts.statements(fts.FTS_SCHEMA):
                     conn.execute(statement)
                 if not exists:  # the rows may predate FTS5 support in this build
                     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')")
+
+    # damage to the derived tables (the search indexes)
+
+    def damaged_tables(self) -> list[str]:
+        """The tables whose pages SQLite cannot read (``PRAGMA quick_check`` of each), and the
+        FTS5 tables whose index disagrees with its rows (their ``integrity-check``).
+
+        Raises:
+            StorageFault: the database's schema itself cannot be read.
+        """
+        conn = self.conn
+        try:
+            names = [
+                str(r[0])
+                for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
+        except sqlite3.DatabaseError as exc:
+            raise storage_fault(exc, "reading the state database's schema") from exc
+        damaged = []
+        for name in names:
+            try:
+                rows = conn.execute(f'PRAGMA quick_check("{name}")').fetchall()
+                if rows != [("ok",)]:
+                    damaged.append(name)
+            except sqlite3.DatabaseError:
+                damaged.append(name)
+        if self.degraded is None:
+            for fts_table in ("memory_fts", "history_fts"):
+                if fts_table in names and fts_table not in damaged:
+                    try:
+                        conn.execute(
+                            f"INSERT INTO {fts_table} ({fts_table}) VALUES ('integrity-check')"
+                        )
+                    except sqlite3.DatabaseError:
+                        damaged.append(fts_table)
+        return damaged
+
+    def drop_tables(
+        self, conn: sqlite3.Connection, tables: tuple[str, ...], damaged: list[str]
+    ) -> None:
+        """Drop tables (with their FTS5 shadow tables, indexes and triggers), damaged or not.
+
+        A damaged table (one of ``damaged``, or with a damaged shadow table) cannot be dropped
+        by SQL: an FTS5 table's constructor fails, unreadable pages cannot be freed, and a
+        failed ``DROP`` leaves the transaction unable to go on. Its rows are removed from the
+        schema instead (``writable_schema``, SQLite's own way out), which leaves its pages
+        unused until :meth:`vacuum`. Only for derived tables, remade next. Call inside the
+        caller's transaction.
+        """
+        broken = [t for t in tables if any(d == t or d.startswith(f"{t}_") for d in damaged)]
+        if broken:
+            version = conn.execute("PRAGMA schema_version").fetchone()[0]
+            conn.execute("PRAGMA writable_schema = ON")
+            try:
+                for name in broken:
+                    conn.execute(
+                        "DELETE FROM sqlite_master WHERE name = ? OR name LIKE ? ESCAPE '\\' "
+                        "OR tbl_name = ?",
+                        (name, name.replace("_", "\\_") + "\\_%", name),
+                    )
+            finally:
+                conn.execute("PRAGMA writable_schema = OFF")
+            # Connections, this one included, reload a schema whose version moved.
+            conn.execute(f"PRAGMA schema_version = {version + 1}")
+        for name in tables:
+            if name not in broken:
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+    def integrity_notes(self, limit: int = 20) -> list[str]:
+        """What SQLite's full ``integrity_check`` says, when it is not "ok" (at most
+        ``limit`` notes, such as pages that no table uses after :meth:`drop_tables`)."""
+        try:
+            rows = self.conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [str(r[0]) for r in rows if r[0] != "ok"]
+
+    def vacuum(self) -> bool:
+        """Give back the pages of dropped damaged tables (``VACUUM``); whether it ran. It needs
+        the database to itself for a moment, and room for a copy: a busy home tries again at
+        its next repair."""
+        try:
+            self.conn.execute("VACUUM")
+        except sqlite3.Error:
+            return False
+        return True
 
     # agents and memories
 
@@ -350,12 +539,7 @@ class SQLiteState:
         Raises:
             RefusedInput: bad name or policy, or the name is taken.
         """
-        name = name.strip()
-        if not name or len(name) > 80 or any(c in name for c in "/\\\n\t"):
-            raise RefusedInput(
-                "An agent name is 1 to 80 characters, without slashes or line breaks.",
-                code="invalid_name",
-            )
+        name = _check_name(name, "An agent name", 80, AGENT_ID, "/\\\n\t")
         _check_choice(edit_policy, EDIT_POLICIES, "edit policy")
         _check_choice(memory_writers, WRITER_MODES, "memory writers")
         _check_choice(memory_framing, FRAMINGS, "memory framing")
@@ -388,8 +572,8 @@ class SQLiteState:
         """
         row = self.conn.execute(
             "SELECT id, name, creator, edit_policy, memory_writers, default_model, archived, "
-            "created_at, memory_framing FROM agents WHERE name = ? OR id = ?",
-            (name_or_id, name_or_id),
+            f"created_at, memory_framing FROM agents WHERE {column_of(name_or_id, AGENT_ID)} = ?",
+            (name_or_id,),
         ).fetchone()
         if row is None:
             raise NotFound(
@@ -490,11 +674,7 @@ class SQLiteState:
         Raises:
             RefusedInput: bad name or role, or the name is taken.
         """
-        name = name.strip()
-        if not name or len(name) > 200 or any(c in name for c in "\n\t\r"):
-            raise RefusedInput(
-                "A member name is 1 to 200 characters, without line breaks.", code="invalid_name"
-            )
+        name = _check_name(name, "A member name", 200, MEMBER_ID, "\n\t")
         _check_role(role)
         try:
             with self.transaction() as conn:
@@ -516,8 +696,9 @@ class SQLiteState:
             NotFound: no such member.
         """
         row = self.conn.execute(
-            "SELECT id, name, role, active, created_at FROM members WHERE name = ? OR id = ?",
-            (name_or_id, name_or_id),
+            "SELECT id, name, role, active, created_at FROM members "
+            f"WHERE {column_of(name_or_id, MEMBER_ID)} = ?",
+            (name_or_id,),
         ).fetchone()
         if row is None:
             raise NotFound(f"No member named {name_or_id!r}.", member=name_or_id)
@@ -552,6 +733,14 @@ class SQLiteState:
             )
         return self.get_member(member.id)
 
+    def agent_of_memory(self, memory_id: str) -> str:
+        """The name of the agent a memory belongs to (the memory id when it has none)."""
+        row = self.conn.execute(
+            "SELECT a.name FROM memories m JOIN agents a ON a.id = m.agent_id WHERE m.id = ?",
+            (memory_id,),
+        ).fetchone()
+        return str(row[0]) if row else memory_id
+
     def memory_of(self, agent_id: str) -> str:
         """The id of the agent's memory.
 
@@ -582,6 +771,14 @@ class SQLiteState:
         Raises:
             NotFound: the memory has no such revision.
         """
+        if not _is_count(revision):
+            latest = self.latest(memory_id)
+            raise NotFound(
+                f"Revision {str(revision)[:40]} does not exist: revisions are whole numbers from "
+                f"0; the newest is {latest.revision if latest else -1}.",
+                revision=str(revision)[:40],
+                current_revision=latest.revision if latest else -1,
+            )
         row = self.conn.execute(
             "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
             "WHERE memory_id = ? AND revision = ?",
@@ -597,14 +794,32 @@ class SQLiteState:
             )
         return _revision(row)
 
+    def revision_of_commit(self, memory_id: str, oid: str) -> RevisionRecord | None:
+        """The recorded revision whose commit is ``oid``, if any."""
+        row = self.conn.execute(
+            "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
+            "WHERE memory_id = ? AND oid = ?",
+            (memory_id, oid),
+        ).fetchone()
+        return _revision(row) if row else None
+
     def revisions(
         self, memory_id: str, limit: int = 50, before: int | None = None
     ) -> list[RevisionRecord]:
-        """Recorded revisions, newest first."""
+        """Recorded revisions, newest first.
+
+        Raises:
+            RefusedInput: ``invalid_limit`` unless ``limit`` is a whole number from 1.
+        """
+        if not _is_count(limit, maximum=10**100) or limit < 1:
+            raise RefusedInput(
+                "limit must be a whole number from 1.", code="invalid_limit", limit=str(limit)[:40]
+            )
+        below = before if before is not None and _is_count(before) else 2**62
         rows = self.conn.execute(
             "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
             "WHERE memory_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?",
-            (memory_id, before if before is not None else 2**62, limit),
+            (memory_id, below, min(limit, 2**62)),
         ).fetchall()
         return [_revision(r) for r in rows]
 
@@ -625,6 +840,28 @@ class SQLiteState:
                 json.dumps(rec.paths),
             ),
         )
+
+    def forget_revisions_after(
+        self, conn: sqlite3.Connection, memory_id: str, revision: int
+    ) -> list[int]:
+        """Forget the revisions after ``revision`` and the keys that produced them (inside the
+        caller's transaction; ``MemoryStore.rewind`` only). Returns the revisions forgotten."""
+        dropped = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT revision FROM revisions WHERE memory_id = ? AND revision > ? "
+                "ORDER BY revision",
+                (memory_id, revision),
+            )
+        ]
+        conn.execute(
+            "DELETE FROM idempotency_keys WHERE memory_id = ? AND revision > ?",
+            (memory_id, revision),
+        )
+        conn.execute(
+            "DELETE FROM revisions WHERE memory_id = ? AND revision > ?", (memory_id, revision)
+        )
+        return dropped
 
     # idempotency keys (W7)
 
@@ -681,6 +918,52 @@ class SQLiteState:
         )
 
 
+#: The ids this store makes; a name may never look like one (a name equal to another agent's
+#: id would take the writes and imports meant for that agent).
+AGENT_ID = re.compile(r"ag_[0-9a-f]{12}")
+MEMBER_ID = re.compile(r"mb_[0-9a-f]{12}")
+
+
+def _check_name(name: str, what: str, longest: int, ids: re.Pattern[str], banned: str) -> str:
+    """A name as stored: stripped, 1 to ``longest`` characters, none of ``banned``, no control
+    or invisible characters, and never shaped like an id (``ag_``/``mb_`` start only ids).
+
+    Raises:
+        RefusedInput: ``invalid_name`` (``invalid_unicode`` for lone surrogates).
+    """
+    if not isinstance(name, str):
+        raise RefusedInput(f"{what} is text.", code="invalid_name")
+    name = name.strip()
+    if not name or len(name) > longest or any(c in name for c in banned):
+        raise RefusedInput(
+            f"{what} is 1 to {longest} characters, without "
+            + ("slashes or " if "/" in banned else "")
+            + "line breaks.",
+            code="invalid_name",
+        )
+    validation.check_control(name, what, code="invalid_name")
+    validation.check_invisible(name, what, code="invalid_name")
+    prefix = ids.pattern[:3]
+    if name[:3].lower() == prefix:
+        raise RefusedInput(
+            f"{what} may not start with {prefix!r}: ids start so, and a name must never be "
+            "mistaken for an id.",
+            code="invalid_name",
+        )
+    return name
+
+
+def column_of(name_or_id: str, ids: re.Pattern[str] = AGENT_ID) -> str:
+    """The column that a caller's word names: an id when it has an id's shape, else a name
+    (names never have that shape, see :func:`_check_name`)."""
+    return "id" if ids.fullmatch(name_or_id) else "name"
+
+
+def _is_count(value: object, maximum: int = 2**62) -> bool:
+    """A whole number from 0 that SQLite can store (its integers end at 2**63 - 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= maximum
+
+
 def _check_choice(value: str | None, choices: tuple[str, ...], what: str) -> None:
     if value is not None and value not in choices:
         raise RefusedInput(
@@ -698,18 +981,3 @@ def _check_role(role: str) -> None:
 
 def _revision(row: Any) -> RevisionRecord:
     return RevisionRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
-
-
-def _statements(script: str) -> list[str]:
-    # Triggers contain ';' inside BEGIN ... END, so split on statement boundaries with
-    # sqlite3.complete_statement rather than on every ';'.
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            if buf.strip():
-                out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        out.append(buf.strip())
-    return out
