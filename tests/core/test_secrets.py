@@ -248,10 +248,24 @@ POSITIVES: list[tuple[str, str, str]] = [
     ),
     ("docker_auth", f'{{"auths": {{"ghcr.io": {{"auth": "{DOCKER_AUTH}"}}}}}}', DOCKER_AUTH),
     ("encoded_secret", f"the config, base64: {ENCODED}", ENCODED),
+    # Told in prose: the words before the value make it a secret, so these come last.
+    ("access_code", "The alarm code is 59130, in case the sitter asks.", "59130"),
+    ("access_code", "The lockbox at the Fenwick rental is 7229.", "7229"),
+    ("access_code", "Door PIN: 4471", "4471"),
+    ("access_code", "the gate code is 4#19 now", "4#19"),
 ]
 
 # Ordinary chat, written for these tests (not taken from any data set). None may be flagged.
 BENIGN: list[str] = [
+    # Codes that open nothing, and what an access code's words also say.
+    "The error code is 404.",
+    "Our zip code is 94110.",
+    "Use promo code SUMMER2025 at checkout.",
+    "The PIN is stored in the vault, not here.",
+    "The door code is in the welcome email.",
+    "The safe is 300 lbs and the lock box is 30 cm wide.",
+    "The combination is 3 of the 8 options.",
+    "pin 4 on the board is ground",
     "my password manager is 1Password",
     "my password is in 1Password, not in this chat",
     "the token expires after an hour",

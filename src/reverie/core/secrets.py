@@ -119,6 +119,7 @@ _LABELS: Final[dict[str, str]] = {
     "newrelic_key": "New Relic key",
     "docker_auth": "registry login in a Docker config",
     "netrc_password": "password in a .netrc line",
+    "access_code": "access code (alarm, door, gate, lockbox, PIN)",
     "url_password": "password inside a URL",
     "bearer_token": "bearer or Authorization header token",
     "generic_assignment": "secret assigned to a key, token or password field",
@@ -622,6 +623,30 @@ def _check_netrc(match: re.Match[str]) -> _Span | None:
     return match.span("value")
 
 
+# An access code told in prose: "the alarm code is 59130", "the lockbox at the rental is
+# 7229", "PIN: 4471". The thing it opens, then a verb or a colon, then a short value.
+_ACCESS_CODE = (
+    r"(?i:\b(?:(?:alarm|door|gate|garage|entry|keypad|building|entrance|access|security|"
+    r"front[ -]door|back[ -]door|lock ?box|key ?safe|safe)[ \t]+"
+    r"(?:code|combination|combo|pin|passcode)|pin(?:[ \t]+(?:code|number))?|passcode|"
+    r"pass[ \t]+code|lock ?box|key ?safe)\b)"
+    r"[^.\n]{0,40}?"
+    r"(?:[ \t]+(?i:is|are|was|reads)[ \t]+|[ \t]*[:=][ \t]*)"
+    r"(?P<value>[A-Za-z0-9#*-]{3,16}+)(?![A-Za-z0-9])"
+    r"(?![ \t]*(?i:mm|cm|km|kg|ft|feet|foot|inch|inches|lbs?|pounds|percent|degrees|years?|"
+    r"months?|weeks?|days?|hours?|minutes?|seconds?|am|pm|[%\u00b0])(?![A-Za-z]))"
+)
+
+
+def _check_access_code(match: re.Match[str]) -> _Span | None:
+    """At least three digits, and not a date or a version (a code, not a word or a size)."""
+    value = match["value"].strip("-")
+    if sum(c.isdigit() for c in value) < 3 or _DATE_OR_VERSION.fullmatch(value):
+        return None
+    start = match.start("value") + match["value"].index(value)
+    return start, start + len(value)
+
+
 # Userinfo is found after "://" so the scheme needs no pattern of its own.
 _URL_PASSWORD = (
     r"(?<=://)(?P<user>[^\s:/?#@\[\]]{0,128}+):(?P<password>[^\s/?#@]{1,256}+)@"
@@ -967,6 +992,12 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
         "netrc_password",
         ("machine", "default"),
         _regex_scanner(_NETRC, _check_netrc),
+        folded=True,
+    ),
+    _detector(
+        "access_code",
+        ("code", "pin", "combination", "combo", "lockbox", "lock box", "keysafe", "key safe"),
+        _regex_scanner(_ACCESS_CODE, _check_access_code),
         folded=True,
     ),
     _detector("url_password", ("://",), _regex_scanner(_URL_PASSWORD, _check_url_password)),
