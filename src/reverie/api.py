@@ -53,7 +53,7 @@ from .store.outbox import Delivery, Outbox
 from .store.reviews import BatchRecord, ReviewLog
 from .store.souls import SoulDraft, SoulReceipt, SoulStore, SoulVersion
 from .store.state import Agent, Member, RevisionRecord, SQLiteState
-from .store.tokens import TokenInfo, TokenStore
+from .store.tokens import AdminSession, TokenInfo, TokenStore
 from .store.turns import TurnLog, TurnRecord
 
 __all__ = ["Reverie"]
@@ -1126,6 +1126,52 @@ class Reverie:
             NotFound: no such member.
         """
         return self.tokens.create(self.state.get_member(member), label)
+
+    def tokens_of(self, member: str | None = None) -> list[TokenInfo]:
+        """API tokens (of one member), oldest first; never the tokens themselves.
+
+        Raises:
+            NotFound: no such member.
+        """
+        return self.tokens.list(self.state.get_member(member) if member else None)
+
+    def revoke_token(self, token_id: str) -> TokenInfo:
+        """Revoke an API token at once (idempotent).
+
+        Raises:
+            NotFound: no such token.
+        """
+        return self.tokens.revoke(token_id)
+
+    def sign_in_code(self, member: str) -> str:
+        """A one-time code for ``/admin/signin/<code>``, valid fifteen minutes.
+
+        Raises:
+            NotFound: no such member.
+        """
+        return self.tokens.sign_in_code(self.state.get_member(member))
+
+    def redeem_sign_in_code(self, code: str) -> Member | None:
+        """The active member of an unused, unexpired sign-in code (now used up), or None."""
+        member_id = self.tokens.use_sign_in_code(code)
+        member = self.state.get_member(member_id) if member_id else None
+        return member if member is not None and member.active else None
+
+    def open_session(self, member: Member) -> str:
+        """A new admin-page session for ``member``; the cookie value."""
+        return self.tokens.open_session(member)
+
+    def session(self, value: str) -> AdminSession | None:
+        """The live admin-page session of a cookie value, for an active member; else None."""
+        found = self.tokens.session(value) if value else None
+        if found is None:
+            return None
+        member = self.state.get_member(found[0])
+        return AdminSession(member, found[1], found[2]) if member.active else None
+
+    def close_session(self, value: str) -> None:
+        """Sign a browser out."""
+        self.tokens.close_session(value)
 
     def authenticate(self, token: str) -> Actor | None:
         """The member an API token belongs to, as an :class:`Actor`; None when the token is

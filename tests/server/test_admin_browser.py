@@ -51,7 +51,7 @@ def shot(page: Page, name: str) -> None:
 
 
 def sign_in(live: Live, browser: Browser, member: str = "cy") -> Page:
-    code = live.rv.tokens.sign_in_code(live.rv.member(member))
+    code = live.rv.sign_in_code(member)
     page = browser.new_context().new_page()
     page.goto(f"{live.base}/admin/signin/{code}")
     expect(page).to_have_url(f"{live.base}/admin/")

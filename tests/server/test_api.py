@@ -39,12 +39,12 @@ def test_anonymous_calls_get_401_in_the_error_shape(served: Served) -> None:
 
 
 def test_a_revoked_token_stops_working(served: Served) -> None:
-    [info] = served.rv.tokens.list(served.rv.member("sam"))
+    [info] = served.rv.tokens_of("sam")
     assert served.client.get("/api/me", headers=served.auth("sam")).json() == {
         "name": "sam",
         "role": "member",
     }
-    served.rv.tokens.revoke(info.id)
+    served.rv.revoke_token(info.id)
     assert served.client.get("/api/me", headers=served.auth("sam")).status_code == 401
 
 

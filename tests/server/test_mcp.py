@@ -130,8 +130,8 @@ def test_anonymous_and_revoked_tokens_get_401(live: Live) -> None:
     with httpx2.Client(base_url=live.base) as c:
         r = c.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
-    [info] = live.rv.tokens.list(live.rv.member("cy"))
-    live.rv.tokens.revoke(info.id)
+    [info] = live.rv.tokens_of("cy")
+    live.rv.revoke_token(info.id)
     with pytest.raises(BaseException):  # noqa: B017 - the SDK raises its own group of errors
         run(inspect_update_and_refusals, over_http(live, "cy"))
 

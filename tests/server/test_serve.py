@@ -95,7 +95,7 @@ def test_first_start_then_a_clean_stop(tmp_path: Path) -> None:
     assert "rvt_" not in banner and "First start" not in banner and "/admin/signin/" in banner
     assert "Stopped." in stop(proc, signal.SIGINT)
     with Reverie(home) as rv:
-        assert [a.name for a in rv.agents()] == ["example"] and len(rv.tokens.list()) == 1
+        assert [a.name for a in rv.agents()] == ["example"] and len(rv.tokens_of()) == 1
 
 
 def test_review_runs_on_its_schedule_inside_serve(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def token_create(opts: Options, member: str, label: str | None) -> None:
 def token_list(opts: Options, member: str | None) -> None:
     """List API tokens (never the tokens themselves)."""
     with open_home(opts) as rv:
-        found = rv.tokens.list(rv.member(member) if member else None)
+        found = rv.tokens_of(member)
 
     def human() -> None:
         table = Table("id", "member", "label", "created", "last used", "revoked")
@@ -96,7 +96,7 @@ def token_list(opts: Options, member: str | None) -> None:
 def token_revoke(opts: Options, token_id: str) -> None:
     """Revoke an API token at once."""
     with open_home(opts) as rv:
-        info = rv.tokens.revoke(token_id)
+        info = rv.revoke_token(token_id)
     emit(opts, _token(info), lambda: out.print(f"Revoked {info.id} ({info.member})."))
 
 
@@ -109,7 +109,7 @@ def token_revoke(opts: Options, token_id: str) -> None:
 def token_link(opts: Options, member: str, url: str) -> None:
     """Print a one-time sign-in link to the admin page for MEMBER (valid 15 minutes)."""
     with open_home(opts) as rv:
-        code = rv.tokens.sign_in_code(rv.member(member))
+        code = rv.sign_in_code(member)
     link = f"{url.rstrip('/')}/admin/signin/{code}"
     emit(opts, {"link": link}, lambda: out.print(link, markup=False))
 

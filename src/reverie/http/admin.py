@@ -28,6 +28,7 @@ from reverie.access import Actor
 from reverie.api import Reverie
 from reverie.core.paths import INDEX
 from reverie.errors import PermissionDenied, RefusedInput, ReverieError, RevisionConflict
+from reverie.store.state import Member
 from reverie.store.tokens import SESSION_SECONDS, AdminSession
 
 from .api import approval_out, iso
@@ -52,15 +53,10 @@ def session_of(request: Request) -> AdminSession:
     Raises:
         SignInNeeded: no session, an expired one, or an inactive member.
     """
-    rv = home(request)
-    value = request.cookies.get(SESSION_COOKIE)
-    found = rv.tokens.session(value) if value else None
-    if found is None:
+    session = home(request).session(request.cookies.get(SESSION_COOKIE) or "")
+    if session is None:
         raise SignInNeeded
-    member = rv.state.get_member(found[0])
-    if not member.active:
-        raise SignInNeeded
-    return AdminSession(member, found[1], found[2])
+    return session
 
 
 Session = Annotated[AdminSession, Depends(session_of)]
@@ -99,12 +95,11 @@ def render(request: Request, name: str, context: dict[str, Any], status: int = 2
     return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
 
 
-def _signed_in(rv: Reverie, member_id: str, target: str = "/admin/") -> Response:
-    member = rv.state.get_member(member_id)
+def _signed_in(rv: Reverie, member: Member, target: str = "/admin/") -> Response:
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        rv.tokens.open_session(member),
+        rv.open_session(member),
         max_age=SESSION_SECONDS,
         httponly=True,
         samesite="lax",
@@ -133,21 +128,21 @@ def login(
     expected = request.cookies.get(_LOGIN_CSRF)
     if not expected or not secrets.compare_digest(expected, login_csrf):
         return login_page(request, "The sign-in form expired; try again.")
-    member_id = rv.tokens.member_of(token.strip())
-    if member_id is None or not rv.state.get_member(member_id).active:
+    actor = rv.authenticate(token.strip())
+    if actor is None:
         return login_page(request, "That token is unknown or revoked.")
-    return _signed_in(rv, member_id)
+    return _signed_in(rv, actor.member)
 
 
 @router.get("/signin/{code}")
 def sign_in_link(request: Request, code: str) -> Response:
     rv = home(request)
-    member_id = rv.tokens.use_sign_in_code(code)
-    if member_id is None or not rv.state.get_member(member_id).active:
+    member = rv.redeem_sign_in_code(code)
+    if member is None:
         return login_page(
             request, "That sign-in link was used already or has expired; ask for a new one."
         )
-    return _signed_in(rv, member_id)
+    return _signed_in(rv, member)
 
 
 @router.post("/logout")
@@ -155,7 +150,7 @@ def logout(request: Request, session: Session, csrf: Annotated[str, Form()] = ""
     check_csrf(session, csrf)
     value = request.cookies.get(SESSION_COOKIE)
     if value:
-        home(request).tokens.close_session(value)
+        home(request).close_session(value)
     response = RedirectResponse("/admin/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response

@@ -92,7 +92,7 @@ def run(
     )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     base = f"http://{shown}:{port}"
-    code = rv.tokens.sign_in_code(rv.member(first.owner))
+    code = rv.sign_in_code(first.owner)
     say(f"Reverie is serving {rv.home} at {base}")
     if first.agent:
         say(f"  First start: created the owner '{first.owner}' and the agent '{first.agent}'.")
