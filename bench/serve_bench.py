@@ -75,9 +75,20 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_server(home: Path, port: int) -> subprocess.Popen[str]:
+def start_server(home: Path, port: int, workers: int = 1) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reverie.cli", "serve", "--home", str(home), "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "reverie.cli",
+            "serve",
+            "--home",
+            str(home),
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -192,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2, help="the second arm's processes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="reverie-serve-bench-"))
@@ -201,24 +213,34 @@ def main(argv: list[str] | None = None) -> int:
     base = f"http://127.0.0.1:{port}"
     url = f"{base}/api/agents/ada/memory/search?q={QUERY.replace(' ', '+')}"
     generator = "wrk" if shutil.which("wrk") else "python (httpx, asyncio)"
-    proc = start_server(home, port)
     results: dict[str, Any] = {"machine": _common.machine(tmp), "generator": generator}
+    load = wrk if generator == "wrk" else python_load
     try:
-        time.sleep(1.0)
-        results["rss_idle_mb"] = rss_mb(proc.pid)
         _common.progress("search through the Python API")
         results["python"] = python_search(home, args.seconds)
         results["http"] = {}
-        for connections in (1, 8, 64):
-            _common.progress(f"search through HTTP, {connections} connections ({generator})")
-            load = wrk if generator == "wrk" else python_load
-            results["http"][connections] = load(url, token, connections, args.seconds)
-        results["rss_loaded_mb"] = rss_mb(proc.pid)
-        _common.progress(f"{args.writes} writes through each path")
-        results["writes"] = writes(home, base, token, args.writes)
+        for workers in (1, args.workers):
+            proc = start_server(home, port, workers)
+            try:
+                time.sleep(1.0)
+                if workers == 1:
+                    results["rss_idle_mb"] = rss_mb(proc.pid)
+                for connections in (1, 8, 64):
+                    _common.progress(
+                        f"search through HTTP, {workers} process(es), {connections} connections "
+                        f"({generator})"
+                    )
+                    results["http"][(workers, connections)] = load(
+                        url, token, connections, args.seconds
+                    )
+                if workers == 1:
+                    results["rss_loaded_mb"] = rss_mb(proc.pid)
+                    _common.progress(f"{args.writes} writes through each path")
+                    results["writes"] = writes(home, base, token, args.writes)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=30)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
     _report(results, args.json)
     return 0
@@ -236,10 +258,10 @@ def _report(r: dict[str, Any], as_json: bool) -> None:
             "1.00x",
         ]
     ]
-    for connections, h in r["http"].items():
+    for (workers, connections), h in r["http"].items():
         rows.append(
             [
-                "HTTP",
+                f"HTTP, {workers} process{'es' if workers > 1 else ''}",
                 f"{connections} connections",
                 f"{h['rps']:,.0f}",
                 _common.ms(h["p50"]),
@@ -271,7 +293,8 @@ def _report(r: dict[str, Any], as_json: bool) -> None:
         ],
     )
     payload = {
-        **{k: v for k, v in r.items() if k != "writes"},
+        **{k: v for k, v in r.items() if k not in ("writes", "http")},
+        "http": {f"{w} processes, {c} connections": v for (w, c), v in r["http"].items()},
         "writes": {k: v.to_dict() for k, v in w.items()},
     }
     markdown = (

@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import RefusedInput
 
-__all__ = ["Settings", "git_environment"]
+__all__ = ["Settings", "export_home", "git_environment"]
 
 MIB = 1024 * 1024
 
@@ -118,6 +118,12 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         values["home"] = Path(values.get("home", "reverie-data")).expanduser().absolute()
         return cls(**values)
+
+
+def export_home(home: Path) -> None:
+    """Make ``home`` this process's ``REVERIE_HOME``, for the child processes it starts (the
+    HTTP workers of ``reverie serve --workers N``) to open the same home."""
+    os.environ["REVERIE_HOME"] = str(home)
 
 
 def git_environment() -> dict[str, str]:

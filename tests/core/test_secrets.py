@@ -266,6 +266,10 @@ BENIGN: list[str] = [
     "The safe is 300 lbs and the lock box is 30 cm wide.",
     "The combination is 3 of the 8 options.",
     "pin 4 on the board is ground",
+    # Review's own citations after words that name a code.
+    "- The alarm code changed last week (source: c-7#0-2)",
+    "- The lockbox moved to the back door (source: t2-x#4-5)",
+    "Deploys time out above 500 rows; pin it in batches instead (source: conv-466#31-36)",
     "my password manager is 1Password",
     "my password is in 1Password, not in this chat",
     "the token expires after an hour",

@@ -19,7 +19,7 @@ from tests.server.conftest import free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(home: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+def start(home: Path, port: int, *extra: str) -> tuple[subprocess.Popen[str], list[str]]:
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -32,6 +32,7 @@ def start(home: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
             str(port),
             "--tick",
             "0.5",
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -117,3 +118,38 @@ def test_review_runs_on_its_schedule_inside_serve(tmp_path: Path) -> None:
             assert "tea" in rv.memory_read("ada").text.lower()
     finally:
         stop(proc, signal.SIGTERM)
+
+
+def test_several_worker_processes_serve_one_home(tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    home, port = tmp_path / "home", free_port()
+    proc, lines = start(home, port, "--workers", "2")
+    banner = "\n".join(lines)
+    assert "(2 processes)" in banner
+    token = re.search(r"(rvt_[A-Za-z0-9_-]+)", banner)
+    assert token, banner
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {token.group(1)}"}
+    try:
+        with httpx2.Client(base_url=base, headers=headers, timeout=10) as c:
+            revisions = [
+                c.post(
+                    "/api/agents/example/memory", json={"action": "add", "text": f"fact {i}"}
+                ).json()["revision"]
+                for i in range(20)
+            ]
+        assert revisions == list(range(1, 21))  # one pipeline, whichever process served
+
+        async def mcp() -> None:
+            http = httpx2.AsyncClient(headers=headers)
+            async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+                for _ in range(3):  # stateless: any worker answers any request
+                    got = await client.call_tool("inspect_memory", {"agent": "example"})
+                    assert got.structured_content["revision"] == 20
+
+        anyio.run(mcp)
+    finally:
+        assert "Stopped." in stop(proc, signal.SIGTERM)

@@ -21,8 +21,15 @@ from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
     "--tick", type=float, default=30.0, show_default=True, help="Seconds between review checks."
 )
 @click.option("--owner", default="owner", show_default=True, help="Owner's name on a first start.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=64),
+    default=1,
+    show_default=True,
+    help="Processes serving HTTP (more use more cores; MCP is then stateless; Slack needs 1).",
+)
 @pass_opts
-def serve(opts: Options, host: str, port: int, tick: float, owner: str) -> None:
+def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers: int) -> None:
     """Serve the HTTP API, the admin page and MCP, with review on its schedule.
 
     On first start with an empty home it creates an owner and an example agent and prints an
@@ -30,7 +37,15 @@ def serve(opts: Options, host: str, port: int, tick: float, owner: str) -> None:
     """
     from reverie.http.serve import run
 
-    run(opts.home, host, port, tick, owner=owner, say=lambda line: out.print(line, markup=False))
+    run(
+        opts.home,
+        host,
+        port,
+        tick,
+        owner=owner,
+        workers=workers,
+        say=lambda line: out.print(line, markup=False),
+    )
 
 
 @app.command("mcp")

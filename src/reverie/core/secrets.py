@@ -623,25 +623,31 @@ def _check_netrc(match: re.Match[str]) -> _Span | None:
     return match.span("value")
 
 
-# An access code told in prose: "the alarm code is 59130", "the lockbox at the rental is
-# 7229", "PIN: 4471". The thing it opens, then a verb or a colon, then a short value.
-_ACCESS_CODE = (
-    r"(?i:\b(?:(?:alarm|door|gate|garage|entry|keypad|building|entrance|access|security|"
-    r"front[ -]door|back[ -]door|lock ?box|key ?safe|safe)[ \t]+"
-    r"(?:code|combination|combo|pin|passcode)|pin(?:[ \t]+(?:code|number))?|passcode|"
-    r"pass[ \t]+code|lock ?box|key ?safe)\b)"
-    r"[^.\n]{0,40}?"
-    r"(?:[ \t]+(?i:is|are|was|reads)[ \t]+|[ \t]*[:=][ \t]*)"
-    r"(?P<value>[A-Za-z0-9#*-]{3,16}+)(?![A-Za-z0-9])"
+# An access code told in prose: "the alarm code is 59130", "PIN: 4471", and, for the things that
+# are nothing but a code, "the lockbox at the rental is 7229". The code's name is followed at
+# once by the verb or a colon; only a lockbox or key safe may have a few words between (and
+# then a verb, never a colon: "(source: c-7#0-2)" after any text is a citation).
+_CODE_VALUE = (
+    r"(?P<value>[A-Za-z0-9#*-]{3,16}+)(?![A-Za-z0-9#*-])"
     r"(?![ \t]*(?i:mm|cm|km|kg|ft|feet|foot|inch|inches|lbs?|pounds|percent|degrees|years?|"
     r"months?|weeks?|days?|hours?|minutes?|seconds?|am|pm|[%\u00b0])(?![A-Za-z]))"
+)
+_ACCESS_CODE = (
+    r"(?i:\b(?:(?:(?:alarm|door|gate|garage|entry|keypad|building|entrance|access|security|"
+    r"front[ -]door|back[ -]door|lock ?box|key ?safe|safe)[ \t]+"
+    r"(?:code|combination|combo|pin|passcode)|pin(?:[ \t]+(?:code|number))?|passcode|"
+    r"pass[ \t]+code)(?:[ \t]+(?:is|are|was|reads)[ \t]+|[ \t]*[:=][ \t]*)"
+    r"|(?:lock ?box|key ?safe)\b[^.:\n]{0,40}?[ \t]+(?:is|was)[ \t]+))" + _CODE_VALUE
 )
 
 
 def _check_access_code(match: re.Match[str]) -> _Span | None:
-    """At least three digits, and not a date or a version (a code, not a word or a size)."""
+    """At least three digits, and not a date, a version or a source range (a code, not a word,
+    a size or a citation)."""
     value = match["value"].strip("-")
     if sum(c.isdigit() for c in value) < 3 or _DATE_OR_VERSION.fullmatch(value):
+        return None
+    if re.fullmatch(r"[A-Za-z0-9._:@+/-]*#\d+-\d+", value):
         return None
     start = match.start("value") + match["value"].index(value)
     return start, start + len(value)

@@ -18,7 +18,7 @@ from reverie.api import Reverie
 from . import errors
 from .api import router
 
-__all__ = ["create_app"]
+__all__ = ["app_from_environment", "create_app"]
 
 
 class Health(BaseModel):
@@ -32,6 +32,7 @@ def create_app(
     mcp: bool = True,
     admin: bool = True,
     routes: list[Route] | None = None,
+    stateless_mcp: bool = False,
 ) -> FastAPI:
     """The app serving ``rv``: API, admin page and (with ``mcp``) the MCP endpoint.
     ``routes`` adds other ASGI endpoints (the Slack events endpoint, say)."""
@@ -40,7 +41,7 @@ def create_app(
     if mcp:
         from .mcp_http import mcp_asgi
 
-        mcp_app, mcp_lifespan = mcp_asgi(rv)
+        mcp_app, mcp_lifespan = mcp_asgi(rv, stateless=stateless_mcp)
         lifespans.append(mcp_lifespan)
 
     @asynccontextmanager
@@ -83,3 +84,10 @@ def create_app(
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
     app.router.routes.extend(routes or ())
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one HTTP worker of ``reverie serve --workers N``: the home from the
+    environment, MCP without sessions (a client's next request may reach another worker)."""
+    rv = Reverie()
+    return create_app(rv, stateless_mcp=True)

@@ -28,8 +28,11 @@ __all__ = ["mcp_asgi"]
 _MEMBER = "reverie.member"
 
 
-def mcp_asgi(rv: Reverie) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:
-    """The ``/mcp`` ASGI app and the lifespan its session manager needs."""
+def mcp_asgi(
+    rv: Reverie, *, stateless: bool = False
+) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:
+    """The ``/mcp`` ASGI app and the lifespan its session manager needs; ``stateless`` when
+    requests of one client may reach different processes."""
 
     def resolve(ctx: Any) -> Actor:
         request = getattr(ctx, "request", None)
@@ -39,7 +42,7 @@ def mcp_asgi(rv: Reverie) -> tuple[Any, Callable[[], contextlib.AbstractAsyncCon
         return rv.as_member(name)
 
     server = build_server(rv, resolve)
-    manager = StreamableHTTPSessionManager(app=server, json_response=False, stateless=False)
+    manager = StreamableHTTPSessionManager(app=server, json_response=False, stateless=stateless)
     return _Bearer(rv, StreamableHTTPASGIApp(manager)), lambda: _running(manager)
 
 

@@ -17,6 +17,8 @@ from types import FrameType
 from typing import Any
 
 from reverie.api import Reverie
+from reverie.config import export_home
+from reverie.errors import RefusedInput
 
 __all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run"]
 
@@ -71,21 +73,34 @@ def run(
     tick: float,
     *,
     owner: str = "owner",
+    workers: int = 1,
     say: Callable[[str], None] = print,
 ) -> None:
-    """Serve until interrupted; returns after a clean stop."""
+    """Serve until interrupted; returns after a clean stop.
+
+    With ``workers`` above one, that many processes serve HTTP (the store is safe across
+    processes) and this one runs the review scheduler; MCP sessions are then stateless, since
+    a client's next request may reach another process.
+
+    Raises:
+        RefusedInput: ``invalid_setting`` for Slack with more than one worker.
+    """
     import uvicorn
 
     from reverie.review.schedule import serve_forever
 
     from .app import create_app
 
-    _Server = _server_class()
     rv = Reverie(home, create=True)
     first = bootstrap(rv, owner)
-    slack, routes = _slack(rv)
-    app = create_app(rv, routes=routes)
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    slack, routes = _slack(rv) if workers == 1 else (None, [])
+    if workers > 1 and rv.settings.slack_bot_token:
+        rv.close()
+        raise RefusedInput(
+            "Slack's messages are posted in order by one process: serve it with --workers 1 "
+            "(or run `reverie slack --socket` beside the workers).",
+            code="invalid_setting",
+        )
     stop = threading.Event()
     reviews = threading.Thread(
         target=serve_forever, args=(rv, stop, tick), name="review-scheduler", daemon=True
@@ -93,7 +108,10 @@ def run(
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     base = f"http://{shown}:{port}"
     code = rv.sign_in_code(first.owner)
-    say(f"Reverie is serving {rv.home} at {base}")
+    say(
+        f"Reverie is serving {rv.home} at {base}"
+        + (f" ({workers} processes)" if workers > 1 else "")
+    )
     if first.agent:
         say(f"  First start: created the owner '{first.owner}' and the agent '{first.agent}'.")
     say(f"  Admin page: {base}/admin/signin/{code}")
@@ -109,7 +127,21 @@ def run(
     if slack is not None:
         slack.start()
     try:
-        server.run()
+        if workers > 1:
+            export_home(rv.home)  # the workers open this same home
+            uvicorn.run(
+                "reverie.http.app:app_from_environment",
+                factory=True,
+                host=host,
+                port=port,
+                workers=workers,
+                log_level="warning",
+            )
+        else:
+            config = uvicorn.Config(
+                create_app(rv, routes=routes), host=host, port=port, log_level="warning"
+            )
+            _server_class()(config).run()
     finally:
         stop.set()
         if slack is not None:
