@@ -56,12 +56,39 @@ __all__ = [
 
 def locomo_path(explicit: Path | None = None) -> Path:
     """Where LoCoMo (``locomo10.json``, CC BY-NC 4.0, read at run time and never copied) is:
-    ``explicit`` (a ``--locomo`` option), else ``$REVERIE_LOCOMO``, else
-    ``../shared/bench/locomo10.json`` beside the repository. The one rule for the benchmarks
-    and the tests (``tests/importers/test_locomo.py``)."""
+    ``explicit`` (a ``--locomo`` option), else ``$REVERIE_LOCOMO``, else the first of
+    ``shared/bench/locomo10.json`` beside the repository or beside the checkout it was cloned
+    from (a clean clone made elsewhere, as CI makes one, still finds the data next to its
+    origin). The one rule for the benchmarks and the tests (``tests/importers/test_locomo.py``);
+    when none exists, the first candidate is returned, for the error message."""
     if explicit is not None:
         return explicit
-    return Path(os.environ.get("REVERIE_LOCOMO") or ROOT.parent / "shared/bench/locomo10.json")
+    if os.environ.get("REVERIE_LOCOMO"):
+        return Path(os.environ["REVERIE_LOCOMO"])
+    candidates = [ROOT.parent / "shared/bench/locomo10.json"]
+    origin = _origin_checkout()
+    if origin is not None:
+        candidates.append(origin.parent / "shared/bench/locomo10.json")
+    return next((c for c in candidates if c.is_file()), candidates[0])
+
+
+def _origin_checkout() -> Path | None:
+    """The local directory this repository was cloned from, if its origin is one."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "remote", "get-url", "origin"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    url = out.stdout.strip().removeprefix("file://")
+    if out.returncode != 0 or not url or "://" in url or ":" in url.split("/")[0]:
+        return None  # a network remote, or none
+    path = Path(url)
+    return path if path.is_dir() else None
 
 
 # the machine
