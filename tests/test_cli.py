@@ -22,7 +22,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
 
 
 @pytest.fixture
-def home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+def home(tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str) -> str:
     h = str(tmp_path / "home")
     assert run(capsys, "--home", h, "init")[0] == 0
     assert run(capsys, "--home", h, "agent", "create", "ada")[0] == 0

@@ -29,7 +29,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> str:
+def home(tmp_path: Path, backend: str) -> str:
     h = tmp_path / "home"
     with Reverie(h, create=True) as rv:
         rv.create_agent("ada", soul="You are Ada.")
@@ -52,6 +52,8 @@ def env_for(server: FakeOpenAI | None) -> dict[str, str]:
         if not k.startswith(("REVERIE_", "OPENAI_", "ANTHROPIC_"))
     }
     env["PYTHONPATH"] = str(ROOT / "src")
+    if "REVERIE_DATABASE_URL" in os.environ:  # the backend under test
+        env["REVERIE_DATABASE_URL"] = os.environ["REVERIE_DATABASE_URL"]
     if server is not None:
         env.update(REVERIE_MODEL="openai:test-model", OPENAI_BASE_URL=server.base_url)
     return env

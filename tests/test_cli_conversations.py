@@ -58,7 +58,7 @@ LINES = jsonl(
 
 
 @pytest.fixture
-def home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+def home(tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str) -> str:
     h = str(tmp_path / "home")
     assert run(capsys, "--home", h, "init")[0] == 0
     return h

@@ -245,6 +245,7 @@ def test_agent_names_with_hidden_characters_or_an_id_shape_are_refused(
     assert [a.name for a in rv.agents()] == ["ada"]
 
 
+@pytest.mark.sqlite_only
 def test_an_agent_named_like_another_agents_id_never_takes_its_writes(
     rv: Reverie, home: Path
 ) -> None:

@@ -35,6 +35,7 @@ from .runtime import context
 from .runtime.delivery import notify_targets
 from .runtime.run import EventSink, TurnResult, run_turn
 from .runtime.tools import Registry, Tool, default_registry
+from .store import moving
 from .store.conversations import (
     Appended,
     Channel,
@@ -46,10 +47,12 @@ from .store.conversations import (
     parse_jsonl,
     parse_records,
 )
+from .store.dbmemories import DatabaseMemoryStore
 from .store.faults import ENVIRONMENT
 from .store.instructions import Approval, Instructions, InstructionStore
 from .store.memories import MemoryFile, MemoryStore, WriteOutcome
 from .store.outbox import Delivery, Outbox
+from .store.postgres import PostgresState, is_postgres_url
 from .store.reviews import BatchRecord, ReviewLog
 from .store.souls import SoulDraft, SoulReceipt, SoulStore, SoulVersion
 from .store.state import Agent, Member, RevisionRecord, SQLiteState
@@ -88,7 +91,13 @@ class Reverie:
     ) -> None:
         self.settings = settings or Settings.load(home)
         self.home = self.settings.home
-        if not (self.home / DB_NAME).exists():
+        url = self.settings.database_url
+        self.state: SQLiteState
+        self.memories: MemoryStore
+        if url:  # the database is the home; the folder holds nothing then
+            self.state = PostgresState(url, durable=self.settings.durable)
+            self.memories = DatabaseMemoryStore(self.state, self.home, self.settings)
+        elif not (self.home / DB_NAME).exists():
             if not create:
                 raise NotFound(
                     f"No Reverie home at {self.home}; create it with "
@@ -97,8 +106,9 @@ class Reverie:
                     home=str(self.home),
                 )
             self.home.mkdir(parents=True, exist_ok=True)
-        self.state = SQLiteState(self.home / DB_NAME, durable=self.settings.durable)
-        self.memories = MemoryStore(self.state, self.home, self.settings)
+        if not url:
+            self.state = SQLiteState(self.home / DB_NAME, durable=self.settings.durable)
+            self.memories = MemoryStore(self.state, self.home, self.settings)
         self.conversations = ConversationStore(self.state, self.settings)
         self.souls = SoulStore(self.state, self.settings)
         self.instructions = InstructionStore(self.state, self.settings)
@@ -322,7 +332,7 @@ class Reverie:
             if revision is None
             else self.memories.at_revision(memory_id, revision)
         )
-        return list(self.memories.repo(memory_id).files(rec.oid))
+        return list(self.memories.files(memory_id, rec))
 
     def reindex(self, agent: str | None = None) -> dict[str, int]:
         """Rebuild the search index from the files, for one agent or all; lines per agent.
@@ -344,6 +354,40 @@ class Reverie:
             NotFound: no such agent.
         """
         return doctor.run(self, agent, rewind=rewind)
+
+    def migrate_to(self, url: str) -> dict[str, int]:
+        """Copy this embedded home into the empty PostgreSQL database at ``url`` (D2): every
+        row, and every memory's files at every revision. Rows per table.
+
+        Raises:
+            RefusedInput: this home is on PostgreSQL already, ``url`` is not PostgreSQL's,
+                or the target holds agents (``target_not_empty``).
+            StorageFault: the target cannot be reached or written (nothing was copied).
+        """
+        if self.settings.database_url:
+            raise RefusedInput(
+                "This home is on PostgreSQL already; migrate copies an embedded home.",
+                code="invalid_operation",
+            )
+        if not is_postgres_url(url):
+            raise RefusedInput(
+                "--to takes a PostgreSQL URL: postgresql://USER@HOST:PORT/DATABASE.",
+                code="invalid_url",
+            )
+        target = PostgresState(url)
+        try:
+            return moving.copy_to_postgres(self.state, self.memories, target)
+        finally:
+            target.shutdown()
+
+    def export_git(self, agent: str, folder: str | Path) -> int:
+        """Write the agent's memory to ``folder`` as a git repository, one commit per
+        revision, from either backend. Returns the number of commits.
+
+        Raises:
+            NotFound: no such agent.  RefusedInput: ``invalid_path`` (not a new folder).
+        """
+        return moving.export_git(self.memories, self._memory(agent)[1], Path(folder))
 
     def _repair_index(self) -> bool:
         """Check the state database's tables; rebuild a damaged search index from the truth

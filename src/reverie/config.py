@@ -64,6 +64,9 @@ class Settings:
     pack_every: int = 500
     #: W9: refused writes in a row, within one conversation, before the agent is told to stop.
     max_failures_in_a_row: int = 3
+    #: ``postgresql://...``: state, memory content and search in PostgreSQL, shared by several
+    #: servers (SPEC D2; needs ``reverie[postgres]``). Unset: the embedded default in ``home``.
+    database_url: str | None = field(default=None, repr=False)
     #: ``openai:NAME`` or ``anthropic:NAME``; unset means the offline reviewer.
     model: str | None = None
     #: The providers' own variables (SPEC 15), read here and handed to the SDKs explicitly.

@@ -27,7 +27,8 @@ that scripts and other programs can match on, and a message that says what to do
     │                            conversation_deleted
     └── StorageFault             the data directory is damaged or unreachable (exit 1)
                                  codes: storage_fault (the message says how to repair it),
-                                 storage_full, storage_read_only (reads still work)
+                                 storage_full, storage_read_only (reads still work),
+                                 storage_unavailable (PostgreSQL cannot be reached; retry)
 
 Model providers add ``reverie.llm.ProviderError`` (``model_unavailable``,
 ``model_bad_answer``, exit 1), translated at the provider boundary.

@@ -258,6 +258,7 @@ def test_the_context_field_weighs_less_than_the_message_itself(hv: Reverie) -> N
     assert {h.start for h in hv.context_search("ada", "tuesdays", 20) if h.score > 0} == {1}
 
 
+@pytest.mark.sqlite_only
 def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
     hv: Reverie, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -292,6 +293,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
         assert again.agent("ada").memory_framing == "guide"  # migration 6 ran too
 
 
+@pytest.mark.sqlite_only
 def test_the_tokenizer_can_be_changed_and_stays(hv: Reverie) -> None:
     assert ("deploys", 4, 5) in search(hv, "approval")
     assert hv.history_reindex(tokenize="unicode61") == 5
@@ -308,6 +310,7 @@ def test_the_tokenizer_can_be_changed_and_stays(hv: Reverie) -> None:
         assert [(h.conversation, h.start) for h in again.context_search("ada", "approval")] == []
 
 
+@pytest.mark.sqlite_only
 def test_a_bad_tokenizer_is_refused_and_changes_nothing(hv: Reverie) -> None:
     for bad in ("nosuchtokenizer", "porter); DROP TABLE messages; --"):
         with pytest.raises(RefusedInput) as e:

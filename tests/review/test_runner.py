@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reverie import Reverie
 from reverie.core.markdown import STANDARD_SECTIONS
 from reverie.errors import NotFound
@@ -130,6 +132,7 @@ def test_r3_time_limit_stops_the_run(rv: Reverie) -> None:
     assert report.batches == 0 and report.pending == 3
 
 
+@pytest.mark.sqlite_only
 def test_r4_uncommitted_changes_are_discarded_before_a_batch(rv: Reverie) -> None:
     talk(rv, "c1", [("user", "We decided to use Postgres")])
     repo = rv.home / "memories" / rv.state.memory_of(rv.agent("ada").id)
@@ -336,7 +339,7 @@ def test_r8_offline_reviewer_when_no_model_else_the_model(home: Path) -> None:
         home / "model", model="openai:some-model", openai_base_url="http://127.0.0.1:9/v1"
     )
     with_model = Reverie(settings=settings, create=True)
-    reviewer = reviewer_for(with_model, with_model.create_agent("ada"))
+    reviewer = reviewer_for(with_model, with_model.create_agent("bea"))
     assert isinstance(reviewer, ModelReviewer)
     assert reviewer.provider.model == "some-model"  # type: ignore[attr-defined]
 

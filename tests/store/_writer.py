@@ -645,6 +645,8 @@ PACK_EVERY = 20
 def writer_env(pack_every: int = PACK_EVERY) -> dict[str, str]:
     """The environment of a writer process: this checkout's ``src`` first on the path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    if "REVERIE_DATABASE_URL" in os.environ:  # the backend under test
+        env["REVERIE_DATABASE_URL"] = os.environ["REVERIE_DATABASE_URL"]
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
     env["REVERIE_PACK_EVERY"] = str(pack_every)
     return env

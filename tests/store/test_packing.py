@@ -24,6 +24,9 @@ from reverie.store.gitrepo import GitRepo
 
 EVERY = 10
 
+#: git's packs: the embedded store's own machinery.
+pytestmark = pytest.mark.sqlite_only
+
 
 @pytest.fixture
 def prv(home: Path) -> Reverie:

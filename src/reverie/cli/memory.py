@@ -344,6 +344,39 @@ def memory_diff(opts: Options, agent: str, rev_a: int, rev_b: int) -> None:
 
 
 @app.command()
+@click.option("--to", "url", required=True, help="The empty PostgreSQL database: postgresql://...")
+@pass_opts
+def migrate(opts: Options, url: str) -> None:
+    """Copy this embedded home into PostgreSQL, with every revision of every memory."""
+    with open_home(opts) as r:
+        counts = r.migrate_to(url)
+
+    def human() -> None:
+        out.print(
+            f"Copied {counts.get('agents', 0)} agents, {counts['revisions_with_files']} "
+            f"revisions and {counts.get('messages', 0)} messages. Point REVERIE_DATABASE_URL "
+            "at the database to use it."
+        )
+
+    emit(opts, {"copied": counts}, human)
+
+
+@app.command("export")
+@click.argument("agent")
+@click.option("--git", "folder", required=True, type=click.Path(), help="A new folder.")
+@pass_opts
+def export(opts: Options, agent: str, folder: str) -> None:
+    """Write an agent's memory out as a git repository, one commit per revision."""
+    with open_home(opts) as r:
+        commits = r.export_git(agent, folder)
+    emit(
+        opts,
+        {"agent": agent, "folder": folder, "commits": commits},
+        lambda: out.print(f"Wrote {commits} commits to {folder}"),
+    )
+
+
+@app.command()
 @click.argument("agent", required=False)
 @pass_opts
 def reindex(opts: Options, agent: str | None) -> None:

@@ -17,6 +17,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "FTS_SCHEMA",
@@ -232,6 +233,8 @@ def search(
     scan_max_lines: int = 50_000,
 ) -> list[SearchHit]:
     """Rank the lines of one memory against ``query``, best first."""
+    if use_fts and is_postgres(conn):
+        return _pg_search(conn, memory_id, query, limit)
     if use_fts:
         expr = fts_query(query, drop_stopwords=True)
         if expr is None:
@@ -246,6 +249,54 @@ def search(
         ).fetchall()
         return [SearchHit(p, excerpt(t, query_terms(query)), round_score(-r)) for p, t, r in rows]
     return _scan(conn, memory_id, query, limit, scan_max_lines)
+
+
+def is_postgres(conn: object) -> bool:
+    """Whether ``conn`` is a PostgreSQL connection of ``reverie.store.postgres``."""
+    return getattr(conn, "dialect", "sqlite") == "postgres"
+
+
+def pg_terms(text: str) -> list[str]:
+    """The content words of any user text as ``to_tsquery`` lexemes, each quoted, so that
+    no input is read as query syntax."""
+    return ["'" + t.replace("'", "''").replace("\\", "") + "'" for t in content_terms(text)]
+
+
+def pg_ranked(rows: str, scope: str, weights: str = "{0.1, 0.2, 0.4, 1.0}") -> str:
+    """PostgreSQL's ranking, shaped like BM25: for each query word, its inverse document
+    frequency among ``rows`` (a table and alias) that ``scope`` admits, times ``ts_rank``
+    of the word with the field ``weights`` (D, C, B, A), divided by one plus the logarithm
+    of the main field's length in words (``words``: the line, the message, not its context,
+    as BM25 normalizes each field by its own length); summed over the words a row matches.
+    Parameters: the words (a text array), the scope's for the document count, the scope's
+    for the matches, the limit.
+    Each word's matches come from the GIN index of ``tsv``."""
+    return (
+        "WITH q AS (SELECT t, to_tsquery('reverie_english', t) AS tq "
+        "FROM unnest(CAST(? AS text[])) AS t), "
+        f"n AS (SELECT count(*) AS n FROM {rows} WHERE {scope}), "
+        f"hit AS (SELECT x.id, q.t, ts_rank(CAST('{weights}' AS real[]), x.tsv, q.tq, 0) "
+        "/ (1 + ln(1 + x.words)) AS w "
+        f"FROM q JOIN {rows} ON x.tsv @@ q.tq WHERE {scope}), "
+        "df AS (SELECT t, ln(1 + (SELECT n FROM n) / count(*)::float8) AS idf "
+        "FROM hit GROUP BY t) "
+        "SELECT hit.id, sum(df.idf * hit.w) AS r FROM hit JOIN df ON df.t = hit.t "
+        "GROUP BY hit.id ORDER BY r DESC, hit.id LIMIT ?"
+    )
+
+
+def _pg_search(conn: Any, memory_id: str, query: str, limit: int) -> list[SearchHit]:
+    """PostgreSQL's ranking of one memory's lines (:func:`pg_ranked`): a line's own words
+    weigh A, its topic's C."""
+    terms = pg_terms(query)
+    if not terms:
+        return []
+    rows = conn.execute(
+        f"SELECT l.path, l.text, h.r FROM ({pg_ranked('memory_lines x', 'x.memory_id = ?')}) h "
+        "JOIN memory_lines l ON l.id = h.id ORDER BY h.r DESC, h.id",
+        (terms, memory_id, memory_id, limit),
+    ).fetchall()
+    return [SearchHit(p, excerpt(t, query_terms(query)), round_score(r)) for p, t, r in rows]
 
 
 def _scan(

@@ -29,7 +29,6 @@ from reverie.core.operations import parse_batch
 from reverie.core.paths import is_topic
 from reverie.errors import NotFound, RefusedInput
 from reverie.llm.base import ProviderError
-from reverie.store.locks import try_file_lock
 from reverie.store.reviews import BatchRecord, ReviewLog
 
 from .offline import topic_slug
@@ -109,8 +108,7 @@ def review_agent(
     a = rv.agent(agent)
     memory_id = rv.state.memory_of(a.id)
     report = AgentReport(agent=a.name, revision=rv.memories.current(memory_id).revision)
-    lock = rv.home / "locks" / f"review-{a.id}.lock"
-    with try_file_lock(lock) as held:
+    with rv.state.try_review_lock(a.id) as held:
         if not held:
             report.skipped = "review of this agent is running in another process"
             return report

@@ -662,7 +662,8 @@ class ConversationStore:
     def channels(self, kind: str | None = None) -> list[Channel]:
         """All channels (of one kind), by id."""
         rows = self.state.conn.execute(
-            "SELECT id FROM channels WHERE ? IS NULL OR kind = ? ORDER BY id", (kind, kind)
+            "SELECT id FROM channels WHERE CAST(? AS TEXT) IS NULL OR kind = ? ORDER BY id",
+            (kind, kind),
         ).fetchall()
         return [self.channel(r[0]) for r in rows]
 
@@ -921,10 +922,10 @@ class ConversationStore:
         position = conv.message_count
         cur = conn.execute(
             "INSERT INTO messages (conversation_id, position, role, author, text, created_at, "
-            "channel_id, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "channel_id, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (conv.id, position, role, author, text, at, channel.id, key),
         )
-        message_id = int(cur.lastrowid or 0)
+        message_id = int(cur.fetchone()[0])
         if started_by is None and role == "user":
             started_by = {"kind": "user_message", "by": author, "position": position}
         title = conv.title or (_title_of(text) if role == "user" else "")
@@ -1221,7 +1222,7 @@ class ConversationStore:
             agent_id,
             query,
             limit,
-            use_fts=self.state.has_fts5 and self.settings.search_backend == "fts5",
+            use_fts=self.state.text_search and self.settings.search_backend == "fts5",
             weights=self.weights,
             scan_max_rows=self.settings.scan_max_lines,
         )

@@ -545,8 +545,7 @@ class MemoryStore:
         batch = parse_batch(request)
         validation.check_request(batch, self.settings)
         latest = self.current(memory_id)
-        repo = self.repo(memory_id)
-        applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
+        applied = apply_batch(batch, lambda path: self._file(memory_id, latest, path))
         validation.check_result(applied, self.settings)
         return sorted(applied.files)
 
@@ -582,7 +581,7 @@ class MemoryStore:
         """
         path = normalize_source(source)
         rec = self.current(memory_id) if revision is None else self.at_revision(memory_id, revision)
-        text = self.repo(memory_id).read(path, rec.oid)
+        text = self._file(memory_id, rec, path)
         if text is None:
             raise NotFound(
                 f"{path} does not exist at revision {rec.revision}.",
@@ -609,7 +608,7 @@ class MemoryStore:
         if not 1 <= limit <= 20:
             raise RefusedInput("limit must be between 1 and 20.", code="invalid_limit", limit=limit)
         self.current(memory_id)
-        use_fts = self.state.has_fts5 and self.settings.search_backend == "fts5"
+        use_fts = self.state.text_search and self.settings.search_backend == "fts5"
         return fts.search(
             self.state.conn,
             memory_id,
@@ -634,6 +633,14 @@ class MemoryStore:
         """
         a, b = self.at_revision(memory_id, rev_a), self.at_revision(memory_id, rev_b)
         return self.repo(memory_id).diff(a.oid, b.oid)
+
+    def _file(self, memory_id: str, rec: RevisionRecord, path: str) -> str | None:
+        """The text of ``path`` at revision ``rec``, or ``None`` where it does not exist."""
+        return self.repo(memory_id).read(path, rec.oid)
+
+    def files(self, memory_id: str, rec: RevisionRecord) -> dict[str, str]:
+        """Every file of the memory at revision ``rec``: path to text."""
+        return self.repo(memory_id).files(rec.oid)
 
     def discard_uncommitted(self, memory_id: str) -> None:
         """Throw away edits in the working tree that were never committed (R4)."""

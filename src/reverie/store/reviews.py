@@ -45,8 +45,9 @@ class ReviewLog:
         started = time.time() if now is None else now
         with self.state.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO review_runs (agent_id, started_at, trigger) "
-                "VALUES (?, ?, ?)",
+                "INSERT INTO review_runs (agent_id, started_at, trigger) VALUES (?, ?, ?) "
+                "ON CONFLICT (agent_id, started_at) DO UPDATE SET trigger = excluded.trigger, "
+                "finished_at = NULL, batches = 0",
                 (agent_id, started, trigger),
             )
         return started

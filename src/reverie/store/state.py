@@ -29,6 +29,7 @@ from reverie.index import fts, history
 
 from . import instructions, outbox, souls, tokens, turns
 from .faults import environment_fault, not_writable, storage_fault
+from .locks import try_file_lock
 
 log = logging.getLogger(__name__)
 
@@ -287,6 +288,18 @@ class SQLiteState:
             conn, self._local.degraded = self._connect()
             self._local.conn, self._local.opened = conn, time.monotonic()
         return conn
+
+    def try_review_lock(self, agent_id: str) -> contextlib.AbstractContextManager[bool]:
+        """Leadership of one agent's review (R10), across processes: yields whether this
+        process holds it (never waits)."""
+        folder = self.path.parent / "locks"
+        folder.mkdir(exist_ok=True)
+        return try_file_lock(folder / f"review-{agent_id}.lock")
+
+    @property
+    def text_search(self) -> bool:
+        """Whether ranked full-text search is there (FTS5 in this SQLite build)."""
+        return self.has_fts5
 
     @property
     def degraded(self) -> str | None:
@@ -651,7 +664,8 @@ class SQLiteState:
                 conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
                 conn.execute("DELETE FROM write_failures WHERE memory_id = ?", (memory_id,))
                 conn.execute(
-                    "INSERT OR REPLACE INTO deleted_memories (memory_id, deleted_at) VALUES (?, ?)",
+                    "INSERT INTO deleted_memories (memory_id, deleted_at) VALUES (?, ?) "
+                    "ON CONFLICT (memory_id) DO UPDATE SET deleted_at = excluded.deleted_at",
                     (memory_id, time.time()),
                 )
             conn.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
@@ -879,8 +893,10 @@ class SQLiteState:
     ) -> None:
         """Remember a key's outcome (inside the caller's transaction)."""
         conn.execute(
-            "INSERT OR REPLACE INTO idempotency_keys (memory_id, key_hash, batch_hash, revision,"
-            " changed, paths, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO idempotency_keys (memory_id, key_hash, batch_hash, revision, changed,"
+            " paths, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, key_hash)"
+            " DO UPDATE SET batch_hash = excluded.batch_hash, revision = excluded.revision,"
+            " changed = excluded.changed, paths = excluded.paths, created_at = excluded.created_at",
             (
                 memory_id,
                 key_hash,
@@ -899,7 +915,8 @@ class SQLiteState:
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO write_failures (memory_id, conversation_id, count) VALUES (?, ?, 1) "
-                "ON CONFLICT (memory_id, conversation_id) DO UPDATE SET count = count + 1",
+                "ON CONFLICT (memory_id, conversation_id) "
+                "DO UPDATE SET count = write_failures.count + 1",
                 (memory_id, conversation_id),
             )
             row = conn.execute(

@@ -1,0 +1,304 @@
+"""Memories held in the database itself, for the PostgreSQL backend (SPEC D2).
+
+The same pipeline as :class:`~reverie.store.memories.MemoryStore` (its checks, idempotency,
+expected revisions, W9 counts and answers are inherited), with the content in the database
+instead of a git repository per memory: ``memory_files`` keeps each file's text at every
+revision that changed it (``NULL`` where a revision removed it), and ``revision_batches`` the
+batch that made each revision, so history, diffs and point-in-time reads need no git.
+
+A write is one transaction under the memory's advisory lock: read the newest revision, check,
+apply, record the revision, its files, its index rows and its key. The commit of that
+transaction is the commit point; PostgreSQL's log makes it durable, and a writer killed before
+it leaves nothing behind (its lock goes with its connection). There is nothing to recover on
+open, no working tree and no marker. ``reverie export AGENT --git DIR`` writes a memory out as
+a git repository when one is wanted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from reverie.config import Settings
+from reverie.core import validation
+from reverie.core.markdown import apply_batch, new_index
+from reverie.core.operations import Batch
+from reverie.core.paths import INDEX
+from reverie.errors import RevisionConflict, StorageFault
+from reverie.index import fts
+
+from .memories import MemoryStore, WriteOutcome, _key_hash, _message, _summary
+from .postgres import PostgresState
+from .state import KeyRecord, RevisionRecord
+
+__all__ = ["DatabaseMemoryStore", "revision_oid"]
+
+
+def revision_oid(parent: str | None, revision: int, files: dict[str, str | None]) -> str:
+    """A revision's content id: a hash of its parent's id and what it changed (40 hex digits,
+    like a git commit id, which a moved embedded memory keeps)."""
+    h = hashlib.sha1(f"{parent or ''}\0{revision}".encode())
+    for path in sorted(files):
+        text = files[path]
+        h.update(f"\0{path}\0{'-' if text is None else '+'}{text or ''}".encode())
+    return h.hexdigest()
+
+
+class DatabaseMemoryStore(MemoryStore):
+    """Memories whose files, revisions and index live in one PostgreSQL database."""
+
+    state: PostgresState
+
+    def __init__(self, state: PostgresState, root: Path, settings: Settings) -> None:
+        self.state = state
+        self.root = root
+        self.settings = settings
+        self._local = threading.local()
+
+    def repo(self, memory_id: str) -> Any:
+        """No git repository: the memory lives in the database."""
+        raise StorageFault(
+            f"Memory {memory_id} lives in PostgreSQL, not in a git repository; "
+            "`reverie export AGENT --git DIR` writes one out.",
+            code="not_on_this_backend",
+        )
+
+    def lock(self, memory_id: str) -> AbstractContextManager[None]:
+        """The memory's write lock (W8): an advisory lock of the database, across servers."""
+        return self.state.memory_lock(memory_id)
+
+    def create(self, memory_id: str) -> RevisionRecord:
+        """Revision 0 of a new memory: an empty ``MEMORY.md`` (idempotent)."""
+        with self.lock(memory_id):
+            latest = self.state.latest(memory_id)
+            if latest is not None:
+                return latest
+            files: dict[str, str | None] = {INDEX: new_index()}
+            rec = RevisionRecord(
+                0,
+                revision_oid(None, 0, files),
+                time.time(),
+                "system",
+                _message("Create memory", "system", 0, None, None),
+                [INDEX],
+            )
+            with self.state.transaction() as conn:
+                self.record(conn, memory_id, rec, files, {}, None)
+            return rec
+
+    def record(
+        self,
+        conn: Any,
+        memory_id: str,
+        rec: RevisionRecord,
+        files: dict[str, str | None],
+        before: dict[str, str | None],
+        batch: str | None,
+    ) -> None:
+        """Record a revision with its files, index rows and batch, inside ``conn``'s
+        transaction (also how ``reverie migrate`` brings an embedded memory over)."""
+        self.state.record_revision(conn, memory_id, rec)
+        conn.executemany(
+            "INSERT INTO memory_files (memory_id, path, revision, text) VALUES (?, ?, ?, ?)",
+            [(memory_id, path, rec.revision, text) for path, text in files.items()],
+        )
+        for path, text in files.items():
+            fts.replace_file(conn, memory_id, path, before.get(path), text)
+        if batch is not None:
+            conn.execute(
+                "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
+                (memory_id, rec.revision, batch),
+            )
+
+    def recover_all(self) -> dict[str, Any]:
+        """Nothing to recover: a write that did not commit left nothing."""
+        return {}
+
+    def current(self, memory_id: str) -> RevisionRecord:
+        latest = self.state.latest(memory_id)
+        return latest if latest is not None else self.create(memory_id)
+
+    def _apply_locked(
+        self,
+        memory_id: str,
+        batch: Batch,
+        writer: str,
+        expected_revision: int | None,
+        key: str | None,
+        conversation_id: str | None,
+    ) -> WriteOutcome:
+        key_hash = _key_hash(key) if key else None
+        self.current(memory_id)
+        with self.lock(memory_id), self.state.transaction() as conn:
+            latest = self.state.latest(memory_id)
+            assert latest is not None
+            if key_hash is not None:
+                seen = self.state.key(memory_id, key_hash)
+                if seen is not None:
+                    return self._replay(seen, batch)
+            if expected_revision is not None and expected_revision != latest.revision:
+                raise RevisionConflict(
+                    f"The memory is at revision {latest.revision}, not {expected_revision}: "
+                    "it changed since you read it. Read it again and redo your change on top.",
+                    current_revision=latest.revision,
+                    expected_revision=expected_revision,
+                )
+            applied = apply_batch(batch, lambda path: self._file(memory_id, latest, path))
+            validation.check_result(applied, self.settings)
+            diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
+            if conversation_id:
+                self.state.clear_failures(conn, memory_id, conversation_id)
+            if not applied.files:
+                if key_hash is not None:
+                    self.state.record_key(
+                        conn,
+                        memory_id,
+                        key_hash,
+                        KeyRecord(batch.digest(), latest.revision, False, []),
+                    )
+                return WriteOutcome(False, latest.revision, [], diagnostics)
+            paths = sorted(applied.files)
+            revision = latest.revision + 1
+            message = _message(
+                _summary(batch, writer, paths),
+                writer,
+                revision,
+                key_hash,
+                batch.digest() if key_hash else None,
+            )
+            oid = revision_oid(latest.oid, revision, applied.files)
+            rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
+            self.record(
+                conn, memory_id, rec, applied.files, applied.before, batch.model_dump_json()
+            )
+            if key_hash is not None:
+                self.state.record_key(
+                    conn, memory_id, key_hash, KeyRecord(batch.digest(), revision, True, paths)
+                )
+        index = applied.files.get(INDEX)
+        if index is not None and len(index) > self.settings.prompt_index_chars:
+            diagnostics.append(
+                {
+                    "code": "index_over_prompt_cap",
+                    "message": f"{INDEX} is {len(index):,} characters; runs see the first "
+                    f"{self.settings.prompt_index_chars:,}. Move detail into topic files.",
+                }
+            )
+        return WriteOutcome(True, revision, paths, diagnostics)
+
+    # reads
+
+    def _file(self, memory_id: str, rec: RevisionRecord, path: str) -> str | None:
+        row = self.state.conn.execute(
+            "SELECT text FROM memory_files WHERE memory_id = ? AND path = ? AND revision <= ? "
+            "ORDER BY revision DESC LIMIT 1",
+            (memory_id, path, rec.revision),
+        ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def files(self, memory_id: str, rec: RevisionRecord) -> dict[str, str]:
+        rows = self.state.conn.execute(
+            "SELECT DISTINCT ON (path) path, text FROM memory_files "
+            "WHERE memory_id = ? AND revision <= ? ORDER BY path, revision DESC",
+            (memory_id, rec.revision),
+        ).fetchall()
+        found = {str(p): str(t) for p, t in rows if t is not None}
+        ordered = [INDEX] if INDEX in found else []
+        ordered += sorted(p for p in found if p != INDEX)
+        return {p: found[p] for p in ordered}
+
+    def diff(self, memory_id: str, rev_a: int, rev_b: int) -> str:
+        """A unified diff between two revisions, in git's patch layout (M3)."""
+        a, b = self.at_revision(memory_id, rev_a), self.at_revision(memory_id, rev_b)
+        old, new = self.files(memory_id, a), self.files(memory_id, b)
+        return "".join(_patch(path, old.get(path), new.get(path)) for path in sorted({*old, *new}))
+
+    def batch_of(self, memory_id: str, revision: int) -> str | None:
+        """The batch (JSON) that made ``revision``, where one did."""
+        row = self.state.conn.execute(
+            "SELECT batch FROM revision_batches WHERE memory_id = ? AND revision = ?",
+            (memory_id, revision),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    # maintenance
+
+    def discard_uncommitted(self, memory_id: str) -> None:
+        """Nothing to discard: no working tree holds uncommitted edits (R4)."""
+
+    def reindex(self, memory_id: str) -> int:
+        with self.lock(memory_id):
+            latest = self.current(memory_id)
+            files = self.files(memory_id, latest)
+            with self.state.transaction() as conn:
+                conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+                for path, text in files.items():
+                    fts.replace_file(conn, memory_id, path, None, text)
+            return sum(len(fts.index_lines(t)) for t in files.values())
+
+    def rebuild_index(self, damaged: list[str]) -> dict[str, str]:
+        with self.state.transaction() as conn:
+            conn.execute("DELETE FROM memory_lines")
+            for (memory_id,) in conn.execute("SELECT id FROM memories").fetchall():
+                latest = self.state.latest(memory_id)
+                if latest is not None:
+                    for path, text in self.files(memory_id, latest).items():
+                        fts.replace_file(conn, memory_id, path, None, text)
+        return {}
+
+    def rewind(self, memory_id: str, revision: int) -> list[int]:
+        with self.lock(memory_id):
+            target = self.state.revision(memory_id, revision)
+            with self.state.transaction() as conn:
+                dropped = self.state.forget_revisions_after(conn, memory_id, revision)
+                for table in ("memory_files", "revision_batches"):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE memory_id = ? AND revision > ?",
+                        (memory_id, revision),
+                    )
+                conn.execute("DELETE FROM memory_lines WHERE memory_id = ?", (memory_id,))
+                for path, text in self.files(memory_id, target).items():
+                    fts.replace_file(conn, memory_id, path, None, text)
+        return dropped
+
+    def revisions_with_files(
+        self, memory_id: str
+    ) -> Iterator[tuple[RevisionRecord, dict[str, str | None]]]:
+        """Every revision, oldest first, with the files it changed (for ``export --git``)."""
+        latest = self.current(memory_id)
+        for n in range(latest.revision + 1):
+            rec = self.state.revision(memory_id, n)
+            rows = self.state.conn.execute(
+                "SELECT path, text FROM memory_files WHERE memory_id = ? AND revision = ?",
+                (memory_id, n),
+            ).fetchall()
+            yield rec, {str(p): (None if t is None else str(t)) for p, t in rows}
+
+
+def _patch(path: str, old: str | None, new: str | None) -> str:
+    if old == new:
+        return ""
+    a = (old or "").splitlines(keepends=True)
+    b = (new or "").splitlines(keepends=True)
+    head = f"diff --git a/{path} b/{path}\n"
+    if old is None:
+        head += "new file mode 100644\n"
+    elif new is None:
+        head += "deleted file mode 100644\n"
+    lines = difflib.unified_diff(
+        a,
+        b,
+        "/dev/null" if old is None else f"a/{path}",
+        "/dev/null" if new is None else f"b/{path}",
+        n=3,
+    )
+    body = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+    return head + body

@@ -1,0 +1,134 @@
+"""Moving a home between backends (SPEC D2): embedded -> PostgreSQL -> git, every revision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from reverie import Reverie, Settings
+from reverie.cli import main
+from reverie.errors import RefusedInput
+from tests.conftest import PostgresServer
+
+pytestmark = pytest.mark.sqlite_only  # each test makes its own PostgreSQL schema
+
+BATCHES: list[dict[str, object]] = [
+    {"operations": [{"action": "add", "section": "Decisions", "text": "We deploy on Fridays."}]},
+    {"operations": [{"action": "write_topic", "topic": "vpn", "content": "# VPN\n- wg0\n"}]},
+    {
+        "operations": [
+            {"action": "replace", "old": "We deploy on Fridays.", "text": "We deploy on Tuesdays."}
+        ]
+    },
+    {"operations": [{"action": "write_topic", "topic": "scratch", "content": "# S\n- tmp\n"}]},
+    {"operations": [{"action": "add", "section": "Facts", "text": "Ada leads the billing team."}]},
+]
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Reverie:
+    monkeypatch.delenv("REVERIE_DATABASE_URL", raising=False)
+    rv = Reverie(tmp_path / "home", create=True)
+    rv.create_agent("ada")
+    rv.create_agent("bob")
+    for batch in BATCHES:
+        rv.memory_apply("ada", batch)
+    rv.memory_apply("bob", {"operations": [{"action": "add", "text": "Bob likes green tea."}]})
+    record = {
+        "conversation": "c1",
+        "agent": "ada",
+        "channel": {"kind": "dm", "id": "D1"},
+        "author": "sam",
+        "role": "user",
+        "text": "Deploys need the VPN",
+        "time": "2024-05-08T13:56:00Z",
+    }
+    rv.import_conversations([json.dumps(record)])
+    return rv
+
+
+def bodies(rv: Reverie, agent: str) -> list[dict[str, str]]:
+    """Every file's text at every revision, oldest first."""
+    latest = rv.memory_read(agent).revision
+    return [
+        {path: rv.memory_read(agent, path, revision=n).text for path in rv.memory_files(agent, n)}
+        for n in range(latest + 1)
+    ]
+
+
+def git_bodies(folder: Path) -> list[dict[str, str]]:
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    out = []
+    for commit in commits:
+        files: dict[str, str] = {}
+        for entry in commit.tree:
+            if entry.type_str == "blob":
+                files[entry.name] = repo[entry.id].data.decode()
+            else:
+                for sub in repo[entry.id]:
+                    files[f"{entry.name}/{sub.name}"] = repo[sub.id].data.decode()
+        out.append(files)
+    return out
+
+
+def test_d2_embedded_to_postgres_to_git_keeps_every_revision(
+    embedded: Reverie, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    schema, url = postgres_server.schema_url()
+    try:
+        want = {a: bodies(embedded, a) for a in ("ada", "bob")}
+        history = [(h.revision, h.writer, h.message) for h in embedded.memory_history("ada")]
+        counts = embedded.migrate_to(url)
+        assert counts["agents"] == 2 and counts["messages"] == 1
+        assert counts["revisions_with_files"] == len(want["ada"]) + len(want["bob"])
+        with pytest.raises(RefusedInput) as again:
+            embedded.migrate_to(url)
+        assert again.value.code == "target_not_empty"
+
+        moved = Reverie(settings=Settings.load(tmp_path / "pg", database_url=url), create=True)
+        try:
+            for agent in ("ada", "bob"):
+                assert bodies(moved, agent) == want[agent]
+            assert [(h.revision, h.writer, h.message) for h in moved.memory_history("ada")] == (
+                history
+            )
+            assert moved.memory_diff("ada", 2, 3).count("+- We deploy on Tuesdays.") == 1
+            assert moved.memory_search("ada", "tuesdays")[0].excerpt == "- We deploy on Tuesdays."
+            assert [h.conversation for h in moved.context_search("ada", "vpn")] == ["c1"]
+            # the moved memory takes writes, revisions continuing where they were
+            out = moved.memory_apply(
+                "ada", {"operations": [{"action": "add", "text": "After the move."}]}
+            )
+            assert out.revision == len(want["ada"])
+            folder = tmp_path / "exported"
+            assert moved.export_git("ada", folder) == len(want["ada"]) + 1
+            exported = git_bodies(folder)
+            assert exported[:-1] == want["ada"]
+            assert "- After the move." in exported[-1]["MEMORY.md"]
+            with pytest.raises(RefusedInput) as taken:
+                moved.export_git("ada", folder)
+            assert taken.value.code == "invalid_path"
+        finally:
+            moved.close()
+    finally:
+        postgres_server.drop_schema(schema)
+
+
+def test_export_from_the_embedded_home_through_the_cli(
+    embedded: Reverie, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "ada-git"
+    code = main(["--home", str(embedded.home), "export", "ada", "--git", str(folder), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["commits"] == len(bodies(embedded, "ada"))
+    assert git_bodies(folder) == bodies(embedded, "ada")
+
+
+def test_migrate_refuses_a_url_that_is_not_postgresql(embedded: Reverie) -> None:
+    with pytest.raises(RefusedInput) as bad:
+        embedded.migrate_to("mysql://root@127.0.0.1/x")
+    assert bad.value.code == "invalid_url"
