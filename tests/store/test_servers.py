@@ -1,0 +1,195 @@
+"""Several servers on one PostgreSQL database (SPEC D2, W6-W8, R10).
+
+Separate processes, each with its own ``Reverie`` and connection pool, share one database: no
+lost update, gap-free revisions, each conversation range reviewed once, and a process killed
+with SIGKILL mid-write or while it leads a review stops nothing else and loses nothing that
+was acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reverie import Reverie
+from tests.conftest import PostgresServer
+
+pytestmark = pytest.mark.sqlite_only  # PostgreSQL only: it makes its own schema
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+HERE = Path(__file__).resolve().parent
+
+WORKER = textwrap.dedent(
+    """
+    import json, os, random, sys, time
+    sys.path[:0] = [sys.argv[1], sys.argv[2]]
+    from reverie import Reverie
+    from reverie.errors import RevisionConflict
+    mode, home = sys.argv[3], sys.argv[4]
+    rv = Reverie(home)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    if mode == "rmw":
+        from _writer import rmw_cycles
+        res = rmw_cycles(rv, "ada", sys.argv[5], int(sys.argv[6]), random.Random(sys.argv[5]))
+        print(json.dumps({"successes": res.successes, "conflicts": res.conflicts}))
+    elif mode == "review":
+        reports = []
+        for _ in range(int(sys.argv[5])):
+            reports.append([r.to_dict() for r in rv.review_run("bob", force=True)])
+        print(json.dumps(reports))
+    elif mode == "append":  # writes until killed; one fsynced line per acknowledged write
+        acks = open(sys.argv[5], "a")
+        n = 0
+        while True:
+            out = rv.memory_apply("ada", {"operations": [{"action": "add", "text": f"acked {n}"}]})
+            acks.write(f"{n} {out.revision}\\n"); acks.flush(); os.fsync(acks.fileno())
+            n += 1
+    elif mode == "lead":  # holds bob's review leadership until killed
+        with rv.state.try_review_lock(rv.agent("bob").id) as held:
+            print("held" if held else "not held", flush=True)
+            time.sleep(600)
+    """
+)
+
+
+@pytest.fixture
+def shared(
+    postgres_server: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A home on a fresh PostgreSQL schema, with agents ada and bob and two closed
+    conversations of bob's to review; the URL is in this process's environment."""
+    schema, url = postgres_server.schema_url()
+    monkeypatch.setenv("REVERIE_DATABASE_URL", url)
+    home = tmp_path / "home"
+    with Reverie(home, create=True) as rv:
+        rv.create_agent("ada")
+        rv.create_agent("bob")
+        lines = []
+        for c in range(6):
+            for i, text in enumerate(
+                [f"My name is Sam {c} and I lead the platform team.", f"We deploy on day {c}."]
+            ):
+                lines.append(
+                    json.dumps(
+                        {
+                            "conversation": f"b{c}",
+                            "agent": "bob",
+                            "channel": {"kind": "dm", "id": "D1"},
+                            "author": "sam",
+                            "role": "user",
+                            "text": text,
+                            "time": f"2024-05-0{c + 1}T10:0{i}:00Z",
+                        }
+                    )
+                )
+            lines.append(json.dumps({"conversation": f"b{c}", "closed": True}))
+        rv.import_conversations(lines)
+    yield home
+    postgres_server.drop_schema(schema)
+
+
+def start(mode: str, home: Path, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    env["REVERIE_DATABASE_URL"] = os.environ["REVERIE_DATABASE_URL"]
+    p = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(SRC), str(HERE), mode, str(home), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "ready", p.communicate(timeout=30)[1]
+    return p
+
+
+def go(*procs: subprocess.Popen[str]) -> None:
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+
+
+def test_d2_three_servers_write_and_review_at_once(shared: Path) -> None:
+    """Three writers racing with expected revisions on ada, three reviewers of bob at once."""
+    cycles = 12
+    writers = [start("rmw", shared, f"w{i}", str(cycles)) for i in range(3)]
+    reviewers = [start("review", shared, "2") for _ in range(3)]
+    go(*writers, *reviewers)
+    outs = []
+    for p in writers + reviewers:
+        out, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err
+        outs.append(json.loads(out))
+    successes = [tuple(s) for res in outs[:3] for s in res["successes"]]
+    total = 3 * cycles
+    assert sorted(rev for rev, _, _ in successes) == list(range(1, total + 1))
+    assert all(count == rev for rev, _, count in successes)  # no write merged or lost
+    assert sum(res["conflicts"] for res in outs[:3]) > 0  # they really raced
+    with Reverie(shared) as rv:
+        ada = rv.memory_history("ada", limit=1000)
+        assert [h.revision for h in ada] == list(range(total, -1, -1))  # gap-free
+        text = rv.memory_read("ada").text
+        assert all(text.count(f"- {entry}\n") == 1 for _, entry, _ in successes)
+        # bob's ranges: each reviewed by exactly one batch, whoever led
+        ranges = [r for b in rv.review_log("bob", limit=100) for r in b.ranges]
+        assert sorted(conversation for conversation, _, _ in ranges) == [f"b{c}" for c in range(6)]
+        bob = rv.memory_history("bob", limit=100)
+        assert [h.revision for h in bob] == list(range(len(bob) - 1, -1, -1))
+        assert "platform team" in rv.memory_read("bob").text  # review wrote what it read
+
+
+def test_d2_a_writer_killed_mid_write_loses_nothing_acknowledged(
+    shared: Path, tmp_path: Path
+) -> None:
+    acks = tmp_path / "acks"
+    killed = start("append", shared, str(acks))
+    other = start("rmw", shared, "steady", "15")
+    go(killed, other)
+    time.sleep(1.5)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=30)
+    out, err = other.communicate(timeout=120)
+    assert other.returncode == 0, err  # the other server went on
+    acked = [tuple(map(int, line.split())) for line in acks.read_text().splitlines()]
+    assert len(acked) > 5
+    with Reverie(shared) as rv:
+        # the lock went with the killed connection: a new write lands at once
+        after = rv.memory_apply("ada", {"operations": [{"action": "add", "text": "after"}]})
+        history = rv.memory_history("ada", limit=10_000)
+        assert [h.revision for h in history] == list(range(after.revision, -1, -1))
+        for n, revision in acked:
+            assert f"- acked {n}\n" in rv.memory_read("ada", revision=revision).text
+            assert f"- acked {n}\n" in rv.memory_read("ada").text
+        assert len(json.loads(out)["successes"]) == 15
+
+
+def test_r10_a_killed_review_leader_frees_the_leadership(shared: Path) -> None:
+    leader = start("lead", shared)
+    go(leader)
+    assert leader.stdout is not None
+    assert leader.stdout.readline().strip() == "held"
+    with Reverie(shared) as rv:
+        (report,) = rv.review_run("bob", force=True)
+        assert report.skipped is not None and "another process" in report.skipped
+        leader.send_signal(signal.SIGKILL)
+        leader.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while True:  # the server notices the dropped connection within moments
+            (report,) = rv.review_run("bob", force=True)
+            if report.skipped is None or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert report.skipped is None
+        assert len(rv.review_log("bob")) >= 1
