@@ -134,6 +134,9 @@ def _check_memory(
 ) -> None:
     store = rv.memories
     where = f"memory of {agent}"
+    if rv.settings.database_url:  # PostgreSQL keeps its own pages and files: the index only
+        _check_index(rv, agent, memory_id, report)
+        return
     repo = store.repo(memory_id)
     with store.lock(memory_id):
         marked = store.marked(memory_id)
@@ -371,7 +374,7 @@ def _check_index(rv: Reverie, agent: str, memory_id: str, report: DoctorReport) 
     """The index rows against the files of the last recorded revision."""
     store = rv.memories
     latest = store.current(memory_id)
-    files = store.repo(memory_id).files(latest.oid)
+    files = store.files(memory_id, latest)
     expected = Counter(
         (path, line) for path, text in files.items() for line in fts.index_lines(text)
     )

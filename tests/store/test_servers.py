@@ -193,3 +193,15 @@ def test_r10_a_killed_review_leader_frees_the_leadership(shared: Path) -> None:
             time.sleep(0.2)
         assert report.skipped is None
         assert len(rv.review_log("bob")) >= 1
+
+
+def test_doctor_on_postgres_checks_and_repairs_the_index(shared: Path) -> None:
+    with Reverie(shared) as rv:
+        rv.memory_apply("ada", {"operations": [{"action": "add", "text": "Kept in the index."}]})
+        assert rv.doctor().findings == []
+        rv.state.conn.execute("DELETE FROM memory_lines WHERE text = '- Kept in the index.'")
+        assert rv.memory_search("ada", "index kept") == []
+        (finding,) = rv.doctor().findings
+        assert finding.repaired == "rebuilt from the files"
+        assert rv.memory_search("ada", "index kept")[0].excerpt == "- Kept in the index."
+        assert rv.doctor().findings == []

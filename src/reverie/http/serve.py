@@ -19,6 +19,7 @@ from typing import Any
 from reverie.api import Reverie
 from reverie.config import export_home
 from reverie.errors import RefusedInput
+from reverie.store.postgres import redact
 
 __all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run"]
 
@@ -109,7 +110,7 @@ def run(
     base = f"http://{shown}:{port}"
     code = rv.sign_in_code(first.owner)
     say(
-        f"Reverie is serving {rv.home} at {base}"
+        f"Reverie is serving {_where(rv)} at {base}"
         + (f" ({workers} processes)" if workers > 1 else "")
     )
     if first.agent:
@@ -163,3 +164,9 @@ def _slack(rv: Reverie) -> tuple[Any, list[Any]]:
 
     surface = SlackSurface(rv)
     return surface, [Route(EVENTS_PATH, EventsEndpoint(surface), methods=["POST"])]
+
+
+def _where(rv: Reverie) -> str:
+    """What the server serves: the data directory, or the PostgreSQL database (no password)."""
+    url = rv.settings.database_url
+    return f"the PostgreSQL database {redact(url)}" if url else str(rv.home)

@@ -6,11 +6,12 @@ instead of a git repository per memory: ``memory_files`` keeps each file's text 
 revision that changed it (``NULL`` where a revision removed it), and ``revision_batches`` the
 batch that made each revision, so history, diffs and point-in-time reads need no git.
 
-A write is one transaction under the memory's advisory lock: read the newest revision, check,
-apply, record the revision, its files, its index rows and its key. The commit of that
-transaction is the commit point; PostgreSQL's log makes it durable, and a writer killed before
-it leaves nothing behind (its lock goes with its connection). There is nothing to recover on
-open, no working tree and no marker. ``reverie export AGENT --git DIR`` writes a memory out as
+A write is one transaction that first takes the memory's advisory lock (held until the
+transaction ends), then reads the newest revision, checks, applies, and records the revision,
+its files, its index rows and its key. The commit of that transaction is the commit point:
+PostgreSQL's log makes it durable, and a writer killed before it leaves nothing behind (its
+lock goes with its connection). There is nothing to recover on open, no working tree and no
+marker. ``reverie export AGENT --git DIR`` writes a memory out as
 a git repository when one is wanted.
 """
 
@@ -135,7 +136,8 @@ class DatabaseMemoryStore(MemoryStore):
     ) -> WriteOutcome:
         key_hash = _key_hash(key) if key else None
         self.current(memory_id)
-        with self.lock(memory_id), self.state.transaction() as conn:
+        with self.state.transaction() as conn:
+            self.state.lock_in_transaction(conn, memory_id)
             latest = self.state.latest(memory_id)
             assert latest is not None
             if key_hash is not None:

@@ -434,8 +434,18 @@ class PostgresState(SQLiteState):
                 conn.execute("SELECT pg_advisory_unlock(?, ?)", (kind, key))
 
     def memory_lock(self, memory_id: str) -> contextlib.AbstractContextManager[None]:
-        """The write lock of one memory (W8)."""
+        """The write lock of one memory (W8), held until the ``with`` block ends (creating,
+        reindexing, deleting a memory)."""
         return self.advisory_lock(_MEMORY, memory_id)
+
+    def lock_in_transaction(self, conn: Any, memory_id: str) -> None:
+        """Take the same lock inside ``conn``'s transaction, held until it commits or rolls
+        back (a write: the lock and the transaction end together).
+
+        Raises:
+            sqlite3.OperationalError: not had within the connection's lock timeout (30 s).
+        """
+        conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (_MEMORY, _lock_key(memory_id)))
 
     @contextlib.contextmanager
     def try_review_lock(self, agent_id: str) -> Iterator[bool]:
