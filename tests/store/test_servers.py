@@ -205,3 +205,61 @@ def test_doctor_on_postgres_checks_and_repairs_the_index(shared: Path) -> None:
         assert finding.repaired == "rebuilt from the files"
         assert rv.memory_search("ada", "index kept")[0].excerpt == "- Kept in the index."
         assert rv.doctor().findings == []
+
+
+def test_r10_a_reviewer_killed_mid_review_leaves_each_range_reviewed_once(
+    shared: Path,
+) -> None:
+    """Forty conversations in several batches; the reviewing process is SIGKILLed once its
+    first batch is in, and the next run (another process) finishes: every range is reviewed
+    exactly once."""
+    with Reverie(shared) as rv:
+        lines = []
+        for c in range(40):
+            for i, text in enumerate(
+                [
+                    f"Our supplier for part {c} is Vendor{c} Ltd.",
+                    f"Part {c} ships on day {c}.",
+                    "Thanks. " + "The call ran long and we went over the schedule again. " * 50,
+                ]
+            ):
+                lines.append(
+                    json.dumps(
+                        {
+                            "conversation": f"m{c}",
+                            "agent": "bob",
+                            "channel": {"kind": "dm", "id": "D1"},
+                            "author": "sam",
+                            "role": "user",
+                            "text": text,
+                            "time": f"2024-06-01T10:{c:02d}:0{i}Z",
+                        }
+                    )
+                )
+            lines.append(json.dumps({"conversation": f"m{c}", "closed": True}))
+        rv.import_conversations(lines)
+    first = start("review", shared, "50")
+    go(first)
+    deadline = time.monotonic() + 60
+    with Reverie(shared) as rv:
+        while not rv.review_log("bob", limit=1) and time.monotonic() < deadline:
+            time.sleep(0.02)  # killed once its first batch is in: mid-review
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        done_before = len(rv.review_log("bob", limit=1000))
+        second = start("review", shared, "50")
+        go(second)
+        _, err = second.communicate(timeout=300)
+        assert second.returncode == 0, err
+        batches = rv.review_log("bob", limit=1000)
+        assert 0 < done_before < len(batches)  # the kill landed between batches of one run
+        # each conversation's messages covered by the batches' ranges once, without overlap
+        covered: dict[str, list[int]] = {}
+        for b in batches:
+            for conversation, start_at, end in b.ranges:
+                covered.setdefault(conversation, []).extend(range(start_at, end))
+        expected = {f"b{c}": 2 for c in range(6)} | {f"m{c}": 3 for c in range(40)}
+        assert {c: sorted(p) for c, p in covered.items()} == {
+            c: list(range(n)) for c, n in expected.items()
+        }
+        assert rv.conversations.pending_ranges(rv.agent("bob").id, time.time()) == []

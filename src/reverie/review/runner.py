@@ -231,24 +231,26 @@ def _run_batch(
         )
         revision, changed = outcome.revision, outcome.changed
         report.commits += int(outcome.changed and not outcome.replayed)
-    for conv, _, end in batch:
-        # Ranges the reviewer could not read stay pending from their start.
-        skipped = [s for c, s, _ in answer.left_out if c == conv]
-        rv.conversations.mark_reviewed(conv, min([end, *skipped]))
     report.revision = revision
-    ReviewLog(rv.state).record_batch(
-        BatchRecord(
-            agent_id,
-            time.time(),
-            batch,
-            revision,
-            changed,
-            answer.model_calls,
-            answer.tokens_in,
-            answer.tokens_out,
-            dropped,
-        )
+    record = BatchRecord(
+        agent_id,
+        time.time(),
+        batch,
+        revision,
+        changed,
+        answer.model_calls,
+        answer.tokens_in,
+        answer.tokens_out,
+        dropped,
     )
+    # The ranges are marked and the batch recorded together: a run killed after the write
+    # leaves the whole batch pending, which the next run makes again and the key replays.
+    with rv.state.transaction() as conn:
+        for conv, _, end in batch:
+            # Ranges the reviewer could not read stay pending from their start.
+            skipped = [s for c, s, _ in answer.left_out if c == conv]
+            rv.conversations.mark_reviewed_in(conn, conv, min([end, *skipped]))
+        ReviewLog(rv.state).record_batch_in(conn, record)
 
 
 def _admissible(

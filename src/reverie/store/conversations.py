@@ -1194,18 +1194,23 @@ class ConversationStore:
             NotFound: no such conversation.
         """
         with self.state.transaction() as conn:
-            conv = self._need(conn, conversation_id)
-            if not isinstance(end, int) or not 0 <= end <= conv.message_count:
-                raise RefusedInput(
-                    f"end must be between 0 and {conv.message_count} (the number of messages).",
-                    code="invalid_range",
-                    end=end,
-                )
-            conn.execute(
-                "UPDATE conversations SET reviewed_upto = MAX(reviewed_upto, ?) WHERE id = ?",
-                (end, conversation_id),
+            return self.mark_reviewed_in(conn, conversation_id, end)
+
+    def mark_reviewed_in(self, conn: Any, conversation_id: str, end: int) -> Conversation:
+        """:meth:`mark_reviewed` inside the caller's transaction (a review batch marks its
+        ranges and records itself in one)."""
+        conv = self._need(conn, conversation_id)
+        if not isinstance(end, int) or not 0 <= end <= conv.message_count:
+            raise RefusedInput(
+                f"end must be between 0 and {conv.message_count} (the number of messages).",
+                code="invalid_range",
+                end=end,
             )
-            return self._need(conn, conversation_id)
+        conn.execute(
+            "UPDATE conversations SET reviewed_upto = MAX(reviewed_upto, ?) WHERE id = ?",
+            (end, conversation_id),
+        )
+        return self._need(conn, conversation_id)
 
     # history search (H1, O3)
 

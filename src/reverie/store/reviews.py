@@ -61,24 +61,24 @@ class ReviewLog:
                 (time.time(), batches, agent_id, started),
             )
 
-    def record_batch(self, rec: BatchRecord) -> None:
-        """Record one batch and what it cost (R7)."""
-        with self.state.transaction() as conn:
-            conn.execute(
-                "INSERT INTO review_batches (agent_id, created_at, ranges, revision, changed, "
-                "model_calls, tokens_in, tokens_out, dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    rec.agent_id,
-                    rec.created_at,
-                    json.dumps(rec.ranges),
-                    rec.revision,
-                    int(rec.changed),
-                    rec.model_calls,
-                    rec.tokens_in,
-                    rec.tokens_out,
-                    json.dumps(rec.dropped),
-                ),
-            )
+    def record_batch_in(self, conn: Any, rec: BatchRecord) -> None:
+        """Record one batch and what it cost (R7), inside the caller's transaction (the one
+        that marks its ranges reviewed)."""
+        conn.execute(
+            "INSERT INTO review_batches (agent_id, created_at, ranges, revision, changed, "
+            "model_calls, tokens_in, tokens_out, dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rec.agent_id,
+                rec.created_at,
+                json.dumps(rec.ranges),
+                rec.revision,
+                int(rec.changed),
+                rec.model_calls,
+                rec.tokens_in,
+                rec.tokens_out,
+                json.dumps(rec.dropped),
+            ),
+        )
 
     def batches(self, agent_id: str, limit: int = 100) -> list[BatchRecord]:
         """Recorded batches of an agent, newest first."""
