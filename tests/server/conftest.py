@@ -46,7 +46,7 @@ def workspace(home: Path) -> tuple[Reverie, dict[str, str]]:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+def served(tmp_path: Path, backend: str) -> Iterator[Served]:
     rv, tokens = workspace(tmp_path / "home")
     with TestClient(create_app(rv)) as client:
         yield Served(rv, client, tokens)

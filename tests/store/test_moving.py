@@ -10,7 +10,7 @@ import pytest
 
 from reverie import Reverie, Settings
 from reverie.cli import main
-from reverie.errors import RefusedInput
+from reverie.errors import RefusedInput, StorageFault
 from tests.conftest import PostgresServer
 
 pytestmark = pytest.mark.sqlite_only  # each test makes its own PostgreSQL schema
@@ -132,3 +132,10 @@ def test_migrate_refuses_a_url_that_is_not_postgresql(embedded: Reverie) -> None
     with pytest.raises(RefusedInput) as bad:
         embedded.migrate_to("mysql://root@127.0.0.1/x")
     assert bad.value.code == "invalid_url"
+
+
+def test_an_unreachable_database_is_a_clear_fault_without_the_password(embedded: Reverie) -> None:
+    with pytest.raises(StorageFault) as down:
+        embedded.migrate_to("postgresql://reverie:hunter2secret@127.0.0.1:1/reverie")
+    assert down.value.code == "storage_unavailable"
+    assert "127.0.0.1:1" in down.value.message and "hunter2secret" not in str(down.value)

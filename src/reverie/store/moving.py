@@ -48,7 +48,7 @@ def copy_to_postgres(
     row = target.conn.execute("SELECT COUNT(*) FROM agents").fetchone()
     if row and row[0]:
         raise RefusedInput(
-            f"{target.path} holds agents already; migrate into an empty database (nothing "
+            f"{target.where} holds agents already; migrate into an empty database (nothing "
             "was copied).",
             code="target_not_empty",
         )

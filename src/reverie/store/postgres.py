@@ -34,7 +34,6 @@ import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from reverie.errors import RefusedInput, StorageFault
@@ -315,7 +314,8 @@ class PostgresState(SQLiteState):
                 code="missing_dependency",
             ) from None
         self.url = url
-        self.path = Path(redact(url))
+        #: The database, for messages: the URL without its password.
+        self.where = redact(url)
         self._durable = durable
         self._local = threading.local()
         self.has_fts5 = False
@@ -329,12 +329,15 @@ class PostgresState(SQLiteState):
             name="reverie",
             configure=_configure,
         )
-        try:
-            self._pool.open(wait=True, timeout=15)
+        try:  # one plain connection first: a wrong URL or a server that is down fails fast
+            import psycopg
+
+            psycopg.connect(url, connect_timeout=10).close()
+            self._pool.open(wait=True, timeout=30)
         except Exception as exc:
             self._pool.close()
             raise StorageFault(
-                f"Cannot reach the PostgreSQL database {redact(url)}: {_first_line(exc)}. "
+                f"Cannot reach the PostgreSQL database {self.where}: {_first_line(exc)}. "
                 "Check that the server runs and the URL is right.",
                 code="storage_unavailable",
             ) from None
@@ -355,7 +358,7 @@ class PostgresState(SQLiteState):
                 raw = self._pool.getconn(timeout=30)
             except Exception as exc:
                 raise StorageFault(
-                    f"Cannot reach the PostgreSQL database {redact(self.url)}: "
+                    f"Cannot reach the PostgreSQL database {self.where}: "
                     f"{_first_line(exc)}. Nothing was done; try again once it is up.",
                     code="storage_unavailable",
                 ) from None
