@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import inspect
 import sqlite3
+import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
@@ -82,35 +83,53 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         bound = signature.bind_partial(*args, **kwargs)
         check_arguments({k: v for k, v in bound.arguments.items() if k != "self"})
+        _calls.depth = getattr(_calls, "depth", 0) + 1
         try:
-            try:
-                return fn(*args, **kwargs)
-            except (ReverieError, sqlite3.DatabaseError) as exc:
-                # A damaged search index is rebuilt from the truth, and the call made again
-                # once (what failed was undone: a write refused after its commit point too).
-                repair = getattr(bound.arguments.get("self"), "_repair_index", None)
-                if fn.__name__ == "__init__" or repair is None or not is_corruption(exc):
-                    raise
-                if not repair():
-                    raise
-                return fn(*args, **kwargs)
-        except ReverieError:
-            raise
-        except RecursionError:
-            raise RefusedInput(
-                "The input nests too deeply to be read; nothing was done.", code="invalid_input"
-            ) from None
-        except UnicodeEncodeError:  # text from an iterable, read after the arguments' check
-            raise RefusedInput(
-                "The input holds text that is not valid Unicode (a lone surrogate); nothing was "
-                "done.",
-                code="invalid_unicode",
-            ) from None
-        except OverflowError:
-            raise RefusedInput(
-                "A number in the input is too large; nothing was done.", code="invalid_input"
-            ) from None
-        except (sqlite3.Error, pygit2.GitError, OSError) as exc:
-            raise storage_fault(exc) from exc
+            return _call(fn, bound, *args, **kwargs)
+        finally:
+            _calls.depth -= 1
+            if _calls.depth == 0:  # the outermost call: this thread's connection goes back
+                state = getattr(bound.arguments.get("self"), "state", None)
+                release = getattr(state, "release", None)
+                if release is not None:
+                    release()
 
     return call
+
+
+#: How deep this thread is in guarded calls (a facade method calls others).
+_calls = threading.local()
+
+
+def _call(
+    fn: Callable[P, R], bound: inspect.BoundArguments, *args: P.args, **kwargs: P.kwargs
+) -> R:
+    try:
+        try:
+            return fn(*args, **kwargs)
+        except (ReverieError, sqlite3.DatabaseError) as exc:
+            # A damaged search index is rebuilt from the truth, and the call made again
+            # once (what failed was undone: a write refused after its commit point too).
+            repair = getattr(bound.arguments.get("self"), "_repair_index", None)
+            if fn.__name__ == "__init__" or repair is None or not is_corruption(exc):
+                raise
+            if not repair():
+                raise
+            return fn(*args, **kwargs)
+    except ReverieError:
+        raise
+    except RecursionError:
+        raise RefusedInput(
+            "The input nests too deeply to be read; nothing was done.", code="invalid_input"
+        ) from None
+    except UnicodeEncodeError:  # text from an iterable, read after the arguments' check
+        raise RefusedInput(
+            "The input holds text that is not valid Unicode (a lone surrogate); nothing was done.",
+            code="invalid_unicode",
+        ) from None
+    except OverflowError:
+        raise RefusedInput(
+            "A number in the input is too large; nothing was done.", code="invalid_input"
+        ) from None
+    except (sqlite3.Error, pygit2.GitError, OSError) as exc:
+        raise storage_fault(exc) from exc

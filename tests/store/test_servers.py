@@ -16,6 +16,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -263,3 +264,22 @@ def test_r10_a_reviewer_killed_mid_review_leaves_each_range_reviewed_once(
             c: list(range(n)) for c, n in expected.items()
         }
         assert rv.conversations.pending_ranges(rv.agent("bob").id, time.time()) == []
+
+
+def test_many_threads_share_the_pools_few_connections(shared: Path) -> None:
+    """A server's threads hold a connection for one facade call at a time: forty threads
+    reading and writing at once get by with the pool's sixteen."""
+    with Reverie(shared) as rv, ThreadPoolExecutor(40) as pool:
+
+        def work(i: int) -> int:
+            if i % 10 == 0:
+                rv.memory_apply("ada", {"operations": [{"action": "add", "text": f"from {i}"}]})
+            return rv.memory_read("ada").revision
+
+        revisions = list(pool.map(work, range(400)))
+        assert max(revisions) == 40 and rv.memory_read("ada").revision == 40
+        name = os.environ["REVERIE_DATABASE_URL"].split("application_name=")[1].split("&")[0]
+        (count,) = rv.state.conn.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = ?", (name,)
+        ).fetchone()
+        assert 1 <= count <= 16

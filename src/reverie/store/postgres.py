@@ -15,8 +15,9 @@ translates it. A statement is translated once and cached:
 
 PostgreSQL's errors leave this seam as the ``sqlite3`` exception of the same meaning
 (``IntegrityError`` for a broken constraint, ``OperationalError`` for a lost connection), so
-that one ``except`` clause in the stores serves both backends. Each thread holds one pooled
-connection in autocommit mode; transactions are explicit, as on SQLite.
+that one ``except`` clause in the stores serves both backends. A thread takes a connection
+from the pool (16 at most per process) for one facade call and gives it back when the call
+ends (``reverie._guard``); transactions are explicit, as on SQLite.
 
 Locks are PostgreSQL's own: a memory's writes serialize on an advisory lock held by the
 writing connection (released when the connection ends, so a killed writer frees it), and a
@@ -323,7 +324,7 @@ class PostgresState(SQLiteState):
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
-            max_size=64,
+            max_size=16,  # connections are held for one facade call at a time
             kwargs={"autocommit": True},
             open=False,
             name="reverie",
@@ -403,19 +404,22 @@ class PostgresState(SQLiteState):
         database, close the pool too (the home is closed for good)."""
         if threading.get_ident() == self._owner:
             self.shutdown()
+        else:
+            self.release()
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Give this thread's connection back to the pool (after each facade call, so that
+        a server's many threads share a few connections)."""
         conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            self._local.conn = None
-            with contextlib.suppress(Exception):
-                if conn.in_transaction:
-                    conn.raw.execute("ROLLBACK")
-                self._pool.putconn(conn.raw)
+        if conn is None or (not conn.raw.closed and conn.in_transaction):
+            return  # a transaction the caller opened keeps its connection
+        self._local.conn = None
+        with contextlib.suppress(Exception):
+            self._pool.putconn(conn.raw)
 
     def shutdown(self) -> None:
         """Close every connection of the pool (the home is closed for good)."""
-        self._release()
+        self.release()
         self._pool.close()
 
     # locks

@@ -289,6 +289,10 @@ class SQLiteState:
             self._local.conn, self._local.opened = conn, time.monotonic()
         return conn
 
+    def release(self) -> None:
+        """After a facade call: nothing to give back (each thread keeps its SQLite
+        connection)."""
+
     def try_review_lock(self, agent_id: str) -> contextlib.AbstractContextManager[bool]:
         """Leadership of one agent's review (R10), across processes: yields whether this
         process holds it (never waits)."""
