@@ -14,6 +14,7 @@ import re
 
 from . import lexicon as lx
 from .frames import TITLE, WORD, Frame, entry_frame, stem, strip_source
+from .slots import read_slot, refills
 
 __all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
 
@@ -154,6 +155,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
     values; it says the same in other words; both hold values of one kind (days, dates, times,
     amounts) in nearly the same words; or it says it is an update and shares their words.
     """
+    if new.update and refills(new.text, old.text):
+        return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     shared = new.skeleton & old.skeleton
     smaller = min(len(new.skeleton), len(old.skeleton))
     # Nothing but values on one side ("Standup is on Mondays at 9"): the words agree.
@@ -238,7 +241,9 @@ def keys(entry: str) -> frozenset[str]:
     compared (review stays cheap as memory grows)."""
     f = entry_frame(entry)
     owner = {"@" + " ".join(f.owner)} if f.owner and f.owner != ("we",) else set()
-    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions}
+    slot = read_slot(entry)
+    cats = {f"#{c}" for c in slot.cats} | slot.words | ({slot.first} if slot.first else set())
+    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions} | cats
 
 
 def restates(new: Frame, old: Frame, shared: frozenset[str] | None = None) -> bool:

@@ -262,6 +262,15 @@ SECRET_NOUNS = phrase_list(
     license key | login
     """
 )
+#: What opens something with digits: told with its digits, it is a secret ("the gate code is
+#: 4417", "the safe combination is 3-18-27").
+ACCESS_NOUNS = phrase_list(
+    """
+    code | codes | pin | pins | passcode | combination | combo | keypad | key pad | keysafe
+    key safe | key box | keybox | lockbox | lock box | padlock | alarm | safe | gate | door
+    entry code | door code | access code
+    """
+)
 #: Saying where a secret is kept, or how it is handled, is not the secret.
 SECRET_REFERENCES = phrase_list(
     """
@@ -292,6 +301,7 @@ OPENING_PHRASES = phrase_list(
     """
     with | after | since | given | as of | because of | due to | following | now that
     thanks to | starting | from | in | on | at | for | over | during | ever since | once
+    until | till | for now
     """
 )
 #: Words by which a statement takes back an earlier decision ("changed my mind again: the
@@ -367,6 +377,9 @@ UPDATE_MARKERS = phrase_list(
     renamed | raised | lowered | reversed | upgraded | downgraded | fixed | slipped
     postponed | pushed | rescheduled | replaced | relocated | starting | as of | from now on
     going forward | correction | no, | not | wrong | outdated | quit | left
+    went over to | gone over to | went to | has gone to | took over | taken over | takes over
+    stepping in | stepped in | steps in | brought in | signed with | signed up with
+    from next | from this | until further notice | these days | nowadays | any longer
     """
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
@@ -405,6 +418,67 @@ GENERIC_WORDS = words(
     "every each per mostly usually always often also still thing things stuff way lot kind "
     "get gets go goes make makes take takes"
 )
+#: Verbs too light to say what a statement is about: "Jobs go into Jobber", "Malik takes
+#: billing escalations" are about jobs and escalations, not about going or taking.
+LIGHT_VERBS = words(
+    "use uses used using go goes went gone going come comes came coming take takes took taken "
+    "do does did done doing get gets got make makes made have has had handle handles handled "
+    "run runs ran running keep keeps kept put puts give gives gave need needs want wants be "
+    "look looks work works worked say says said now new same before after still happen "
+    "happens happened through via into onto across within without out off"
+)
+#: Kinds of slot that one provider, tool, place or person fills at a time, by the words that
+#: name them: "Opsgenie handles alerts now" and "Paging goes through PagerDuty" are both about
+#: alerting, though they share no word. A word may name more than one kind.
+SLOT_CATEGORIES: dict[str, frozenset[str]] = {
+    "alerting": words(
+        "alert alerts alerting paging pager pages on-call oncall incident incidents monitoring"
+    ),
+    "telephony": words(
+        "phone phones telephone telephones telephony switchboard voip landline calls"
+    ),
+    "ticketing": words("ticket tickets ticketing helpdesk help-desk servicedesk"),
+    "shipping": words(
+        "courier couriers parcel parcels postage shipping shipment shipments carrier carriers "
+        "freight haulage pickup pickups collects collected collection collections postal posted"
+    ),
+    "supply": words(
+        "supplier suppliers supply supplies supplied vendor vendors wholesaler wholesalers "
+        "distributor distributors stockist procurement sourcing order orders ordered"
+    ),
+    "release": words(
+        "deploy deploys deployed deployment deployments release releases released ship ships "
+        "shipped launch launches"
+    ),
+    "hosting": words("host hosts hosting hosted server servers cloud datacenter data-centre"),
+    "payments": words(
+        "payment payments invoicing invoices invoice billing till tills checkout card-reader"
+    ),
+    "accounting": words("accounting accountant accountants bookkeeping bookkeeper payroll"),
+    "venue": words("venue venues hall halls location premises auditorium"),
+    "messaging": words("email emails mail newsletter newsletters chat messaging"),
+    "documents": words("docs documents drive storage wiki spreadsheet spreadsheets sheet sheets"),
+    "booking": words("booking bookings appointments reservations diary calendar"),
+    "insurance": words("insurance insurer insurers insured"),
+    "connectivity": words("broadband internet fibre fiber wifi isp"),
+    "management": words("manager boss supervisor supervises reports report line-manager"),
+    "childcare": words("childminder childminding nanny babysitter sitter nursery daycare creche"),
+    "medicine": words("doctor doctors gp physician"),
+    "teaching": words("teacher tutor instructor coach"),
+    "database": words("database databases db warehouse"),
+    "vehicle": words("van vans minibus bus coach truck vehicle vehicles"),
+}
+#: Words that only say a thing fills a slot, whatever the slot: "our phone *system* is X".
+SLOT_HEADS = words(
+    "system systems provider providers company companies service services platform tool tools "
+    "app apps software contract contracts firm online"
+)
+#: Constructions that name a slot category without a word of it: "tyres come from Velotech",
+#: "we buy flour from Marriage's" are about supply.
+SLOT_CONSTRUCTIONS: dict[str, str] = {
+    "supply": r"\b(?:comes?|came|get|gets|got|buy|buys|bought|orders?|ordered|sources?|sourced)"
+    r"\b[^.;]{0,30}?\bfrom\b",
+}
 #: The words of "we switched from X to Y".
 SWITCH_VERBS = phrase_list(
     """

@@ -1,0 +1,203 @@
+"""Which slot a statement fills, and with what, for the offline reviewer (SPEC R6, R8).
+
+Most updates name a new value in the slot an entry already fills, and share no word with it
+but the slot: "Opsgenie handles alerts now" after "Paging goes through PagerDuty", "Callum is
+my partner for distillation now" after "Sam's lab partner is Sunniva". A :class:`Slot` reads a
+statement as *what kind of thing* it is about (its content words, and the categories of
+:data:`.lexicon.SLOT_CATEGORIES` they belong to: paging and alerts are both alerting) and *what
+fills it* (names, numbers, days, dates, times). :func:`refills` says whether a new statement
+puts another value in an old statement's slot.
+
+Pure functions, no I/O. Every word list is in :mod:`.lexicon`; the rules read grammar that any
+wording shares: where the subject ends (the first verb), whether a capitalised first word is a
+name (a plural noun agrees with a plural verb: "Jobs go", not "Evri collects"), and which
+values differ.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from . import lexicon as lx
+from .frames import MONTH, TIME_WORDS, WORD, is_verb, stem, strip_source
+
+__all__ = ["Slot", "categories", "read_slot", "refills"]
+
+_ATTRIBUTION = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?=\S)")
+_WEEKDAY = lx.phrases(lx.WEEKDAYS)
+_CAPITAL_RUN = re.compile(
+    r"(?-i:[A-Z][\w&'.+-]*)(?:\s+(?:&\s+|of\s+|de\s+)?(?-i:[A-Z][\w&'.+-]*))*"
+)
+_CATEGORY: dict[str, frozenset[str]] = {}
+for _name, _members in lx.SLOT_CATEGORIES.items():
+    for _w in _members:
+        _CATEGORY[stem(_w)] = _CATEGORY.get(stem(_w), frozenset()) | {_name}
+_CONSTRUCTIONS = {c: re.compile(p, re.I) for c, p in lx.SLOT_CONSTRUCTIONS.items()}
+_LIGHT = frozenset(stem(w) for w in lx.LIGHT_VERBS) | lx.GENERIC_WORDS
+_SLOT_HEADS = frozenset(stem(w) for w in lx.SLOT_HEADS)
+_PLURAL_VERBS = lx.words("are were go come have do run live sit get take handle")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What a statement is about, and the values that fill it (see the module docstring)."""
+
+    words: frozenset[str]  # content stems: not names, values, stop words or light verbs
+    cats: frozenset[str]  # categories of those words
+    names: frozenset[str]  # proper names, lower case ("royal mail", "opsgenie")
+    values: frozenset[str]  # numbers, times, days, dates
+    subject: frozenset[str]  # the names and numbers before the first verb
+    head: frozenset[str]  # the content words before the first verb
+    first: str  # the stem of a capitalised first word that may be a name, or ""
+    owner: str  # who says it of themselves ("i" for I/my), the attributed speaker, or ""
+
+
+def categories(words: frozenset[str]) -> frozenset[str]:
+    """The slot categories of stemmed words ("alert" -> alerting)."""
+    return frozenset(c for w in words for c in _CATEGORY.get(w, ()))
+
+
+@functools.lru_cache(maxsize=65536)
+def read_slot(text: str) -> Slot:
+    """The :class:`Slot` of a clause or an entry (its source and a "Sam: " attribution are
+    not part of what it says)."""
+    body = strip_source(text).replace("’", "'")
+    owner = ""
+    m = _ATTRIBUTION.match(body)
+    if m:
+        owner, body = m["who"].lower(), body[m.end() :]
+    if re.search(r"\b(?:I|I'm|I've|my|me)\b", body):
+        owner = owner or "i"
+    possessive = re.match(r"^(?-i:[A-Z][\w-]+)(?=['’]s\s)", body)
+    if possessive and not owner:
+        owner = possessive.group(0).lower()  # "Sam's lab partner is Sunniva": Sam's fact
+    tokens = WORD.findall(body)
+    verb_at = next((i for i, w in enumerate(tokens) if i and is_verb(w)), len(tokens))
+    names: set[str] = set()
+    first = ""
+    for run in _CAPITAL_RUN.finditer(body):
+        parts = [p.strip(".,;:!?'\"") for p in run.group(0).split()]
+        parts = [p for p in parts if p and p not in ("&", "of", "de")]
+        while parts and (parts[0] in lx.NAME_STOP or _dated(parts[0])):
+            parts.pop(0)
+        while parts and (parts[-1] in lx.NAME_STOP or _dated(parts[-1])):
+            parts.pop()
+        if not parts:
+            continue
+        name = " ".join(parts).lower()
+        name = re.sub(r"'s$", "", name)
+        if run.start() == 0 and len(parts) == 1 and parts[0] == run.group(0):
+            if not _may_be_name(parts[0], tokens):
+                continue
+            first = stem(name)
+        if name and name != owner:
+            names.add(name)
+    values: set[str] = set()
+    for v in lx.VALUE_TOKEN.finditer(body):
+        values.add(v.group(0).lower())
+    for v in MONTH.finditer(body):
+        values.add(v.group(0).lower()[:3])
+    for v in _WEEKDAY.finditer(body):
+        values.add(v.group(0).lower().rstrip("s")[:3])
+    for w in re.findall(r"[a-z]+", body.lower()):
+        if w in lx.NUMBER_WORDS:
+            values.add(w)
+    name_words = {stem(w) for n in names for w in n.split()}
+    words = frozenset(
+        stem(w)
+        for w in tokens
+        if w.lower() not in lx.STOP_WORDS
+        and not lx.VALUE_TOKEN.fullmatch(w)
+        and not _dated(w)
+        and stem(w) not in name_words
+        and stem(w) not in _LIGHT
+        and w.lower().rstrip("s") not in TIME_WORDS
+        and len(w) > 2
+    )
+    head = " ".join(tokens[:verb_at]).lower()
+    subject = {n for n in names if re.search(rf"\b{re.escape(n)}\b", head)}
+    subject |= {v for v in values if re.search(rf"\b{re.escape(v)}\b", head)}
+    head_words = frozenset(stem(w) for w in tokens[:verb_at]) & words
+    cats = categories(words) | {c for c, p in _CONSTRUCTIONS.items() if p.search(body)}
+    return Slot(
+        head=head_words,
+        words=words,
+        cats=cats,
+        names=frozenset(names),
+        values=frozenset(values),
+        subject=frozenset(subject),
+        first=first,
+        owner=owner,
+    )
+
+
+def _dated(word: str) -> bool:
+    return bool(MONTH.fullmatch(word) or _WEEKDAY.fullmatch(word))
+
+
+def _may_be_name(word: str, tokens: list[str]) -> bool:
+    """Whether a capitalised first word may be a name: not a gerund ("Paging"), not a word of
+    a slot category ("Phones"), not a plural that its verb agrees with ("Jobs go into ..."),
+    not coordinated with a lowercase noun ("Tyres and tubes")."""
+    low = word.lower()
+    if low in lx.STOP_WORDS or (low.endswith("ing") and len(low) > 5):
+        return False
+    if stem(low) in _CATEGORY:
+        return False
+    nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    if not (is_verb(nxt) or nxt.endswith("'s")):
+        return False  # "Hot lunches are ...": a name is followed by its verb
+    return not (low.endswith("s") and not low.endswith("ss") and nxt in _PLURAL_VERBS)
+
+
+def refills(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text``, said as an update, puts another value in the slot that
+    ``old_text`` fills.
+
+    Both must be about the same kind of thing: a content word in common that is not a light
+    verb ("escalations", "partner"), or a slot category in common ("alerts" and "paging").
+    Each must hold a value the other does not (a name, a number, a day, a date), of a kind
+    they share, and the new one must not name the old value at all (then other rules read
+    it). The old one's subject, when it names something other than its owner (a customer, a
+    flat, a product), must be named by the new one, unless the new one's subject names nothing
+    of its own: "Halden Freight's contact is Mark now" does not update "Ostrava Steel's
+    contact is Jana". Owners that are both people must be the same.
+    """
+    new, old = read_slot(new_text), read_slot(old_text)
+    new_names, old_names = set(new.names), set(old.names)
+    # A capitalised first word that the other statement uses as a common word is one here.
+    if new.first and (new.first in old.words or new.first in {stem(n) for n in old_names}):
+        new_names.discard(new.first)
+    if old.first and old.first in new.words:
+        old_names.discard(old.first)
+    new_words = new.words | {n for n in (new.names - new_names)}
+    old_words = old.words | {n for n in (old.names - old_names)}
+    shared = {w for w in new_words & old_words if w not in _LIGHT}
+    if not shared:
+        # Only the kind of slot in common ("alerts", "paging"): the old statement must be
+        # about that slot alone, or it may be about something the new one does not say
+        # ("coffee beans from Origin" is not "milk from Estate Dairy").
+        if not new.cats & old.cats:
+            return False
+        if any(not _CATEGORY.get(w) and w not in _SLOT_HEADS for w in old_words):
+            return False
+    if new.owner and old.owner and new.owner != old.owner and "i" not in (new.owner, old.owner):
+        return False
+    added_names, gone_names = new_names - old_names, old_names - new_names
+    added_values, gone_values = new.values - old.values, old.values - new.values
+    by_name = bool(added_names and gone_names)
+    by_value = bool(added_values and gone_values) and not (added_names or gone_names)
+    if not (by_name or by_value):
+        return False
+    body = strip_source(new_text).lower()
+    if any(re.search(rf"\b{re.escape(n)}\b", body) for n in gone_names):
+        return False  # the old value named: a switch or "instead of", read elsewhere
+    own = old.subject - {old.owner} - (old.names - old_names) - new.names - new.values
+    if own and (new.subject - (new.names - new_names) - old.names - old.values):
+        return False  # another thing's slot: "Halden Freight's contact" is not Ostrava's
+    if own and by_value:
+        return False  # "flat 3 rent" is not "flat 2 rent"
+    # "the production server" is not "the staging server": one head, other modifiers.
+    return not (new.head & old.head and old.head - new_words and new.head - old_words)
