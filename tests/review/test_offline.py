@@ -673,3 +673,14 @@ def test_r6_a_closing_day_is_not_a_retirement_and_where_a_thing_is_is_kept() -> 
     assert "July 4" in index and "Thanksgiving" in index
     index = _after("The fuse box is behind the laundry door.")
     assert "behind the laundry door" in index
+
+
+def test_r6_a_relative_day_after_a_preposition_keeps_one_preposition() -> None:
+    from reverie.review.wording import absolute_dates
+
+    when = 1_700_000_000.0  # 2023-11-14
+    assert absolute_dates("Booked online from this week", when) == (
+        "Booked online from the week of 2023-11-14"
+    )
+    assert absolute_dates("Due by next month", when) == "Due by December 2023"
+    assert absolute_dates("It shipped today", when) == "It shipped on 2023-11-14"

@@ -91,3 +91,19 @@ def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
 )
 def test_r6_words_near_codes_are_not_secrets(said: str) -> None:
     assert isinstance(read(said, role="user", speaker="Sam"), Statement)
+
+
+def test_r6_a_negated_occurrence_retires_a_thing_but_a_schedule_does_not() -> None:
+    gone = read(
+        "Homework club isn't happening this year, we have no volunteers.",
+        role="user",
+        speaker="Sam",
+    )
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "Homework club")
+    weekly = read("Spin class isn't running on Fridays.", role="user", speaker="Sam")
+    assert isinstance(weekly, Statement) and weekly.kind == "fact"
+
+
+def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
+    gone = read("We cancelled Disney+ to save money.", role="user", speaker="Sam")
+    assert isinstance(gone, Statement) and gone.old == "Disney+"

@@ -25,6 +25,7 @@ _ENDED = lx.phrases(lx.ENDED_STATES)
 _WHEN = re.compile(rf"(?:{lx.phrases([*lx.MONTHS, *lx.WEEKDAYS]).pattern}|\d)", re.I)
 _NEGATED_USE = lx.phrases(lx.NEGATED_USE)
 _NO_LONGER = lx.phrases(lx.NO_LONGER)
+_NEGATED_STATE = lx.phrases(lx.NEGATED_STATES)
 
 # --- changes: switches and retirements --------------------------------------------------------
 
@@ -38,9 +39,12 @@ _END_OF_THING = re.compile(
 
 def _thing(raw: str) -> str:
     """A named thing without articles or what follows it: "the old MySQL box, because" ->
-    "old MySQL box"."""
+    "old MySQL box"; "Disney+ to save money" -> "Disney+"."""
     value = re.sub(r"^(?:the|our|my|a|an|their|his|her)\s+", "", raw.strip(), flags=re.I)
     value = _END_OF_THING.split(value, maxsplit=1)[0]
+    purpose = re.search(r"\s+to\s+(?P<v>(?-i:[a-z]+))\b", value)
+    if purpose and purpose["v"] not in lx.STOP_WORDS:
+        value = value[: purpose.start()]  # "to save money": why, not what
     return value.strip(" .,'\"")
 
 
@@ -82,6 +86,15 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
             said = (text[: m.start()] + " " + text[m.end() :]).strip(" ,;")
             return thing, said if len(said.split()) >= 2 else ""
+    m = re.match(
+        rf"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:isn't|aren't|won't be|is not|are not|will not be)"
+        rf" (?:{_NEGATED_STATE.pattern})\b",
+        text,
+        re.I,
+    )
+    weekly = m and re.match(r"^\s*(?:on|at|before|after|until|in)\s+", text[m.end() :], re.I)
+    if m and not weekly and m["w"].split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
+        return _thing(m["w"]), ""  # "Homework club isn't happening this year"
     if kind not in ("i", "we", "implicit"):
         m = re.match(
             r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"

@@ -380,6 +380,7 @@ UPDATE_MARKERS = phrase_list(
     went over to | gone over to | went to | has gone to | took over | taken over | takes over
     stepping in | stepped in | steps in | brought in | signed with | signed up with
     from next | from this | until further notice | these days | nowadays | any longer
+    push | pushed back | put back | brought forward | bring forward | extended | bumped
     """
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
@@ -406,6 +407,12 @@ ENDED_STATES = phrase_list(
     """
     retired | decommissioned | shut down | turned off | gone | removed | cancelled | canceled
     dropped | no longer used | discontinued | scrapped | done with | no more
+    """
+)
+#: States whose negation says a thing has stopped: "homework club isn't happening this year".
+NEGATED_STATES = phrase_list(
+    """
+    happening | running | going ahead | taking place | on offer | offered
     """
 )
 #: How a clause says that the speaker no longer uses something: a negation, then one of

@@ -44,8 +44,9 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
-from .frames import entry_frame, is_verb, meaning, strip_source
+from .frames import entry_frame, is_verb, meaning, stem, strip_source
 from .sentences import clauses, sentences
+from .slots import read_slot
 from .sources import BatchSources, is_link_line
 from .statements import Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
@@ -245,7 +246,10 @@ class _Memory:
     def replace_retired(self, text: str, source: str) -> bool:
         """A statement after a retirement in the same message that names what took the
         retired thing's place, in the same words as an entry that named it ("tickets live in
-        Front" after "we're not on Zendesk any more"): that entry now names the new thing."""
+        Front" after "we're not on Zendesk any more"): that entry now names the new thing.
+        When the entry named nothing but the retired thing, the statement replaces it whole
+        (a name put in a sentence written around another thing reads badly: "through a
+        Booqable")."""
         new = entry_frame(text)
         for e, thing in self.retiring:
             if e.removed:
@@ -254,7 +258,15 @@ class _Memory:
             shared = {w for w in new.skeleton & old.skeleton if w not in lx.GENERIC_WORDS}
             name = _new_name(text, e.text, thing)
             if shared and name:
-                body = re.sub(rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I)
+                slot = read_slot(e.text)
+                named = {n for n in slot.names if stem(n.split()[0]) != slot.first}
+                others = named - read_slot(thing).names - {thing.lower()}
+                if others:
+                    body = re.sub(
+                        rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I
+                    )
+                else:
+                    body = text
                 e.text = f"{body} {source}"
                 self.retiring.remove((e, thing))
                 return True
@@ -450,7 +462,7 @@ def _without(text: str, thing: str) -> str | None:
     """``text`` with ``thing`` taken out of a list it is part of ("We pay for Netflix and
     Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
     t = re.escape(thing)
-    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}\b"):
+    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}(?![\w+])"):
         m = re.search(pattern, text, flags=re.I)
         # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
         # two doings, and taking "Scrivener and" out would break the sentence.
@@ -460,7 +472,7 @@ def _without(text: str, thing: str) -> str | None:
         if "next" in m.groupdict():
             shorter = re.sub(r"\s+", " ", text[: m.start()] + m["next"] + text[m.end() :])
         if not mentions(shorter, thing):
-            return shorter.strip()
+            return re.sub(r"\s+([.,;:!?])", r"\1", shorter).strip()
     return None
 
 
