@@ -107,3 +107,37 @@ def test_r6_a_negated_occurrence_retires_a_thing_but_a_schedule_does_not() -> No
 def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
     gone = read("We cancelled Disney+ to save money.", role="user", speaker="Sam")
     assert isinstance(gone, Statement) and gone.old == "Disney+"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Oskar is about two thirds of the way through porting the worker to the new queue.",
+        "On my way to the third call, running 20 min late.",
+        "Wrapping up the backfill, three partitions left.",
+        "Right, 40 of 60 laptops reimaged, going to grab a coffee.",
+        "I'm halfway through folding a mountain of laundry.",
+    ],
+)
+def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") == "transient"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm halfway through my fourth novel, The Salt Ledger.",
+        "We have two stores left in Leeds.",
+        "Two of our five stores are in Leeds.",
+    ],
+)
+def test_r6_what_looks_like_progress_but_is_a_fact_is_kept(said: str) -> None:
+    assert isinstance(read(said, role="user", speaker="Sam"), Statement)
+
+
+def test_r6_a_new_date_for_the_same_thing_replaces_the_old() -> None:
+    assert _updates(
+        "Parent-teacher meetings are on 12 November.",
+        "We had to push parent-teacher meetings to the 19th because of the inspection.",
+    )
+    assert not _updates("The gym costs £30 a month.", "Netflix costs £10 a month now.")

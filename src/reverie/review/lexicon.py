@@ -207,6 +207,16 @@ TRANSIENT = phrase_list(
     done for tonight | done for today | done with | slow going
     at the moment | right now | again today | again this morning | needs a restart
     needs a reboot | needs a look
+    nearly finished | almost finished | just finished | wrapping up | on my way | running late
+    min late | mins late | minutes late | hour late | hours late | to go until | left to go
+    """
+)
+#: How far through a task someone is: progress, unless what they are through is a named work
+#: of theirs ("halfway through my fourth novel, The Salt Ledger" says what they work on).
+PROGRESS_THROUGH = phrase_list(
+    """
+    halfway through | half way through | of the way through | most of the way | partway through
+    part way through | nearly through | almost through
     """
 )
 #: Activities of a moment: "I'm running the tests" is progress; "I'm learning German" is not.

@@ -188,7 +188,9 @@ def refills(new_text: str, old_text: str) -> bool:
     added_names, gone_names = new_names - old_names, old_names - new_names
     added_values, gone_values = new.values - old.values, old.values - new.values
     by_name = bool(added_names and gone_names)
-    by_value = bool(added_values and gone_values) and not (added_names or gone_names)
+    # Another number, day or date, and no name of the old one's lost ("Dr. Whitfield gave the
+    # class until the 21st" after "the coursework is due 14 March": a person added is fine).
+    by_value = bool(added_values and gone_values) and not gone_names
     if not (by_name or by_value):
         return False
     body = strip_source(new_text).lower()
@@ -199,5 +201,11 @@ def refills(new_text: str, old_text: str) -> bool:
         return False  # another thing's slot: "Halden Freight's contact" is not Ostrava's
     if own and by_value:
         return False  # "flat 3 rent" is not "flat 2 rent"
+    # "Netflix costs £10" is not about "the gym": the old subject is not in the new statement
+    # (but for words of the slot's kind), and the new one has a subject of its own.
+    lost = {w for w in old.head - new_words if not _CATEGORY.get(w, frozenset()) & new.cats}
+    other_subject = (new.subject & new_names) - old_names or new.head - old_words
+    if old.head and lost == old.head and other_subject and not new_names & old_names:
+        return False
     # "the production server" is not "the staging server": one head, other modifiers.
     return not (new.head & old.head and old.head - new_words and new.head - old_words)

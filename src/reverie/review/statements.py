@@ -63,6 +63,7 @@ _REACTION_OPENER = lx.phrases(lx.REACTION_OPENERS)
 _GUESS = lx.phrases(lx.GUESSES)
 _TRANSIENT = lx.phrases(lx.TRANSIENT)
 _MOMENT = lx.phrases(lx.MOMENT)
+_THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
 _HEDGE = lx.phrases(lx.HEDGES)
 _TODO = lx.phrases(lx.TODO)
 _SECRET_NOUN = lx.phrases(lx.SECRET_NOUNS)
@@ -183,7 +184,10 @@ def skip_reason(text: str, role: str) -> str | None:
     if guess and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
         return "reaction"
     if not lesson:
-        if _TRANSIENT.search(text):
+        if _TRANSIENT.search(text) or _COUNTDOWN.search(text):
+            return "transient"
+        through = _THROUGH.search(text)
+        if through and not re.search(r"(?-i:\b[A-Z][a-z])", text[through.end() :]):
             return "transient"
         first = low.split(" ", 1)[0].strip(",")
         gerund = first.endswith("ing") and len(first) > 4 and first not in lx.NOT_GERUNDS
@@ -310,6 +314,12 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
 
 
+# What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged".
+_COUNTDOWN = re.compile(
+    rf"\b(?:\d+|{'|'.join(sorted(lx.NUMBER_WORDS))})\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
+    r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
+    re.I,
+)
 _LABEL = re.compile(r"^[^:,]{3,40}:\s+(?-i:[A-Z0-9£$€])")
 
 
