@@ -684,3 +684,26 @@ def test_r6_a_relative_day_after_a_preposition_keeps_one_preposition() -> None:
     )
     assert absolute_dates("Due by next month", when) == "Due by December 2023"
     assert absolute_dates("It shipped today", when) == "It shipped on 2023-11-14"
+
+
+def test_r6_a_message_that_names_an_entry_s_value_updates_its_slot_and_says_why() -> None:
+    first = review(turns("c1", user("Billing escalations go to Ruairi."), bot("Noted.")))
+    index = index_after(first)
+    # No update cue in "Malik takes ...": the message naming Ruairi is what makes it one, and
+    # the clause about Ruairi joins the entry that replaced his.
+    second = review(
+        turns(
+            "c2",
+            user("Ruairi is on parental leave until September. Malik takes billing escalations."),
+            bot("Noted."),
+        ),
+        index,
+    )
+    entries = [line for line in index_after(second, index).split("\n") if line.startswith("- ")]
+    assert len(entries) == 1, entries
+    assert "Malik takes billing escalations." in entries[0]
+    assert "Ruairi is on parental leave" in entries[0]
+    assert "Billing escalations go to Ruairi" not in entries[0]
+    # A message that names nothing in memory gets no such reading: both facts stay.
+    third = review(turns("c3", user("Lena handles payroll."), bot("Noted.")), index)
+    assert "Billing escalations go to Ruairi" in index_after(third, index)

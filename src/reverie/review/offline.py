@@ -44,9 +44,9 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
-from .frames import entry_frame, is_verb, meaning, stem, strip_source
+from .frames import entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
-from .slots import read_slot
+from .slots import read_slot, refills, root
 from .sources import BatchSources, is_link_line
 from .statements import Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
@@ -98,6 +98,12 @@ class _Memory:
     notes: list[str] = field(default_factory=list)
     #: Entries naming a thing retired in the message being read, and that thing.
     retiring: list[tuple[_Entry, str]] = field(default_factory=list)
+    #: Names of entries that the message being read also names ("Ruairi is on parental
+    #: leave"): the message is about a change in their slot, cue or not.
+    context: frozenset[str] = frozenset()
+    #: Entries the message being read updated, with the names they lost; and entries it added.
+    updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
+    added: list[_Entry] = field(default_factory=list)
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -172,20 +178,63 @@ class _Memory:
                 if meaning(e.text) != said and supersedes(new, entry_frame(e.text)):
                     e.removed = True
             return "duplicate"
-        same = [e for e in near if supersedes(new, entry_frame(e.text))]
+        same = [
+            e
+            for e in near
+            if supersedes(new, entry_frame(e.text))
+            or (self.context & read_slot(e.text).names and refills(text, e.text))
+        ]
         if not same and any(
             restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
         ):
             return "duplicate"  # said before in other words, with more detail
         if same:
+            lost = read_slot(same[0].text).names - read_slot(text).names
             same[0].text = f"{text} {source}"
+            self.updated.append((same[0], lost))
             for other in same[1:]:
                 other.removed = True
             return "updated"
-        self.entries.append(
-            _Entry(path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries))
+        entry = _Entry(
+            path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries)
         )
+        self.entries.append(entry)
+        self.added.append(entry)
         return "added"
+
+    def begin_message(self, text: str) -> None:
+        """Before a message is read: the names of entries it names (:attr:`context`)."""
+        low = text.lower()
+        self.context = frozenset(
+            n
+            for e in self.live()
+            for n in read_slot(e.text).names
+            if re.search(rf"\b{re.escape(n)}\b", low)
+        )
+        self.updated.clear()
+        self.added.clear()
+
+    def settle_message(self) -> None:
+        """After a message: a statement of it that names the value an update of it replaced
+        ("Sunniva moved to the biochem stream" beside "Callum is my partner now") says why the
+        slot changed, and joins that update instead of standing alone beside it."""
+        for target, lost in self.updated:
+            if target.removed or not lost:
+                continue
+            for e in self.added:
+                if e is target or e.removed or e.original is not None:
+                    continue
+                said = strip_source(e.text)
+                if any(re.search(rf"\b{re.escape(n)}\b", said.lower()) for n in lost):
+                    cited = [format_source(*s) for s in parse_sources(e.text)]
+                    own = [format_source(*s) for s in parse_sources(target.text)]
+                    sources = " ".join(dict.fromkeys([*own, *cited]))
+                    body = re.sub(r"^[^:]{1,40}:\s", "", said)  # the speaker is named once
+                    target.text = f"{strip_source(target.text)} {body} {sources}"
+                    e.removed = True
+        self.context = frozenset()
+        self.updated.clear()
+        self.added.clear()
 
     def switch(self, st: Statement, text: str, source: str) -> str:
         """``st`` says the speaker switched from one thing to another: entries saying the old
@@ -259,7 +308,7 @@ class _Memory:
             name = _new_name(text, e.text, thing)
             if shared and name:
                 slot = read_slot(e.text)
-                named = {n for n in slot.names if stem(n.split()[0]) != slot.first}
+                named = {n for n in slot.names if root(n.split()[0]) != slot.first}
                 others = named - read_slot(thing).names - {thing.lower()}
                 if others:
                     body = re.sub(
@@ -577,6 +626,7 @@ class OfflineReviewer:
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
                 asked[conv] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
+            memory.begin_message(text)
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             for start, end, sentence in units(text, turn.role, speaker):
                 if any(a < end and start < b for a, b in secret_spans):
@@ -609,6 +659,7 @@ class OfflineReviewer:
                     else:
                         outcomes[memory.fact(entry, found.section, cited)] += 1
             memory.settle_retired()
+            memory.settle_message()
         ops = memory.operations(batch.index_cap_chars)
         # The runner's rule (review/sources.py): propose nothing it would drop.
         own = BatchSources(batch.turns)

@@ -23,20 +23,34 @@ from dataclasses import dataclass
 from . import lexicon as lx
 from .frames import MONTH, TIME_WORDS, WORD, is_verb, stem, strip_source
 
-__all__ = ["Slot", "categories", "read_slot", "refills"]
+__all__ = ["Slot", "categories", "read_slot", "refills", "root"]
 
 _ATTRIBUTION = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?=\S)")
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
 _CAPITAL_RUN = re.compile(
     r"(?-i:[A-Z][\w&'.+-]*)(?:\s+(?:&\s+|of\s+|de\s+)?(?-i:[A-Z][\w&'.+-]*))*"
 )
+
+
+@functools.lru_cache(maxsize=65536)
+def root(word: str) -> str:
+    """A word's stem, with an agent noun brought to its verb: "interpreter" and
+    "interpreting" meet, as do "supplier" and "supplies"."""
+    w = stem(word)
+    if len(w) > 6 and w.endswith("ier"):
+        return w[:-3] + "y"
+    if len(w) > 6 and w.endswith("er"):
+        return stem(w[:-2])
+    return w
+
+
 _CATEGORY: dict[str, frozenset[str]] = {}
 for _name, _members in lx.SLOT_CATEGORIES.items():
     for _w in _members:
-        _CATEGORY[stem(_w)] = _CATEGORY.get(stem(_w), frozenset()) | {_name}
+        _CATEGORY[root(_w)] = _CATEGORY.get(root(_w), frozenset()) | {_name}
 _CONSTRUCTIONS = {c: re.compile(p, re.I) for c, p in lx.SLOT_CONSTRUCTIONS.items()}
-_LIGHT = frozenset(stem(w) for w in lx.LIGHT_VERBS) | lx.GENERIC_WORDS
-_SLOT_HEADS = frozenset(stem(w) for w in lx.SLOT_HEADS)
+_LIGHT = frozenset(root(w) for w in lx.LIGHT_VERBS) | lx.GENERIC_WORDS
+_SLOT_HEADS = frozenset(root(w) for w in lx.SLOT_HEADS)
 _PLURAL_VERBS = lx.words("are were go come have do run live sit get take handle")
 
 
@@ -91,7 +105,7 @@ def read_slot(text: str) -> Slot:
         if run.start() == 0 and len(parts) == 1 and parts[0] == run.group(0):
             if not _may_be_name(parts[0], tokens):
                 continue
-            first = stem(name)
+            first = root(name)
         if name and name != owner:
             names.add(name)
     values: set[str] = set()
@@ -104,22 +118,22 @@ def read_slot(text: str) -> Slot:
     for w in re.findall(r"[a-z]+", body.lower()):
         if w in lx.NUMBER_WORDS:
             values.add(w)
-    name_words = {stem(w) for n in names for w in n.split()}
+    name_words = {root(w) for n in names for w in n.split()}
     words = frozenset(
-        stem(w)
+        root(w)
         for w in tokens
         if w.lower() not in lx.STOP_WORDS
         and not lx.VALUE_TOKEN.fullmatch(w)
         and not _dated(w)
-        and stem(w) not in name_words
-        and stem(w) not in _LIGHT
+        and root(w) not in name_words
+        and root(w) not in _LIGHT
         and w.lower().rstrip("s") not in TIME_WORDS
         and len(w) > 2
     )
     head = " ".join(tokens[:verb_at]).lower()
     subject = {n for n in names if re.search(rf"\b{re.escape(n)}\b", head)}
     subject |= {v for v in values if re.search(rf"\b{re.escape(v)}\b", head)}
-    head_words = frozenset(stem(w) for w in tokens[:verb_at]) & words
+    head_words = frozenset(root(w) for w in tokens[:verb_at]) & words
     cats = categories(words) | {c for c, p in _CONSTRUCTIONS.items() if p.search(body)}
     return Slot(
         head=head_words,
@@ -144,7 +158,7 @@ def _may_be_name(word: str, tokens: list[str]) -> bool:
     low = word.lower()
     if low in lx.STOP_WORDS or (low.endswith("ing") and len(low) > 5):
         return False
-    if stem(low) in _CATEGORY:
+    if root(low) in _CATEGORY:
         return False
     nxt = tokens[1].lower() if len(tokens) > 1 else ""
     if not (is_verb(nxt) or nxt.endswith("'s")):
@@ -168,7 +182,7 @@ def refills(new_text: str, old_text: str) -> bool:
     new, old = read_slot(new_text), read_slot(old_text)
     new_names, old_names = set(new.names), set(old.names)
     # A capitalised first word that the other statement uses as a common word is one here.
-    if new.first and (new.first in old.words or new.first in {stem(n) for n in old_names}):
+    if new.first and (new.first in old.words or new.first in {root(n) for n in old_names}):
         new_names.discard(new.first)
     if old.first and old.first in new.words:
         old_names.discard(old.first)
