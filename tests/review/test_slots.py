@@ -141,3 +141,30 @@ def test_r6_a_new_date_for_the_same_thing_replaces_the_old() -> None:
         "We had to push parent-teacher meetings to the 19th because of the inspection.",
     )
     assert not _updates("The gym costs £30 a month.", "Netflix costs £10 a month now.")
+
+
+def test_r6_a_verbless_list_of_named_people_is_kept_but_a_plan_with_names_is_not() -> None:
+    said = "Husband Rafael, kids Mila (9) and Joaquin (6), and a beagle called Biscuit."
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+    assert read("Coffee with Anna and Ben later.", role="user", speaker="Gwen") == (
+        "no durable fact"
+    )
+
+
+def test_r6_what_follows_a_retirement_is_read_too() -> None:
+    gone = read(
+        "Tobias retired. Adaeze Obi at the same agency looks after me now.",
+        role="user",
+        speaker="Celeste",
+    )
+    assert isinstance(gone, Statement) and gone.kind == "retire"
+    assert gone.rest.startswith("Adaeze Obi")
+    assert isinstance(read(gone.rest, role="user", speaker="Celeste"), Statement)
+
+
+def test_r6_a_new_date_needs_no_cue_when_two_words_say_it_is_the_same_thing() -> None:
+    assert _updates(
+        "Sam's thermodynamics coursework is due 14 March at 5pm.",
+        "Dr. Whitfield gave the whole class until the 21st for the thermodynamics coursework.",
+    )
+    assert not _updates("The quarter closes on September 30.", "The office closes on 24 December.")

@@ -13,8 +13,8 @@ import functools
 import re
 
 from . import lexicon as lx
-from .frames import TITLE, WORD, Frame, entry_frame, stem, strip_source
-from .slots import read_slot, refills
+from .frames import TITLE, WORD, Frame, entry_frame, strip_source
+from .slots import dated_alike, read_slot, refills, root
 
 __all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
 
@@ -104,7 +104,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
         if not m:
             return None
-        return _thing(m["w"]), ""
+        # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...").
+        after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", text[m.end() :])
+        return _thing(m["w"]), after["rest"] if after else ""
     m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     if not m:
         return None
@@ -138,7 +140,7 @@ def mentions(entry: str, thing: str) -> bool:
 @functools.lru_cache(maxsize=65536)
 def _stems(text: str, *, generic: bool) -> frozenset[str]:
     words = WORD.findall(strip_source(text))
-    return frozenset(stem(w) for w in words if generic or w.lower() not in _GENERIC)
+    return frozenset(root(w) for w in words if generic or w.lower() not in _GENERIC)
 
 
 _GENERIC = lx.STOP_WORDS | lx.words(
@@ -168,7 +170,7 @@ def supersedes(new: Frame, old: Frame) -> bool:
     values; it says the same in other words; both hold values of one kind (days, dates, times,
     amounts) in nearly the same words; or it says it is an update and shares their words.
     """
-    if new.update and refills(new.text, old.text):
+    if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     shared = new.skeleton & old.skeleton
     smaller = min(len(new.skeleton), len(old.skeleton))

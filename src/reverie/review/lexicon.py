@@ -442,7 +442,8 @@ LIGHT_VERBS = words(
     "do does did done doing get gets got make makes made have has had handle handles handled "
     "run runs ran running keep keeps kept put puts give gives gave need needs want wants be "
     "look looks work works worked say says said now new same before after still happen "
-    "happens happened through via into onto across within without out off"
+    "happens happened through via into onto across within without out off decide decided "
+    "agree agreed choose chose chosen pick picked plan planned think end start begin"
 )
 #: Kinds of slot that one provider, tool, place or person fills at a time, by the words that
 #: name them: "Opsgenie handles alerts now" and "Paging goes through PagerDuty" are both about
@@ -627,7 +628,8 @@ VERBS = words(
     "belong contain depend exist matter cost weigh measure equal fit suit enter "
     "shadow refund print order email text deliver pick rent share sync back log track "
     "sit speak spell spell teach pay verify arrive happen occur renew collect visit last "
-    "carry stock sell"
+    "carry stock sell look care mind supply organise organize coordinate head oversee process "
+    "cater clear treat see rehearse record mix post"
 )
 #: Preference verbs read as one: "likes a numbered list" and "prefers them grouped" meet.
 SAME_VERB = {"like": "prefer", "love": "prefer", "enjoy": "prefer", "rather": "prefer"}

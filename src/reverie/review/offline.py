@@ -205,11 +205,12 @@ class _Memory:
     def begin_message(self, text: str) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`)."""
         low = text.lower()
+        # A name said in part counts ("Philippa" for "Philippa Grange").
         self.context = frozenset(
             n
             for e in self.live()
             for n in read_slot(e.text).names
-            if re.search(rf"\b{re.escape(n)}\b", low)
+            if any(len(w) > 2 and re.search(rf"\b{re.escape(w)}\b", low) for w in n.split())
         )
         self.updated.clear()
         self.added.clear()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from . import lexicon as lx
 from .frames import MONTH, TIME_WORDS, WORD, is_verb, stem, strip_source
 
-__all__ = ["Slot", "categories", "read_slot", "refills", "root"]
+__all__ = ["Slot", "categories", "dated_alike", "read_slot", "refills", "root", "value_kind"]
 
 _ATTRIBUTION = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?=\S)")
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
@@ -40,7 +40,9 @@ def root(word: str) -> str:
     if len(w) > 6 and w.endswith("ier"):
         return w[:-3] + "y"
     if len(w) > 6 and w.endswith("er"):
-        return stem(w[:-2])
+        w = stem(w[:-2])
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "swimming" -> "swimm" -> "swim", "shipping" -> "ship"
     return w
 
 
@@ -166,6 +168,30 @@ def _may_be_name(word: str, tokens: list[str]) -> bool:
     return not (low.endswith("s") and not low.endswith("ss") and nxt in _PLURAL_VERBS)
 
 
+def value_kind(value: str) -> str:
+    """The kind of a value: a date, a weekday, a time or an amount."""
+    if value[:3] in _MONTHS or re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)", value):
+        return "date"
+    if value in _WEEKDAYS:
+        return "weekday"
+    if ":" in value or value.endswith(("am", "pm")) or value in ("noon", "midnight"):
+        return "time"
+    return "amount"
+
+
+_MONTHS = frozenset(m[:3] for m in lx.MONTHS)
+_WEEKDAYS = frozenset(d.rstrip("s")[:3] for d in lx.WEEKDAYS if not d.startswith("week"))
+
+
+def dated_alike(new_text: str, old_text: str) -> bool:
+    """Whether both give a date to the same thing, in at least two content words they share
+    ("the thermodynamics coursework" due 14 March, until the 21st): a thing has one date at a
+    time, so the newer replaces the older even without a word that says it changed."""
+    new, old = read_slot(new_text), read_slot(old_text)
+    kinds = {value_kind(v) for v in new.values} & {value_kind(v) for v in old.values}
+    return "date" in kinds and len((new.words & old.words) - _LIGHT) >= 2
+
+
 def refills(new_text: str, old_text: str) -> bool:
     """Whether ``new_text``, said as an update, puts another value in the slot that
     ``old_text`` fills.
@@ -189,23 +215,31 @@ def refills(new_text: str, old_text: str) -> bool:
     new_words = new.words | {n for n in (new.names - new_names)}
     old_words = old.words | {n for n in (old.names - old_names)}
     shared = {w for w in new_words & old_words if w not in _LIGHT}
-    if not shared:
-        # Only the kind of slot in common ("alerts", "paging"): the old statement must be
-        # about that slot alone, or it may be about something the new one does not say
-        # ("coffee beans from Origin" is not "milk from Estate Dairy").
-        if not new.cats & old.cats:
-            return False
-        if any(not _CATEGORY.get(w) and w not in _SLOT_HEADS for w in old_words):
-            return False
+    # Only the kind of slot in common ("alerts", "paging"): the old statement must be about
+    # that slot alone, or it may be about something the new one does not say ("coffee beans
+    # from Origin" is not "milk from Estate Dairy").
+    by_kind = bool(new.cats & old.cats) and all(
+        _CATEGORY.get(w) or w in _SLOT_HEADS for w in old_words
+    )
+    # Only a name in common ("Q3"): then only another amount or date for it.
+    named = bool(set(new.names) & set(old.names) - {new.owner, old.owner})
+    if not shared and not by_kind and not named:
+        return False
     if new.owner and old.owner and new.owner != old.owner and "i" not in (new.owner, old.owner):
         return False
     added_names, gone_names = new_names - old_names, old_names - new_names
-    added_values, gone_values = new.values - old.values, old.values - new.values
     by_name = bool(added_names and gone_names)
-    # Another number, day or date, and no name of the old one's lost ("Dr. Whitfield gave the
-    # class until the 21st" after "the coursework is due 14 March": a person added is fine).
-    by_value = bool(added_values and gone_values) and not gone_names
-    if not (by_name or by_value):
+    if not by_name:
+        # A name said in part is the same name ("Philippa" for "Philippa Grange").
+        new_parts = {w for n in new_names for w in n.split()}
+        gone_names = {n for n in gone_names if not set(n.split()) & new_parts}
+    added_values, gone_values = new.values - old.values, old.values - new.values
+    # Another number, day or date of the same kind, and no name of the old one's lost ("Dr.
+    # Whitfield gave the class until the 21st" after "the coursework is due 14 March": a
+    # person added is fine); a name both hold may be the slot ("Q3": 410k, then 360k).
+    kinds = {value_kind(v) for v in added_values} & {value_kind(v) for v in gone_values}
+    by_value = bool(kinds) and not gone_names
+    if not (by_name or by_value) or (by_name and not (shared or by_kind)):
         return False
     body = strip_source(new_text).lower()
     if any(re.search(rf"\b{re.escape(n)}\b", body) for n in gone_names):

@@ -246,8 +246,15 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     head = text.split(",", 1)[0].split(" ")
     contracted = re.search(r"'(?:s|re|ve|ll|d|m)$", head[0], re.I)  # "It's Dr. Menendez"
     labelled = _LABEL.match(text)  # "New parts supplier: Brandtmann Cycle Supply": X is Y
+    # "Husband Rafael, kids Mila (9) and Joaquin (6)": people named with who they are.
+    listed = (
+        role == "user"
+        and len(_NAMED_LATER.findall(text)) >= 2
+        and len(content) >= 4
+        and not re.search(r"\b(?:later|today|tonight|tomorrow|soon|now|yesterday)\b", low)
+    )
     if kind in ("thing", "our", "name", "there") and not (
-        contracted or has_verb(head[1:]) or labelled
+        contracted or has_verb(head[1:]) or labelled or listed
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
@@ -320,6 +327,7 @@ _COUNTDOWN = re.compile(
     r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
     re.I,
 )
+_NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
 _LABEL = re.compile(r"^[^:,]{3,40}:\s+(?-i:[A-Z0-9£$€])")
 
 
