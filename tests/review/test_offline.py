@@ -707,3 +707,16 @@ def test_r6_a_message_that_names_an_entry_s_value_updates_its_slot_and_says_why(
     # A message that names nothing in memory gets no such reading: both facts stay.
     third = review(turns("c3", user("Lena handles payroll."), bot("Noted.")), index)
     assert "Billing escalations go to Ruairi" in index_after(third, index)
+
+
+def test_r6_a_person_giving_something_up_keeps_what_they_took_up_and_idles_cleanly() -> None:
+    first = turns("c1", user("Mila has swim practice on Tuesdays. Leo has swim club on Fridays."))
+    index = index_after(review(first))
+    said = user("Mila quit swimming. She does climbing on Wednesday evenings now.")
+    second = turns("c2", said)
+    index2 = index_after(review(second, index), index)
+    assert "Mila has swim practice" not in index2
+    assert "Leo has swim club on Fridays" in index2  # another person's swimming stays
+    assert "Mila quit swimming. She does climbing on Wednesday evenings now." in index2
+    # Every turn again, against the memory it made: nothing changes.
+    assert review([*first, *second], index2).operations == []

@@ -168,3 +168,25 @@ def test_r6_a_new_date_needs_no_cue_when_two_words_say_it_is_the_same_thing() ->
         "Dr. Whitfield gave the whole class until the 21st for the thermodynamics coursework.",
     )
     assert not _updates("The quarter closes on September 30.", "The office closes on 24 December.")
+
+
+def test_r6_a_statement_that_says_no_more_than_an_entry_is_a_duplicate() -> None:
+    from reverie.review.slots import says_no_more
+
+    assert says_no_more("Weekday opening is still 7:30.", "Hana: We open at 7:30 on weekdays.")
+    assert says_no_more("Netflix stays.", "Gwen: We pay for Netflix.")
+    assert says_no_more("Flu shots need an appointment.", "Flu shots are by appointment only.")
+    # Something of its own, another polarity, or another person: not a duplicate.
+    assert not says_no_more("We open at 8 on weekdays.", "We open at 7:30 on weekdays.")
+    assert not says_no_more("We don't pay for Netflix.", "Gwen: We pay for Netflix.")
+    assert not says_no_more("Ava: I prefer tea.", "Ben: I prefer tea.")
+
+
+def test_r6_a_person_giving_something_up_retires_only_their_entry() -> None:
+    gone = read(
+        "Mila quit swimming. She does climbing on Wednesday evenings now.",
+        role="user",
+        speaker="Gwen",
+    )
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "swimming")
+    assert gone.rest.startswith("She does climbing")

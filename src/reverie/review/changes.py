@@ -95,6 +95,18 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     weekly = m and re.match(r"^\s*(?:on|at|before|after|until|in)\s+", text[m.end() :], re.I)
     if m and not weekly and m["w"].split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
         return _thing(m["w"]), ""  # "Homework club isn't happening this year"
+    if kind == "name":
+        # "Mila quit swimming": a person gives something up; what follows is said too.
+        m = re.match(
+            rf"^(?P<who>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) (?:has |have )?"
+            rf"(?:{_RETIRE.pattern})\s+(?P<v>[^,;.!?]+)(?P<rest>.*)$",
+            text,
+        )
+        objectless = r"(?:a|an|any|some|to|the idea|the ball|on|with|at|for|by|in|us|me|it)\b"
+        if m and not re.match(objectless, m["v"], re.I):
+            thing = _thing(m["v"])
+            if thing and not _WHEN.match(thing):
+                return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
         m = re.match(
             r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"

@@ -443,7 +443,8 @@ LIGHT_VERBS = words(
     "run runs ran running keep keeps kept put puts give gives gave need needs want wants be "
     "look looks work works worked say says said now new same before after still happen "
     "happens happened through via into onto across within without out off decide decided "
-    "agree agreed choose chose chosen pick picked plan planned think end start begin"
+    "agree agreed choose chose chosen pick picked plan planned think end start begin stay "
+    "stays stayed remain remains remained continue continues"
 )
 #: Kinds of slot that one provider, tool, place or person fills at a time, by the words that
 #: name them: "Opsgenie handles alerts now" and "Paging goes through PagerDuty" are both about

@@ -46,9 +46,9 @@ from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
 from .frames import entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
-from .slots import read_slot, refills, root
+from .slots import read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
-from .statements import Statement, read
+from .statements import PEOPLE, Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -171,11 +171,13 @@ class _Memory:
         # thing: the others are not compared (review stays cheap as memory grows).
         mine = keys(text)
         near = [e for e in live if keys(e.text) & mine]
-        if any(meaning(e.text) == said for e in live):
+        holders = [e for e in live if meaning(e.text) == said or _holds(e.text, text)]
+        if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
-            # older value and then the newer one ends as the newer one alone).
+            # older value and then the newer one ends as the newer one alone). An entry that
+            # says it among more (an update with its reason) holds it too.
             for e in near:
-                if meaning(e.text) != said and supersedes(new, entry_frame(e.text)):
+                if e not in holders and supersedes(new, entry_frame(e.text)):
                     e.removed = True
             return "duplicate"
         same = [
@@ -188,7 +190,16 @@ class _Memory:
             restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
         ):
             return "duplicate"  # said before in other words, with more detail
+        if not same and any(says_no_more(text, e.text) for e in near):
+            return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if same:
+            # An entry that already says this, and more, stays as it is; the others go.
+            holder = next((e for e in same if _holds(e.text, text)), None)
+            if holder is not None:
+                for other in same:
+                    if other is not holder:
+                        other.removed = True
+                return "duplicate"
             lost = read_slot(same[0].text).names - read_slot(text).names
             same[0].text = f"{text} {source}"
             self.updated.append((same[0], lost))
@@ -204,13 +215,15 @@ class _Memory:
 
     def begin_message(self, text: str) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`)."""
-        low = text.lower()
-        # A name said in part counts ("Philippa" for "Philippa Grange").
+        said = set(re.findall(r"[\w'+&.-]+", text.lower()))
+        said |= {w.strip(".'") for w in said}
+        # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
+        # entry: the cost grows with the memory only as a scan of cached readings does.
         self.context = frozenset(
             n
             for e in self.live()
             for n in read_slot(e.text).names
-            if any(len(w) > 2 and re.search(rf"\b{re.escape(w)}\b", low) for w in n.split())
+            if any(len(w) > 2 and w in said for w in n.split())
         )
         self.updated.clear()
         self.added.clear()
@@ -275,12 +288,14 @@ class _Memory:
         speaker = entry_frame(f"{st.speaker}: I x") if st.subject_kind == "i" else None
         gone = 0
         for e in self.live():
-            if not mentions(e.text, st.old):
-                continue
+            if not mentions(e.text, st.old) or _cites(e.text, source):
+                continue  # an entry this very message made already says it (idle re-run)
             if speaker is not None:
                 owner = entry_frame(e.text)
                 if owner.owner and owner.owner != ("we",) and not speaker.same_owner(owner):
                     continue  # someone else's fact that names the same thing
+            if _gives_up(st) and not st.frame.same_owner(entry_frame(e.text)):
+                continue  # "Mila quit swimming" retires Mila's swimming, no one else's
             shorter = _without(strip_source(e.text), st.old)
             if shorter is not None:
                 e.text = f"{shorter} {source}"
@@ -301,6 +316,9 @@ class _Memory:
         (a name put in a sentence written around another thing reads badly: "through a
         Booqable")."""
         new = entry_frame(text)
+        retiring = {id(e) for e, _ in self.retiring}
+        if any(_holds(e.text, text) for e in self.live() if id(e) not in retiring):
+            return False  # memory says it already: a duplicate, and the retired entry goes
         for e, thing in self.retiring:
             if e.removed:
                 continue
@@ -498,6 +516,19 @@ def _section_rank(section: str) -> int:
     )
 
 
+def _holds(entry: str, text: str) -> bool:
+    """Whether ``entry`` states ``text`` word for word, among more (a merged update)."""
+    said = meaning(text)
+    return bool(said) and f" {said} " in f" {meaning(entry)} "
+
+
+def _gives_up(st: Statement) -> bool:
+    """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
+    against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
+    owner = set(st.frame.owner)
+    return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
+
+
 def _cites(text: str, source: str) -> bool:
     return source in text
 
@@ -644,7 +675,12 @@ class OfflineReviewer:
                         continue
                     if found.kind == "retire":
                         outcomes[memory.retire(found, source)] += 1
-                        if found.rest:
+                        if found.rest and _gives_up(found):
+                            # "Mila quit swimming. She does climbing now": what a person took
+                            # up leans on the name; the whole is kept as said.
+                            entry = render(found, listener=listener, when=block[last].time)
+                            outcomes[memory.fact(entry, PEOPLE, source)] += 1
+                        elif found.rest:
                             pending.insert(0, found.rest)
                         continue
                     entry = render(found, listener=listener, when=block[last].time)

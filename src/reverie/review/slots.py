@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from . import lexicon as lx
 from .frames import MONTH, TIME_WORDS, WORD, is_verb, stem, strip_source
 
-__all__ = ["Slot", "categories", "dated_alike", "read_slot", "refills", "root", "value_kind"]
+__all__ = [
+    "Slot",
+    "categories",
+    "dated_alike",
+    "read_slot",
+    "refills",
+    "root",
+    "says_no_more",
+    "value_kind",
+]
 
 _ATTRIBUTION = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?=\S)")
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
@@ -117,6 +126,8 @@ def read_slot(text: str) -> Slot:
         values.add(v.group(0).lower()[:3])
     for v in _WEEKDAY.finditer(body):
         values.add(v.group(0).lower().rstrip("s")[:3])
+    for v in _WEEK_PART.finditer(body):
+        values.add(v.group(0).lower()[:3])  # "weekday" as "weekdays"
     for w in re.findall(r"[a-z]+", body.lower()):
         if w in lx.NUMBER_WORDS:
             values.add(w)
@@ -150,7 +161,10 @@ def read_slot(text: str) -> Slot:
 
 
 def _dated(word: str) -> bool:
-    return bool(MONTH.fullmatch(word) or _WEEKDAY.fullmatch(word))
+    return bool(MONTH.fullmatch(word) or _WEEKDAY.fullmatch(word) or _WEEK_PART.fullmatch(word))
+
+
+_WEEK_PART = re.compile(r"week(?:day|end)s?", re.I)
 
 
 def _may_be_name(word: str, tokens: list[str]) -> bool:
@@ -190,6 +204,28 @@ def dated_alike(new_text: str, old_text: str) -> bool:
     new, old = read_slot(new_text), read_slot(old_text)
     kinds = {value_kind(v) for v in new.values} & {value_kind(v) for v in old.values}
     return "date" in kinds and len((new.words & old.words) - _LIGHT) >= 2
+
+
+def says_no_more(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` says nothing ``old_text`` does not: its names, values and content
+    words are all there ("weekday opening is still 7:30" after "We open at 7:30 on weekdays",
+    "Netflix stays" after "We pay for Netflix"), with something of its own to compare (a name,
+    a value, or two words), the same polarity and compatible owners."""
+    new, old = read_slot(new_text), read_slot(old_text)
+    if not (new.names or new.values or len(new.words) >= 2):
+        return False
+    if bool(_NEGATION.search(strip_source(new_text))) != bool(
+        _NEGATION.search(strip_source(old_text))
+    ):
+        return False
+    if new.owner and old.owner and new.owner != old.owner and "i" not in (new.owner, old.owner):
+        return False
+    old_parts = {w for n in old.names for w in n.split()} | old.words
+    names_in = all(set(n.split()) <= old_parts for n in new.names)
+    return names_in and new.values <= old.values and new.words <= old.words | old_parts
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing)\b|n't\b", re.I)
 
 
 def refills(new_text: str, old_text: str) -> bool:
