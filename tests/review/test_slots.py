@@ -190,3 +190,10 @@ def test_r6_a_person_giving_something_up_retires_only_their_entry() -> None:
     )
     assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "swimming")
     assert gone.rest.startswith("She does climbing")
+
+
+def test_r6_what_stopped_being_done_is_the_thing_retired_and_a_day_alone_is_not() -> None:
+    gone = read("We stopped doing Saturday hours.", role="user", speaker="Hana")
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "Saturday hours")
+    closed = read("We're closed on July 4.", role="user", speaker="Hana")
+    assert isinstance(closed, Statement) and closed.kind == "fact"

@@ -105,7 +105,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         objectless = r"(?:a|an|any|some|to|the idea|the ball|on|with|at|for|by|in|us|me|it)\b"
         if m and not re.match(objectless, m["v"], re.I):
             thing = _thing(m["v"])
-            if thing and not _WHEN.match(thing):
+            if thing and not _only_when(thing):
                 return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
         m = re.match(
@@ -123,13 +123,16 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     if not m:
         return None
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
+    doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
+    if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
+        raw = raw[doing.end() :]  # "stopped doing Saturday hours": the hours, not the doing
     thing = _thing(raw)
     if (
         not thing
         or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
         or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
         or re.search(r"\b(?:you|your)\b", thing, re.I)
-        or _WHEN.match(thing)  # "we're closed on July 4": a day, not a thing that ended
+        or _only_when(thing)  # "we're closed on July 4": a day, not a thing that ended
     ):
         return None
     rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
@@ -141,6 +144,15 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         flags=re.I,
     ).strip()
     return thing, rest
+
+
+def _only_when(thing: str) -> bool:
+    """Whether ``thing`` names a day or a date only ("July 4", "the Friday after"), not a
+    thing that happens on one ("Saturday hours")."""
+    words = thing.split()
+    return bool(words) and all(
+        _WHEN.match(w) or w.lower() in ("on", "the", "and", "of", "after", "before") for w in words
+    )
 
 
 def mentions(entry: str, thing: str) -> bool:
@@ -156,7 +168,8 @@ def _stems(text: str, *, generic: bool) -> frozenset[str]:
 
 
 _GENERIC = lx.STOP_WORDS | lx.words(
-    "job account subscription plan tool service app thing stuff membership store box use using"
+    "job account subscription plan tool service app thing stuff membership store box use using "
+    "hours hour session sessions time times slot slots"
 )
 
 
