@@ -197,3 +197,11 @@ def test_r6_what_stopped_being_done_is_the_thing_retired_and_a_day_alone_is_not(
     assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "Saturday hours")
     closed = read("We're closed on July 4.", role="user", speaker="Hana")
     assert isinstance(closed, Statement) and closed.kind == "fact"
+
+
+def test_r6_the_opposite_state_of_the_same_thing_replaces_it() -> None:
+    assert _updates(
+        "Uploads over 5 GB fail on Safari because of the chunk size.",
+        "Large Safari uploads work now.",
+    )
+    assert not _updates("The staging deploy fails on Mondays.", "The production deploy works now.")

@@ -14,7 +14,7 @@ import re
 
 from . import lexicon as lx
 from .frames import TITLE, WORD, Frame, entry_frame, strip_source
-from .slots import dated_alike, read_slot, refills, root
+from .slots import dated_alike, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
 
@@ -197,6 +197,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
     """
     if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
+    if new.update and turns_around(new.text, old.text):
+        return True  # "large Safari uploads work now" after "uploads ... fail on Safari"
     shared = new.skeleton & old.skeleton
     smaller = min(len(new.skeleton), len(old.skeleton))
     # Nothing but values on one side ("Standup is on Mondays at 9"): the words agree.

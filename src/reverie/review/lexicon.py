@@ -492,6 +492,18 @@ SLOT_HEADS = words(
     "system systems provider providers company companies service services platform tool tools "
     "app apps software contract contracts firm online"
 )
+#: States and their opposites: "large Safari uploads work now" outdates "uploads over 5 GB fail
+#: on Safari"; each pair is (one side, the other side).
+OPPOSITE_STATES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (
+        words("fail fails failing failed broken breaks break crash crashes"),
+        words("work works working fixed resolved"),
+    ),
+    (words("down offline unavailable"), words("up online available back")),
+    (words("blocked stuck"), words("unblocked unstuck")),
+    (words("closed shut"), words("open opened reopened")),
+    (words("disabled off"), words("enabled on")),
+)
 #: Constructions that name a slot category without a word of it: "tyres come from Velotech",
 #: "we buy flour from Marriage's" are about supply.
 SLOT_CONSTRUCTIONS: dict[str, str] = {

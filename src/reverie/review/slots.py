@@ -31,6 +31,7 @@ __all__ = [
     "refills",
     "root",
     "says_no_more",
+    "turns_around",
     "value_kind",
 ]
 
@@ -226,6 +227,26 @@ def says_no_more(new_text: str, old_text: str) -> bool:
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing)\b|n't\b", re.I)
+
+
+def turns_around(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` says the opposite state of what ``old_text`` is about ("large
+    Safari uploads work now" after "uploads over 5 GB fail on Safari"): one side of a pair of
+    :data:`.lexicon.OPPOSITE_STATES` in each, the other side in neither, and two content words
+    or a name and a word in common besides."""
+    new_low = set(re.findall(r"[a-z]+", strip_source(new_text).lower()))
+    old_low = set(re.findall(r"[a-z]+", strip_source(old_text).lower()))
+    for one, other in lx.OPPOSITE_STATES:
+        for a, b in ((one, other), (other, one)):
+            if old_low & a and new_low & b and not old_low & b and not new_low & a:
+                new, old = read_slot(new_text), read_slot(old_text)
+                states = {root(w) for w in one | other}
+                common = (new.words & old.words) - _LIGHT - states
+                names = {w for n in new.names for w in n.split()} & {
+                    w for n in old.names for w in n.split()
+                }
+                return len(common) >= 2 or bool(names and common)
+    return False
 
 
 def refills(new_text: str, old_text: str) -> bool:
