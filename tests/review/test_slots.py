@@ -205,3 +205,21 @@ def test_r6_the_opposite_state_of_the_same_thing_replaces_it() -> None:
         "Large Safari uploads work now.",
     )
     assert not _updates("The staging deploy fails on Mondays.", "The production deploy works now.")
+
+
+def test_r6_narrative_that_shares_a_word_or_two_people_talking_is_not_an_update() -> None:
+    # LoCoMo-like chat: a word in common among many, and two people talking.
+    assert not _updates(
+        "Jon lost their job as a banker on 2023-01-19.",
+        "Unfortunately, I also lost my job at Door Dash in January 2023.",
+        speaker="Gina",
+    )
+    assert not _updates(
+        "Caroline: We had a blast in 2022 at the Pride fest with our supportive friends.",
+        "Now I'm ready to offer love and support to those who need it.",
+        speaker="Caroline",
+    )
+    # A name in common that is the subject of neither is no slot.
+    assert not refills(
+        "The CDN caches API responses for 60 seconds.", "The partner API launches on September 2."
+    )

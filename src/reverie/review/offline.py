@@ -44,7 +44,7 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
-from .frames import entry_frame, is_verb, meaning, strip_source
+from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
 from .slots import read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
@@ -101,6 +101,8 @@ class _Memory:
     #: Names of entries that the message being read also names ("Ruairi is on parental
     #: leave"): the message is about a change in their slot, cue or not.
     context: frozenset[str] = frozenset()
+    #: The messages being read, as (conversation, position).
+    reading: frozenset[tuple[str, int]] = frozenset()
     #: Entries the message being read updated, with the names they lost; and entries it added.
     updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
     added: list[_Entry] = field(default_factory=list)
@@ -177,15 +179,10 @@ class _Memory:
             # older value and then the newer one ends as the newer one alone). An entry that
             # says it among more (an update with its reason) holds it too.
             for e in near:
-                if e not in holders and supersedes(new, entry_frame(e.text)):
+                if e not in holders and self._outdates(new, text, e, source):
                     e.removed = True
             return "duplicate"
-        same = [
-            e
-            for e in near
-            if supersedes(new, entry_frame(e.text))
-            or (self.context & read_slot(e.text).names and refills(text, e.text))
-        ]
+        same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
             restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
         ):
@@ -213,17 +210,45 @@ class _Memory:
         self.added.append(entry)
         return "added"
 
-    def begin_message(self, text: str) -> None:
-        """Before a message is read: the names of entries it names (:attr:`context`)."""
+    def _outdates(self, new: Frame, text: str, e: _Entry, source: str) -> bool:
+        """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
+        :func:`.changes.supersedes`, or, when the message names ``e``'s value, by giving its
+        slot another value (:attr:`context`). An entry this very message made names its
+        value because the message said it, not because it changed (an idle re-run)."""
+        if supersedes(new, entry_frame(e.text)):
+            return True
+        if self._from_this_message(e) or not self.context & read_slot(e.text).names:
+            return False
+        return refills(text, e.text, told=True)
+
+    def _from_this_message(self, e: _Entry) -> bool:
+        return any(
+            (conv, p) in self.reading
+            for conv, start, end in parse_sources(e.text)
+            for p in range(start, end)
+        )
+
+    def begin_message(
+        self,
+        text: str,
+        people: frozenset[str] = frozenset(),
+        reading: frozenset[tuple[str, int]] = frozenset(),
+    ) -> None:
+        """Before a message is read: the names of entries it names (:attr:`context`). The
+        people talking, and a name most entries hold, are who the talk is between, not the
+        value of a slot: they make no context."""
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {w.strip(".'") for w in said}
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
         # entry: the cost grows with the memory only as a scan of cached readings does.
+        self.reading = reading
+        held = Counter(n for e in self.live() for n in read_slot(e.text).names)
         self.context = frozenset(
             n
-            for e in self.live()
-            for n in read_slot(e.text).names
-            if any(len(w) > 2 and w in said for w in n.split())
+            for n, count in held.items()
+            if count <= 2
+            and not set(n.split()) & people
+            and any(len(w) > 2 and w in said for w in n.split())
         )
         self.updated.clear()
         self.added.clear()
@@ -641,6 +666,9 @@ class OfflineReviewer:
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
+        people = frozenset(
+            w for t in batch.turns if t.role == "user" for w in _display(t.author).lower().split()
+        )
         for block, listener in _blocks(_turns(batch.turns)):
             turn = block[-1]
             if turn.role not in {"user", "assistant"}:
@@ -658,7 +686,9 @@ class OfflineReviewer:
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
                 asked[conv] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
-            memory.begin_message(text)
+            memory.begin_message(
+                text, people, frozenset((t.conversation_id, t.position) for t in block)
+            )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             for start, end, sentence in units(text, turn.role, speaker):
                 if any(a < end and start < b for a, b in secret_spans):

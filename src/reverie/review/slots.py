@@ -35,7 +35,10 @@ __all__ = [
     "value_kind",
 ]
 
-_ATTRIBUTION = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?=\S)")
+# "Sam: ..." and "Sam, asked "...": ..." (an answer kept with its question) name the speaker.
+_ATTRIBUTION = re.compile(
+    r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})(?:, asked \"[^\"]*\")?: (?=\S)"
+)
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
 _CAPITAL_RUN = re.compile(
     r"(?-i:[A-Z][\w&'.+-]*)(?:\s+(?:&\s+|of\s+|de\s+)?(?-i:[A-Z][\w&'.+-]*))*"
@@ -75,6 +78,7 @@ class Slot:
     names: frozenset[str]  # proper names, lower case ("royal mail", "opsgenie")
     values: frozenset[str]  # numbers, times, days, dates
     subject: frozenset[str]  # the names and numbers before the first verb
+    who: str  # the person or thing it is said of: its owner, else a name its verb follows
     head: frozenset[str]  # the content words before the first verb
     first: str  # the stem of a capitalised first word that may be a name, or ""
     owner: str  # who says it of themselves ("i" for I/my), the attributed speaker, or ""
@@ -148,6 +152,8 @@ def read_slot(text: str) -> Slot:
     subject = {n for n in names if re.search(rf"\b{re.escape(n)}\b", head)}
     subject |= {v for v in values if re.search(rf"\b{re.escape(v)}\b", head)}
     head_words = frozenset(root(w) for w in tokens[:verb_at]) & words
+    lead = next((n for n in names if first and root(n) == first), "")
+    who = owner or lead
     cats = categories(words) | {c for c, p in _CONSTRUCTIONS.items() if p.search(body)}
     return Slot(
         head=head_words,
@@ -156,6 +162,7 @@ def read_slot(text: str) -> Slot:
         names=frozenset(names),
         values=frozenset(values),
         subject=frozenset(subject),
+        who=who,
         first=first,
         owner=owner,
     )
@@ -249,9 +256,23 @@ def turns_around(new_text: str, old_text: str) -> bool:
     return False
 
 
-def refills(new_text: str, old_text: str) -> bool:
+def _other_people(new: Slot, old: Slot, new_names: set[str], old_names: set[str]) -> bool:
+    """Whether the two are said of different people or things ("Gina: I lost my job at Door
+    Dash" is not an update of "Jon lost his job as a banker"). A name that leads one of them
+    may be the value of a role ("Luis does dispatch now" after "Dispatch is Corinne"): that
+    is so only when the other names no one of its own as the one it is said of, or when the
+    new statement says nothing but the role and its holder."""
+    a = new.who if new.who in new_names or new.who == new.owner else ""
+    b = old.who if old.who in old_names or old.who == old.owner else ""
+    if not a or not b or a == b or "i" in (a, b):
+        return False
+    return bool(new.words - old.words - _LIGHT)
+
+
+def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
     """Whether ``new_text``, said as an update, puts another value in the slot that
-    ``old_text`` fills.
+    ``old_text`` fills. ``told``: the message also names the old value ("LanguageLink was too
+    slow"), so one word in common is enough, however much else the old entry says.
 
     Both must be about the same kind of thing: a content word in common that is not a light
     verb ("escalations", "partner"), or a slot category in common ("alerts" and "paging").
@@ -278,11 +299,16 @@ def refills(new_text: str, old_text: str) -> bool:
     by_kind = bool(new.cats & old.cats) and all(
         _CATEGORY.get(w) or w in _SLOT_HEADS for w in old_words
     )
-    # Only a name in common ("Q3"): then only another amount or date for it.
-    named = bool(set(new.names) & set(old.names) - {new.owner, old.owner})
+    # Only a name in common, the subject of both ("Q3" of "my Q3 quota", "my number for Q3"):
+    # then only another amount or date for it.
+    named = bool(new.subject & old.subject - {new.owner, old.owner})
     if not shared and not by_kind and not named:
         return False
+    if shared and not by_kind and not told and len(shared) < 0.3 * len(old_words - _LIGHT):
+        return False  # a word in common among many others: a story, not the same slot
     if new.owner and old.owner and new.owner != old.owner and "i" not in (new.owner, old.owner):
+        return False
+    if _other_people(new, old, new_names, old_names):
         return False
     added_names, gone_names = new_names - old_names, old_names - new_names
     by_name = bool(added_names and gone_names)
