@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.review.corpus_format import CORPUS, HALVES, HELD_OUT, fact, half, load, parse
+from tests.review.corpus_format import (
+    CORPUS,
+    DEVELOPMENT,
+    HALVES,
+    HELD_OUT,
+    SECOND,
+    fact,
+    half,
+    load,
+    parse,
+)
 
 
 def test_split_rule_is_the_first_byte_of_sha256() -> None:
@@ -12,10 +22,12 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("home-coffee") == "dev"
     assert half("clinic-intro-desk") == "test"
     assert {half(f"x-{i}") for i in range(20)} == set(HALVES)
-    assert half("t2-clinic-intro") == HELD_OUT == "test2"
+    assert half("t2-clinic-intro") == SECOND == "test2"
+    assert half("t3-vet-intro") == HELD_OUT == "test3"
+    assert HELD_OUT not in DEVELOPMENT
 
 
-@pytest.mark.parametrize("which", [*HALVES, HELD_OUT])
+@pytest.mark.parametrize("which", [*DEVELOPMENT, HELD_OUT])
 def test_every_conversation_parses_and_is_in_its_half(which: str) -> None:
     conversations = load(which)
     assert conversations
@@ -27,7 +39,7 @@ def test_every_conversation_parses_and_is_in_its_half(which: str) -> None:
 
 
 def test_files_live_under_the_corpus_directory() -> None:
-    assert {p.name for p in CORPUS.iterdir() if p.is_dir()} == {*HALVES, HELD_OUT}
+    assert {p.name for p in CORPUS.iterdir() if p.is_dir()} == {*DEVELOPMENT, HELD_OUT}
 
 
 def test_the_corpus_is_large_and_varied() -> None:
@@ -48,12 +60,13 @@ def test_the_corpus_is_large_and_varied() -> None:
         }
 
 
-def test_the_held_out_set_is_large_and_varied() -> None:
-    conversations = load(HELD_OUT)
-    assert len(conversations) >= 80
+@pytest.mark.parametrize("which", [SECOND, HELD_OUT])
+def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
+    conversations = load(which)
+    assert len(conversations) >= (100 if which == HELD_OUT else 80)
     assert len({c.setting for c in conversations}) >= 10
     assert sum(len(c.keep) for c in conversations) >= 100
-    assert sum(len(c.was) for c in conversations) >= 30
+    assert sum(len(c.was) for c in conversations) >= (60 if which == HELD_OUT else 30)
     assert sum(len(c.gone) for c in conversations) >= 5
     assert {k for c in conversations for k, _ in c.never} >= {
         "secret",
@@ -64,8 +77,9 @@ def test_the_held_out_set_is_large_and_varied() -> None:
         "progress",
         "smalltalk",
     }
-    # No id is shared with the first corpus.
-    assert not {c.id for c in conversations} & {c.id for c in load()}
+    # No id is shared with the other sets.
+    others = [c.id for w in DEVELOPMENT if w != which for c in load(w)]
+    assert not {c.id for c in conversations} & set(others)
 
 
 def test_the_format() -> None:

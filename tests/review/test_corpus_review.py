@@ -11,8 +11,9 @@ is not asked that: whether a model repeats itself is the script's property, not 
 The rates of
 the acceptance (durable facts kept exactly once, superseded values removed) are asserted on the
 half the offline reviewer was tuned on, and what the second round reached on the test half
-(development data since); ``bench/review_corpus.py`` prints them for both halves and for the
-held-out ``test2``, which the suite does not review.
+(development data since); ``bench/review_corpus.py`` prints them for both halves, for ``test2``
+(development data since the third round) and, in aggregate, for the held-out ``test3``, which
+the suite does not review.
 """
 
 from __future__ import annotations
@@ -90,10 +91,10 @@ def test_r6_the_second_round_holds_on_the_test_half(
     reviewed: dict[tuple[str, str], list[Result]],
 ) -> None:
     # The first round's test half is development data since the second round (issue 11):
-    # what the second round reached on it is kept (superseded: 84.6%, short of the target).
+    # what the third round reached on it is kept (superseded: 88.5%, short of the target).
     figures: dict[str, Any] = totals(reviewed[("test", "offline")])
     assert figures["kept_once"] >= 0.90, figures
-    assert figures["superseded_removed"] >= 0.80, figures
+    assert figures["superseded_removed"] >= 0.88, figures
     assert figures["new_kept_when_written_and_removed"] == 1.0, figures
 
 

@@ -673,3 +673,50 @@ def test_r6_a_closing_day_is_not_a_retirement_and_where_a_thing_is_is_kept() -> 
     assert "July 4" in index and "Thanksgiving" in index
     index = _after("The fuse box is behind the laundry door.")
     assert "behind the laundry door" in index
+
+
+def test_r6_a_relative_day_after_a_preposition_keeps_one_preposition() -> None:
+    from reverie.review.wording import absolute_dates
+
+    when = 1_700_000_000.0  # 2023-11-14
+    assert absolute_dates("Booked online from this week", when) == (
+        "Booked online from the week of 2023-11-14"
+    )
+    assert absolute_dates("Due by next month", when) == "Due by December 2023"
+    assert absolute_dates("It shipped today", when) == "It shipped on 2023-11-14"
+
+
+def test_r6_a_message_that_names_an_entry_s_value_updates_its_slot_and_says_why() -> None:
+    first = review(turns("c1", user("Billing escalations go to Ruairi."), bot("Noted.")))
+    index = index_after(first)
+    # No update cue in "Malik takes ...": the message naming Ruairi is what makes it one, and
+    # the clause about Ruairi joins the entry that replaced his.
+    second = review(
+        turns(
+            "c2",
+            user("Ruairi is on parental leave until September. Malik takes billing escalations."),
+            bot("Noted."),
+        ),
+        index,
+    )
+    entries = [line for line in index_after(second, index).split("\n") if line.startswith("- ")]
+    assert len(entries) == 1, entries
+    assert "Malik takes billing escalations." in entries[0]
+    assert "Ruairi is on parental leave" in entries[0]
+    assert "Billing escalations go to Ruairi" not in entries[0]
+    # A message that names nothing in memory gets no such reading: both facts stay.
+    third = review(turns("c3", user("Lena handles payroll."), bot("Noted.")), index)
+    assert "Billing escalations go to Ruairi" in index_after(third, index)
+
+
+def test_r6_a_person_giving_something_up_keeps_what_they_took_up_and_idles_cleanly() -> None:
+    first = turns("c1", user("Mila has swim practice on Tuesdays. Leo has swim club on Fridays."))
+    index = index_after(review(first))
+    said = user("Mila quit swimming. She does climbing on Wednesday evenings now.")
+    second = turns("c2", said)
+    index2 = index_after(review(second, index), index)
+    assert "Mila has swim practice" not in index2
+    assert "Leo has swim club on Fridays" in index2  # another person's swimming stays
+    assert "Mila quit swimming. She does climbing on Wednesday evenings now." in index2
+    # Every turn again, against the memory it made: nothing changes.
+    assert review([*first, *second], index2).operations == []

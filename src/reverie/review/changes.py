@@ -13,7 +13,8 @@ import functools
 import re
 
 from . import lexicon as lx
-from .frames import TITLE, WORD, Frame, entry_frame, stem, strip_source
+from .frames import TITLE, WORD, Frame, entry_frame, strip_source
+from .slots import dated_alike, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
 
@@ -24,6 +25,7 @@ _ENDED = lx.phrases(lx.ENDED_STATES)
 _WHEN = re.compile(rf"(?:{lx.phrases([*lx.MONTHS, *lx.WEEKDAYS]).pattern}|\d)", re.I)
 _NEGATED_USE = lx.phrases(lx.NEGATED_USE)
 _NO_LONGER = lx.phrases(lx.NO_LONGER)
+_NEGATED_STATE = lx.phrases(lx.NEGATED_STATES)
 
 # --- changes: switches and retirements --------------------------------------------------------
 
@@ -37,9 +39,12 @@ _END_OF_THING = re.compile(
 
 def _thing(raw: str) -> str:
     """A named thing without articles or what follows it: "the old MySQL box, because" ->
-    "old MySQL box"."""
+    "old MySQL box"; "Disney+ to save money" -> "Disney+"."""
     value = re.sub(r"^(?:the|our|my|a|an|their|his|her)\s+", "", raw.strip(), flags=re.I)
     value = _END_OF_THING.split(value, maxsplit=1)[0]
+    purpose = re.search(r"\s+to\s+(?P<v>(?-i:[a-z]+))\b", value)
+    if purpose and purpose["v"] not in lx.STOP_WORDS:
+        value = value[: purpose.start()]  # "to save money": why, not what
     return value.strip(" .,'\"")
 
 
@@ -81,6 +86,27 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
             said = (text[: m.start()] + " " + text[m.end() :]).strip(" ,;")
             return thing, said if len(said.split()) >= 2 else ""
+    m = re.match(
+        rf"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:isn't|aren't|won't be|is not|are not|will not be)"
+        rf" (?:{_NEGATED_STATE.pattern})\b",
+        text,
+        re.I,
+    )
+    weekly = m and re.match(r"^\s*(?:on|at|before|after|until|in)\s+", text[m.end() :], re.I)
+    if m and not weekly and m["w"].split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
+        return _thing(m["w"]), ""  # "Homework club isn't happening this year"
+    if kind == "name":
+        # "Mila quit swimming": a person gives something up; what follows is said too.
+        m = re.match(
+            rf"^(?P<who>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) (?:has |have )?"
+            rf"(?:{_RETIRE.pattern})\s+(?P<v>[^,;.!?]+)(?P<rest>.*)$",
+            text,
+        )
+        objectless = r"(?:a|an|any|some|to|the idea|the ball|on|with|at|for|by|in|us|me|it)\b"
+        if m and not re.match(objectless, m["v"], re.I):
+            thing = _thing(m["v"])
+            if thing and not _only_when(thing):
+                return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
         m = re.match(
             r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"
@@ -90,18 +116,23 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
         if not m:
             return None
-        return _thing(m["w"]), ""
+        # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...").
+        after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", text[m.end() :])
+        return _thing(m["w"]), after["rest"] if after else ""
     m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     if not m:
         return None
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
+    doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
+    if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
+        raw = raw[doing.end() :]  # "stopped doing Saturday hours": the hours, not the doing
     thing = _thing(raw)
     if (
         not thing
         or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
         or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
         or re.search(r"\b(?:you|your)\b", thing, re.I)
-        or _WHEN.match(thing)  # "we're closed on July 4": a day, not a thing that ended
+        or _only_when(thing)  # "we're closed on July 4": a day, not a thing that ended
     ):
         return None
     rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
@@ -115,6 +146,15 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     return thing, rest
 
 
+def _only_when(thing: str) -> bool:
+    """Whether ``thing`` names a day or a date only ("July 4", "the Friday after"), not a
+    thing that happens on one ("Saturday hours")."""
+    words = thing.split()
+    return bool(words) and all(
+        _WHEN.match(w) or w.lower() in ("on", "the", "and", "of", "after", "before") for w in words
+    )
+
+
 def mentions(entry: str, thing: str) -> bool:
     """Whether an entry names ``thing``: every content word of it, as whole words."""
     want = _stems(thing, generic=False)
@@ -124,11 +164,12 @@ def mentions(entry: str, thing: str) -> bool:
 @functools.lru_cache(maxsize=65536)
 def _stems(text: str, *, generic: bool) -> frozenset[str]:
     words = WORD.findall(strip_source(text))
-    return frozenset(stem(w) for w in words if generic or w.lower() not in _GENERIC)
+    return frozenset(root(w) for w in words if generic or w.lower() not in _GENERIC)
 
 
 _GENERIC = lx.STOP_WORDS | lx.words(
-    "job account subscription plan tool service app thing stuff membership store box use using"
+    "job account subscription plan tool service app thing stuff membership store box use using "
+    "hours hour session sessions time times slot slots"
 )
 
 
@@ -154,6 +195,10 @@ def supersedes(new: Frame, old: Frame) -> bool:
     values; it says the same in other words; both hold values of one kind (days, dates, times,
     amounts) in nearly the same words; or it says it is an update and shares their words.
     """
+    if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
+        return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
+    if new.update and turns_around(new.text, old.text):
+        return True  # "large Safari uploads work now" after "uploads ... fail on Safari"
     shared = new.skeleton & old.skeleton
     smaller = min(len(new.skeleton), len(old.skeleton))
     # Nothing but values on one side ("Standup is on Mondays at 9"): the words agree.
@@ -238,7 +283,9 @@ def keys(entry: str) -> frozenset[str]:
     compared (review stays cheap as memory grows)."""
     f = entry_frame(entry)
     owner = {"@" + " ".join(f.owner)} if f.owner and f.owner != ("we",) else set()
-    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions}
+    slot = read_slot(entry)
+    cats = {f"#{c}" for c in slot.cats} | slot.words | ({slot.first} if slot.first else set())
+    return f.skeleton | f.values | f.old | owner | {t for t, _ in f.versions} | cats
 
 
 def restates(new: Frame, old: Frame, shared: frozenset[str] | None = None) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import lexicon as lx
 from .types import SOURCE_PATTERN
@@ -118,6 +118,8 @@ class Frame:
     decided: bool = False
     #: It takes an earlier decision back ("we reversed the repo decision").
     reverses: bool = False
+    #: The text it was read from (its slot is read from it: :mod:`.slots`).
+    text: str = field(default="", compare=False)
 
     def same_owner(self, other: Frame) -> bool:
         """Whether both are facts of the same person or group (or both of no one)."""
@@ -351,6 +353,7 @@ def frame(text: str, speaker: str = "", role: str = "user") -> Frame:
         purpose=_purpose(text),
         decided=bool(_DECISION.search(text)),
         reverses=bool(_REVERSAL.search(text)),
+        text=f"{speaker}: {text}" if speaker else text,
     )
 
 

@@ -207,6 +207,16 @@ TRANSIENT = phrase_list(
     done for tonight | done for today | done with | slow going
     at the moment | right now | again today | again this morning | needs a restart
     needs a reboot | needs a look
+    nearly finished | almost finished | just finished | wrapping up | on my way | running late
+    min late | mins late | minutes late | hour late | hours late | to go until | left to go
+    """
+)
+#: How far through a task someone is: progress, unless what they are through is a named work
+#: of theirs ("halfway through my fourth novel, The Salt Ledger" says what they work on).
+PROGRESS_THROUGH = phrase_list(
+    """
+    halfway through | half way through | of the way through | most of the way | partway through
+    part way through | nearly through | almost through
     """
 )
 #: Activities of a moment: "I'm running the tests" is progress; "I'm learning German" is not.
@@ -262,6 +272,15 @@ SECRET_NOUNS = phrase_list(
     license key | login
     """
 )
+#: What opens something with digits: told with its digits, it is a secret ("the gate code is
+#: 4417", "the safe combination is 3-18-27").
+ACCESS_NOUNS = phrase_list(
+    """
+    code | codes | pin | pins | passcode | combination | combo | keypad | key pad | keysafe
+    key safe | key box | keybox | lockbox | lock box | padlock | alarm | safe | gate | door
+    entry code | door code | access code
+    """
+)
 #: Saying where a secret is kept, or how it is handled, is not the secret.
 SECRET_REFERENCES = phrase_list(
     """
@@ -292,6 +311,7 @@ OPENING_PHRASES = phrase_list(
     """
     with | after | since | given | as of | because of | due to | following | now that
     thanks to | starting | from | in | on | at | for | over | during | ever since | once
+    until | till | for now
     """
 )
 #: Words by which a statement takes back an earlier decision ("changed my mind again: the
@@ -367,6 +387,10 @@ UPDATE_MARKERS = phrase_list(
     renamed | raised | lowered | reversed | upgraded | downgraded | fixed | slipped
     postponed | pushed | rescheduled | replaced | relocated | starting | as of | from now on
     going forward | correction | no, | not | wrong | outdated | quit | left
+    went over to | gone over to | went to | has gone to | took over | taken over | takes over
+    stepping in | stepped in | steps in | brought in | signed with | signed up with
+    from next | from this | until further notice | these days | nowadays | any longer
+    push | pushed back | put back | brought forward | bring forward | extended | bumped
     """
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
@@ -395,6 +419,12 @@ ENDED_STATES = phrase_list(
     dropped | no longer used | discontinued | scrapped | done with | no more
     """
 )
+#: States whose negation says a thing has stopped: "homework club isn't happening this year".
+NEGATED_STATES = phrase_list(
+    """
+    happening | running | going ahead | taking place | on offer | offered
+    """
+)
 #: How a clause says that the speaker no longer uses something: a negation, then one of
 #: these, then the thing ("we're not on Zendesk any more", "we aren't using Jira anymore").
 NEGATED_USE = phrase_list("on | using | use | with | in | at | through | buying from | going to")
@@ -405,6 +435,81 @@ GENERIC_WORDS = words(
     "every each per mostly usually always often also still thing things stuff way lot kind "
     "get gets go goes make makes take takes"
 )
+#: Verbs too light to say what a statement is about: "Jobs go into Jobber", "Malik takes
+#: billing escalations" are about jobs and escalations, not about going or taking.
+LIGHT_VERBS = words(
+    "use uses used using go goes went gone going come comes came coming take takes took taken "
+    "do does did done doing get gets got make makes made have has had handle handles handled "
+    "run runs ran running keep keeps kept put puts give gives gave need needs want wants be "
+    "look looks work works worked say says said now new same before after still happen "
+    "happens happened through via into onto across within without out off decide decided "
+    "agree agreed choose chose chosen pick picked plan planned think end start begin stay "
+    "stays stayed remain remains remained continue continues"
+)
+#: Kinds of slot that one provider, tool, place or person fills at a time, by the words that
+#: name them: "Opsgenie handles alerts now" and "Paging goes through PagerDuty" are both about
+#: alerting, though they share no word. A word may name more than one kind.
+SLOT_CATEGORIES: dict[str, frozenset[str]] = {
+    "alerting": words(
+        "alert alerts alerting paging pager pages on-call oncall incident incidents monitoring"
+    ),
+    "telephony": words(
+        "phone phones telephone telephones telephony switchboard voip landline calls"
+    ),
+    "ticketing": words("ticket tickets ticketing helpdesk help-desk servicedesk"),
+    "shipping": words(
+        "courier couriers parcel parcels postage shipping shipment shipments carrier carriers "
+        "freight haulage pickup pickups collects collected collection collections postal posted"
+    ),
+    "supply": words(
+        "supplier suppliers supply supplies supplied vendor vendors wholesaler wholesalers "
+        "distributor distributors stockist procurement sourcing order orders ordered"
+    ),
+    "release": words(
+        "deploy deploys deployed deployment deployments release releases released ship ships "
+        "shipped launch launches"
+    ),
+    "hosting": words("host hosts hosting hosted server servers cloud datacenter data-centre"),
+    "payments": words(
+        "payment payments invoicing invoices invoice billing till tills checkout card-reader"
+    ),
+    "accounting": words("accounting accountant accountants bookkeeping bookkeeper payroll"),
+    "venue": words("venue venues hall halls location premises auditorium"),
+    "messaging": words("email emails mail newsletter newsletters chat messaging"),
+    "documents": words("docs documents drive storage wiki spreadsheet spreadsheets sheet sheets"),
+    "booking": words("booking bookings appointments reservations diary calendar"),
+    "insurance": words("insurance insurer insurers insured"),
+    "connectivity": words("broadband internet fibre fiber wifi isp"),
+    "management": words("manager boss supervisor supervises reports report line-manager"),
+    "childcare": words("childminder childminding nanny babysitter sitter nursery daycare creche"),
+    "medicine": words("doctor doctors gp physician"),
+    "teaching": words("teacher tutor instructor coach"),
+    "database": words("database databases db warehouse"),
+    "vehicle": words("van vans minibus bus coach truck vehicle vehicles"),
+}
+#: Words that only say a thing fills a slot, whatever the slot: "our phone *system* is X".
+SLOT_HEADS = words(
+    "system systems provider providers company companies service services platform tool tools "
+    "app apps software contract contracts firm online"
+)
+#: States and their opposites: "large Safari uploads work now" outdates "uploads over 5 GB fail
+#: on Safari"; each pair is (one side, the other side).
+OPPOSITE_STATES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (
+        words("fail fails failing failed broken breaks break crash crashes"),
+        words("work works working fixed resolved"),
+    ),
+    (words("down offline unavailable"), words("up online available back")),
+    (words("blocked stuck"), words("unblocked unstuck")),
+    (words("closed shut"), words("open opened reopened")),
+    (words("disabled off"), words("enabled on")),
+)
+#: Constructions that name a slot category without a word of it: "tyres come from Velotech",
+#: "we buy flour from Marriage's" are about supply.
+SLOT_CONSTRUCTIONS: dict[str, str] = {
+    "supply": r"\b(?:comes?|came|get|gets|got|buy|buys|bought|orders?|ordered|sources?|sourced)"
+    r"\b[^.;]{0,30}?\bfrom\b",
+}
 #: The words of "we switched from X to Y".
 SWITCH_VERBS = phrase_list(
     """
@@ -536,7 +641,8 @@ VERBS = words(
     "belong contain depend exist matter cost weigh measure equal fit suit enter "
     "shadow refund print order email text deliver pick rent share sync back log track "
     "sit speak spell spell teach pay verify arrive happen occur renew collect visit last "
-    "carry stock sell"
+    "carry stock sell look care mind supply organise organize coordinate head oversee process "
+    "cater clear treat see rehearse record mix post"
 )
 #: Preference verbs read as one: "likes a numbered list" and "prefers them grouped" meet.
 SAME_VERB = {"like": "prefer", "love": "prefer", "enjoy": "prefer", "rather": "prefer"}

@@ -44,10 +44,11 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
-from .frames import entry_frame, is_verb, meaning, strip_source
+from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
+from .slots import read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
-from .statements import Statement, read
+from .statements import PEOPLE, Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -97,6 +98,14 @@ class _Memory:
     notes: list[str] = field(default_factory=list)
     #: Entries naming a thing retired in the message being read, and that thing.
     retiring: list[tuple[_Entry, str]] = field(default_factory=list)
+    #: Names of entries that the message being read also names ("Ruairi is on parental
+    #: leave"): the message is about a change in their slot, cue or not.
+    context: frozenset[str] = frozenset()
+    #: The messages being read, as (conversation, position).
+    reading: frozenset[tuple[str, int]] = frozenset()
+    #: Entries the message being read updated, with the names they lost; and entries it added.
+    updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
+    added: list[_Entry] = field(default_factory=list)
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -164,27 +173,107 @@ class _Memory:
         # thing: the others are not compared (review stays cheap as memory grows).
         mine = keys(text)
         near = [e for e in live if keys(e.text) & mine]
-        if any(meaning(e.text) == said for e in live):
+        holders = [e for e in live if meaning(e.text) == said or _holds(e.text, text)]
+        if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
-            # older value and then the newer one ends as the newer one alone).
+            # older value and then the newer one ends as the newer one alone). An entry that
+            # says it among more (an update with its reason) holds it too.
             for e in near:
-                if meaning(e.text) != said and supersedes(new, entry_frame(e.text)):
+                if e not in holders and self._outdates(new, text, e, source):
                     e.removed = True
             return "duplicate"
-        same = [e for e in near if supersedes(new, entry_frame(e.text))]
+        same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
             restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
         ):
             return "duplicate"  # said before in other words, with more detail
+        if not same and any(says_no_more(text, e.text) for e in near):
+            return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if same:
+            # An entry that already says this, and more, stays as it is; the others go.
+            holder = next((e for e in same if _holds(e.text, text)), None)
+            if holder is not None:
+                for other in same:
+                    if other is not holder:
+                        other.removed = True
+                return "duplicate"
+            lost = read_slot(same[0].text).names - read_slot(text).names
             same[0].text = f"{text} {source}"
+            self.updated.append((same[0], lost))
             for other in same[1:]:
                 other.removed = True
             return "updated"
-        self.entries.append(
-            _Entry(path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries))
+        entry = _Entry(
+            path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries)
         )
+        self.entries.append(entry)
+        self.added.append(entry)
         return "added"
+
+    def _outdates(self, new: Frame, text: str, e: _Entry, source: str) -> bool:
+        """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
+        :func:`.changes.supersedes`, or, when the message names ``e``'s value, by giving its
+        slot another value (:attr:`context`). An entry this very message made names its
+        value because the message said it, not because it changed (an idle re-run)."""
+        if supersedes(new, entry_frame(e.text)):
+            return True
+        if self._from_this_message(e) or not self.context & read_slot(e.text).names:
+            return False
+        return refills(text, e.text, told=True)
+
+    def _from_this_message(self, e: _Entry) -> bool:
+        return any(
+            (conv, p) in self.reading
+            for conv, start, end in parse_sources(e.text)
+            for p in range(start, end)
+        )
+
+    def begin_message(
+        self,
+        text: str,
+        people: frozenset[str] = frozenset(),
+        reading: frozenset[tuple[str, int]] = frozenset(),
+    ) -> None:
+        """Before a message is read: the names of entries it names (:attr:`context`). The
+        people talking, and a name most entries hold, are who the talk is between, not the
+        value of a slot: they make no context."""
+        said = set(re.findall(r"[\w'+&.-]+", text.lower()))
+        said |= {w.strip(".'") for w in said}
+        # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
+        # entry: the cost grows with the memory only as a scan of cached readings does.
+        self.reading = reading
+        held = Counter(n for e in self.live() for n in read_slot(e.text).names)
+        self.context = frozenset(
+            n
+            for n, count in held.items()
+            if count <= 2
+            and not set(n.split()) & people
+            and any(len(w) > 2 and w in said for w in n.split())
+        )
+        self.updated.clear()
+        self.added.clear()
+
+    def settle_message(self) -> None:
+        """After a message: a statement of it that names the value an update of it replaced
+        ("Sunniva moved to the biochem stream" beside "Callum is my partner now") says why the
+        slot changed, and joins that update instead of standing alone beside it."""
+        for target, lost in self.updated:
+            if target.removed or not lost:
+                continue
+            for e in self.added:
+                if e is target or e.removed or e.original is not None:
+                    continue
+                said = strip_source(e.text)
+                if any(re.search(rf"\b{re.escape(n)}\b", said.lower()) for n in lost):
+                    cited = [format_source(*s) for s in parse_sources(e.text)]
+                    own = [format_source(*s) for s in parse_sources(target.text)]
+                    sources = " ".join(dict.fromkeys([*own, *cited]))
+                    body = re.sub(r"^[^:]{1,40}:\s", "", said)  # the speaker is named once
+                    target.text = f"{strip_source(target.text)} {body} {sources}"
+                    e.removed = True
+        self.context = frozenset()
+        self.updated.clear()
+        self.added.clear()
 
     def switch(self, st: Statement, text: str, source: str) -> str:
         """``st`` says the speaker switched from one thing to another: entries saying the old
@@ -224,12 +313,14 @@ class _Memory:
         speaker = entry_frame(f"{st.speaker}: I x") if st.subject_kind == "i" else None
         gone = 0
         for e in self.live():
-            if not mentions(e.text, st.old):
-                continue
+            if not mentions(e.text, st.old) or _cites(e.text, source):
+                continue  # an entry this very message made already says it (idle re-run)
             if speaker is not None:
                 owner = entry_frame(e.text)
                 if owner.owner and owner.owner != ("we",) and not speaker.same_owner(owner):
                     continue  # someone else's fact that names the same thing
+            if _gives_up(st) and not st.frame.same_owner(entry_frame(e.text)):
+                continue  # "Mila quit swimming" retires Mila's swimming, no one else's
             shorter = _without(strip_source(e.text), st.old)
             if shorter is not None:
                 e.text = f"{shorter} {source}"
@@ -245,8 +336,14 @@ class _Memory:
     def replace_retired(self, text: str, source: str) -> bool:
         """A statement after a retirement in the same message that names what took the
         retired thing's place, in the same words as an entry that named it ("tickets live in
-        Front" after "we're not on Zendesk any more"): that entry now names the new thing."""
+        Front" after "we're not on Zendesk any more"): that entry now names the new thing.
+        When the entry named nothing but the retired thing, the statement replaces it whole
+        (a name put in a sentence written around another thing reads badly: "through a
+        Booqable")."""
         new = entry_frame(text)
+        retiring = {id(e) for e, _ in self.retiring}
+        if any(_holds(e.text, text) for e in self.live() if id(e) not in retiring):
+            return False  # memory says it already: a duplicate, and the retired entry goes
         for e, thing in self.retiring:
             if e.removed:
                 continue
@@ -254,7 +351,15 @@ class _Memory:
             shared = {w for w in new.skeleton & old.skeleton if w not in lx.GENERIC_WORDS}
             name = _new_name(text, e.text, thing)
             if shared and name:
-                body = re.sub(rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I)
+                slot = read_slot(e.text)
+                named = {n for n in slot.names if root(n.split()[0]) != slot.first}
+                others = named - read_slot(thing).names - {thing.lower()}
+                if others:
+                    body = re.sub(
+                        rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I
+                    )
+                else:
+                    body = text
                 e.text = f"{body} {source}"
                 self.retiring.remove((e, thing))
                 return True
@@ -436,6 +541,19 @@ def _section_rank(section: str) -> int:
     )
 
 
+def _holds(entry: str, text: str) -> bool:
+    """Whether ``entry`` states ``text`` word for word, among more (a merged update)."""
+    said = meaning(text)
+    return bool(said) and f" {said} " in f" {meaning(entry)} "
+
+
+def _gives_up(st: Statement) -> bool:
+    """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
+    against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
+    owner = set(st.frame.owner)
+    return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
+
+
 def _cites(text: str, source: str) -> bool:
     return source in text
 
@@ -450,7 +568,7 @@ def _without(text: str, thing: str) -> str | None:
     """``text`` with ``thing`` taken out of a list it is part of ("We pay for Netflix and
     Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
     t = re.escape(thing)
-    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}\b"):
+    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}(?![\w+])"):
         m = re.search(pattern, text, flags=re.I)
         # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
         # two doings, and taking "Scrivener and" out would break the sentence.
@@ -460,7 +578,7 @@ def _without(text: str, thing: str) -> str | None:
         if "next" in m.groupdict():
             shorter = re.sub(r"\s+", " ", text[: m.start()] + m["next"] + text[m.end() :])
         if not mentions(shorter, thing):
-            return shorter.strip()
+            return re.sub(r"\s+([.,;:!?])", r"\1", shorter).strip()
     return None
 
 
@@ -548,6 +666,9 @@ class OfflineReviewer:
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
+        people = frozenset(
+            w for t in batch.turns if t.role == "user" for w in _display(t.author).lower().split()
+        )
         for block, listener in _blocks(_turns(batch.turns)):
             turn = block[-1]
             if turn.role not in {"user", "assistant"}:
@@ -565,6 +686,9 @@ class OfflineReviewer:
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
                 asked[conv] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
+            memory.begin_message(
+                text, people, frozenset((t.conversation_id, t.position) for t in block)
+            )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             for start, end, sentence in units(text, turn.role, speaker):
                 if any(a < end and start < b for a, b in secret_spans):
@@ -581,7 +705,12 @@ class OfflineReviewer:
                         continue
                     if found.kind == "retire":
                         outcomes[memory.retire(found, source)] += 1
-                        if found.rest:
+                        if found.rest and _gives_up(found):
+                            # "Mila quit swimming. She does climbing now": what a person took
+                            # up leans on the name; the whole is kept as said.
+                            entry = render(found, listener=listener, when=block[last].time)
+                            outcomes[memory.fact(entry, PEOPLE, source)] += 1
+                        elif found.rest:
                             pending.insert(0, found.rest)
                         continue
                     entry = render(found, listener=listener, when=block[last].time)
@@ -597,6 +726,7 @@ class OfflineReviewer:
                     else:
                         outcomes[memory.fact(entry, found.section, cited)] += 1
             memory.settle_retired()
+            memory.settle_message()
         ops = memory.operations(batch.index_cap_chars)
         # The runner's rule (review/sources.py): propose nothing it would drop.
         own = BatchSources(batch.turns)

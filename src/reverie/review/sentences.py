@@ -123,6 +123,18 @@ _CLAUSE_WORDS = re.compile(
     re.I,
 )
 _OLD_VALUE = lx.phrases(lx.OLD_VALUE_LEADS)
+_NAME_FIRST = re.compile(
+    r"^(?-i:[A-Z][\w&'.+-]*)(?:\s+(?-i:[A-Z][\w&'.+-]*)){0,3}(?=$|[,;(]|\s[-–—])"
+)
+
+
+def _labels_a_name(rest: str) -> bool:
+    """Whether what follows a heading is only a name ("New parts supplier: Brandtmann Cycle
+    Supply, ..."): then the heading is the slot the name fills, and stays ("X: Y" reads as
+    "X is Y")."""
+    return bool(_NAME_FIRST.match(rest.strip()))
+
+
 _CUE = re.compile(r"^(?:" + lx.phrases(lx.CUES).pattern + r")[\s,:]+(?!to\b)", re.I)
 _FILLER = re.compile(r"^(?:" + "|".join(sorted(lx.FILLERS)) + r")\b[\s,]+", re.I)
 _TRAILER = re.compile(r"[\s,;:-]+(?:" + lx.phrases(lx.TRAILERS).pattern + r")\s*$", re.I)
@@ -150,6 +162,7 @@ def clean(text: str) -> str:
             and not _LESSON.search(header.group(0))
             and not _CLAUSE_WORDS.search(header.group(0))
             and not _OLD_VALUE.match(header.group(0))  # "scratch the bullet points: ..."
+            and not _labels_a_name(text[header.end() :])
         ):
             text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
         text = _LEAD.sub("", text).strip()

@@ -63,6 +63,7 @@ _REACTION_OPENER = lx.phrases(lx.REACTION_OPENERS)
 _GUESS = lx.phrases(lx.GUESSES)
 _TRANSIENT = lx.phrases(lx.TRANSIENT)
 _MOMENT = lx.phrases(lx.MOMENT)
+_THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
 _HEDGE = lx.phrases(lx.HEDGES)
 _TODO = lx.phrases(lx.TODO)
 _SECRET_NOUN = lx.phrases(lx.SECRET_NOUNS)
@@ -103,7 +104,41 @@ def _is_small_talk(text: str) -> bool:
     return len(re.findall(r"[a-z0-9]+", rest)) == 0 or len(WORD.findall(text)) < 2
 
 
+def _access_code(text: str) -> bool:
+    """Whether ``text`` tells the digits that open something: a PIN, a door, key-safe or alarm
+    code, a combination ("the keypad on the back door is 7 3 9 1", "safe combination is
+    3-18-27"). A thing that opens, as a word of its own (not "code freeze"), then within a few
+    words a group of at least three digits that is not a time, an amount or a measure."""
+    for m in _ACCESS_NOUN.finditer(text):
+        after = text[m.end() : m.end() + 60]
+        compound = re.match(r"^\s+(?!is\b|are\b|was\b|for\b|to\b|of\b|on\b|at\b|in\b)[a-z]", after)
+        if compound and not re.match(r"^\s+(?:code|codes|number|combination|pin)\b", after, re.I):
+            continue  # "code freeze", "alarm clock": a compound, not what opens
+        for d in _DIGITS.finditer(after):
+            lead = after[max(0, d.start() - 1) : d.start()]
+            tail = after[d.end() : d.end() + 4].lower()
+            if lead in "£$€#" and lead:
+                continue
+            if re.search(
+                r"\b(?:in|since|from|by|until|of|before|after|year|room|unit)\s$",
+                after[: d.start()],
+                re.I,
+            ):
+                continue  # "painted in 2024", "room 104": a year or a place, not a code
+            if re.match(r"^\s?(?:am|pm|%|k\b|st\b|nd\b|rd\b|th\b|kg|km|m\b|mm|cm)", tail):
+                continue
+            if sum(c.isdigit() for c in d.group(0)) >= 3:
+                return True
+    return False
+
+
+_ACCESS_NOUN = lx.phrases(lx.ACCESS_NOUNS)
+_DIGITS = re.compile(r"(?<![\w.:/,])\d(?:[ -]?\d){2,9}(?![\w:.,]?\d)")
+
+
 def _secret_talk(text: str) -> bool:
+    if _access_code(text):
+        return True
     for m in _SECRET_NOUN.finditer(text):
         after = text[m.end() : m.end() + 60]
         if re.match(r"^\s+(?!is\b|are\b|was\b|were\b|for\b|to\b|of\b|itself\b)[a-z]", after):
@@ -149,7 +184,10 @@ def skip_reason(text: str, role: str) -> str | None:
     if guess and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
         return "reaction"
     if not lesson:
-        if _TRANSIENT.search(text):
+        if _TRANSIENT.search(text) or _COUNTDOWN.search(text):
+            return "transient"
+        through = _THROUGH.search(text)
+        if through and not re.search(r"(?-i:\b[A-Z][a-z])", text[through.end() :]):
             return "transient"
         first = low.split(" ", 1)[0].strip(",")
         gerund = first.endswith("ing") and len(first) > 4 and first not in lx.NOT_GERUNDS
@@ -207,7 +245,17 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     pronoun = first in lx.PRONOUN_SUBJECTS and not determiner
     head = text.split(",", 1)[0].split(" ")
     contracted = re.search(r"'(?:s|re|ve|ll|d|m)$", head[0], re.I)  # "It's Dr. Menendez"
-    if kind in ("thing", "our", "name", "there") and not (contracted or has_verb(head[1:])):
+    labelled = _LABEL.match(text)  # "New parts supplier: Brandtmann Cycle Supply": X is Y
+    # "Husband Rafael, kids Mila (9) and Joaquin (6)": people named with who they are.
+    listed = (
+        role == "user"
+        and len(_NAMED_LATER.findall(text)) >= 2
+        and len(content) >= 4
+        and not re.search(r"\b(?:later|today|tonight|tomorrow|soon|now|yesterday)\b", low)
+    )
+    if kind in ("thing", "our", "name", "there") and not (
+        contracted or has_verb(head[1:]) or labelled or listed
+    ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
         if re.search(r"\byou\b", low):
@@ -235,7 +283,10 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     following = words[1].lower() if len(words) > 1 else ""
     if gerund and (following in _OBJECT_STARTS or re.search(r"\b(?:us|we|our)\b", low)):
         return False  # "Creating a place that feels safe is key": a truism, no one's fact
-    if not values and re.search(r"\b(?:it|them|him|her|these|those)\b", low) and len(content) < 6:
+    # A comment after a comma ("..., it's cheaper") leans on the clause it follows, not on
+    # something said elsewhere: the main clause is what must not lean.
+    main = _main_clause(low)
+    if not values and re.search(r"\b(?:it|them|him|her|these|those)\b", main) and len(content) < 6:
         return False  # "we won it by a tight score": what "it" is was said elsewhere
     cues = _ENVIRONMENT, _PROJECT, _DECISION, _PERSONAL
     placed = _PLACED.match(text)  # "The router is in the hall closet": where a thing is
@@ -268,6 +319,25 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
         return False  # "I love it when that happens"
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
+
+
+# What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged".
+_COUNTDOWN = re.compile(
+    rf"\b(?:\d+|{'|'.join(sorted(lx.NUMBER_WORDS))})\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
+    r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
+    re.I,
+)
+_NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
+_LABEL = re.compile(r"^[^:,]{3,40}:\s+(?-i:[A-Z0-9£$€])")
+
+
+def _main_clause(low: str) -> str:
+    """The clause before a comma that opens a comment on it ("evri collects the parcels now,
+    it's cheaper"); the whole when the part before the comma has no verb."""
+    head, sep, rest = low.partition(", ")
+    opens = rest.split(" ", 1)[0] if sep else ""
+    comment = opens in lx.PRONOUN_SUBJECTS or re.match(r"^(?:it|they|that|he|she)'", opens)
+    return head if comment and has_verb(head.split(" ")[1:]) else low
 
 
 def _past_event(text: str) -> bool:

@@ -178,12 +178,20 @@ def absolute_dates(text: str, when: float) -> str:
         "this year": f"in {day.year}",
         "next year": f"in {day.year + 1}",
     }
-    pattern = re.compile(r"(?:\b(?:on|in)\s+)?\b(" + "|".join(table) + r")\b('s)?", re.I)
+    pattern = re.compile(
+        r"(?:\b(?:on|in)\s+|\b(?P<p>from|since|until|till|by|starting|as of|before|after)\s+)?"
+        r"\b(" + "|".join(table) + r")\b('s)?",
+        re.I,
+    )
 
     def repl(m: re.Match[str]) -> str:
-        said = table[m.group(1).lower()]
+        said = table[m.group(2).lower()]
+        if m["p"]:
+            # "from this week" -> "from the week of 2024-05-03", not "from in the week of"
+            bare = re.sub(r"^(?:on|in) ", "", said)
+            return f"{m['p']} {'the ' + bare if bare.startswith('week') else bare}"
         # "yesterday's migration" -> "the 2024-05-02 migration"
-        return f"the {said.split(' ')[-1]}" if m.group(2) else said
+        return f"the {said.split(' ')[-1]}" if m.group(3) else said
 
     return pattern.sub(repl, text)
 

@@ -1,0 +1,225 @@
+"""An update that names a new value in the slot an entry fills replaces it (R6;
+review/slots.py), and facts that merely look alike are left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.review.changes import supersedes
+from reverie.review.frames import entry_frame, frame
+from reverie.review.slots import read_slot, refills
+from reverie.review.statements import Statement, read
+
+
+def _updates(old_entry: str, said: str, speaker: str = "Sam") -> bool:
+    return supersedes(frame(said, speaker), entry_frame(old_entry))
+
+
+@pytest.mark.parametrize(
+    ("old", "said"),
+    [
+        # The slot by a category only: paging and alerts are both alerting.
+        ("Paging goes through PagerDuty.", "Opsgenie handles alerts now."),
+        ("Sam: Our phone system is RingCentral.", "Phones went over to Dialpad on Friday."),
+        # The slot by a shared word, the new value first and the old one last.
+        ("Dispatch is Corinne.", "Luis does dispatch for us now."),
+        ("Sam: We log every job in ServiceTitan.", "Jobs go into Jobber now."),
+        ("Dr. Sato does exotics on Thursdays.", "Exotics go to the Harbourside clinic now."),
+        ("Sam's lab partner is Sunniva.", "Callum is my partner for distillation now."),
+        ("Hot lunches are supplied by Cuisine Plus.", "The hot lunch contract went to FreshPlate."),
+        ("Sam: We buy our beans from Origin.", "Our beans come from Dark Arts these days."),
+    ],
+)
+def test_r6_a_new_value_in_the_same_slot_replaces_the_old(old: str, said: str) -> None:
+    assert _updates(old, said)
+
+
+@pytest.mark.parametrize(
+    ("old", "said"),
+    [
+        ("Sam: We use Stripe for payments.", "We use Xero for accounting now."),
+        ("Sam: Our accountant is Maria Lopez.", "Our dentist is Dr. Reed now."),
+        ("The plumber is Dave from Dalton Plumbing.", "Our electrician is Sparks Ltd now."),
+        ("Ostrava Steel's contact is Jana.", "Halden Freight's contact is Mark now."),
+        ("Flat 2 rent is £850.", "Flat 3 rent is £900 now."),
+        ("Sam: We buy coffee beans from Origin.", "We get our milk from Estate Dairy now."),
+        ("The staging server runs on Hetzner.", "The production server is on AWS now."),
+        ("Standup is at 9:45 on weekdays.", "Retro is on Fridays at 3 now."),
+        ("Lena handles payroll.", "Tom handles the new hires now."),
+        ("Sam: Our vet is Dr. Hale.", "Our new dog is called Biscuit."),
+    ],
+)
+def test_r6_facts_that_merely_look_alike_are_not_replaced(old: str, said: str) -> None:
+    assert not _updates(old, said)
+
+
+def test_a_slot_is_read_from_grammar() -> None:
+    # A plural that agrees with its verb is a common noun, a name takes a singular verb.
+    assert "jobs" not in read_slot("Jobs go into Jobber now.").names
+    assert "evri" in read_slot("Evri collects the parcels now.").names
+    # A capitalised first word with no verb after it is not a name.
+    assert "hot" not in read_slot("Hot lunches are supplied by Cuisine Plus.").names
+    assert read_slot("Tyres come from Velotech.").cats == {"supply"}
+    # Without an update cue the reading still holds; the cue is asked by supersedes.
+    assert refills("Malik takes billing escalations.", "Billing escalations go to Ruairi.")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The gate code is 4417 for deliveries.",
+        "The PIN for the card machine is 0923.",
+        "The safe combination is 3-18-27 if anyone asks.",
+        "The keypad on the back door is 7 3 9 1.",
+        "Padlock on the shed is 1966.",
+        "The lockbox at the cottage is 7229.",
+    ],
+)
+def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") == "secret"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Our dress code is smart casual.",
+        "We do a code freeze from 15 December to 5 January.",
+        "The gate opens at 7:30 on weekdays.",
+        "The door was painted in 2024.",
+        "The alarm company is ADT.",
+    ],
+)
+def test_r6_words_near_codes_are_not_secrets(said: str) -> None:
+    assert isinstance(read(said, role="user", speaker="Sam"), Statement)
+
+
+def test_r6_a_negated_occurrence_retires_a_thing_but_a_schedule_does_not() -> None:
+    gone = read(
+        "Homework club isn't happening this year, we have no volunteers.",
+        role="user",
+        speaker="Sam",
+    )
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "Homework club")
+    weekly = read("Spin class isn't running on Fridays.", role="user", speaker="Sam")
+    assert isinstance(weekly, Statement) and weekly.kind == "fact"
+
+
+def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
+    gone = read("We cancelled Disney+ to save money.", role="user", speaker="Sam")
+    assert isinstance(gone, Statement) and gone.old == "Disney+"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Oskar is about two thirds of the way through porting the worker to the new queue.",
+        "On my way to the third call, running 20 min late.",
+        "Wrapping up the backfill, three partitions left.",
+        "Right, 40 of 60 laptops reimaged, going to grab a coffee.",
+        "I'm halfway through folding a mountain of laundry.",
+    ],
+)
+def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") == "transient"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm halfway through my fourth novel, The Salt Ledger.",
+        "We have two stores left in Leeds.",
+        "Two of our five stores are in Leeds.",
+    ],
+)
+def test_r6_what_looks_like_progress_but_is_a_fact_is_kept(said: str) -> None:
+    assert isinstance(read(said, role="user", speaker="Sam"), Statement)
+
+
+def test_r6_a_new_date_for_the_same_thing_replaces_the_old() -> None:
+    assert _updates(
+        "Parent-teacher meetings are on 12 November.",
+        "We had to push parent-teacher meetings to the 19th because of the inspection.",
+    )
+    assert not _updates("The gym costs £30 a month.", "Netflix costs £10 a month now.")
+
+
+def test_r6_a_verbless_list_of_named_people_is_kept_but_a_plan_with_names_is_not() -> None:
+    said = "Husband Rafael, kids Mila (9) and Joaquin (6), and a beagle called Biscuit."
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+    assert read("Coffee with Anna and Ben later.", role="user", speaker="Gwen") == (
+        "no durable fact"
+    )
+
+
+def test_r6_what_follows_a_retirement_is_read_too() -> None:
+    gone = read(
+        "Tobias retired. Adaeze Obi at the same agency looks after me now.",
+        role="user",
+        speaker="Celeste",
+    )
+    assert isinstance(gone, Statement) and gone.kind == "retire"
+    assert gone.rest.startswith("Adaeze Obi")
+    assert isinstance(read(gone.rest, role="user", speaker="Celeste"), Statement)
+
+
+def test_r6_a_new_date_needs_no_cue_when_two_words_say_it_is_the_same_thing() -> None:
+    assert _updates(
+        "Sam's thermodynamics coursework is due 14 March at 5pm.",
+        "Dr. Whitfield gave the whole class until the 21st for the thermodynamics coursework.",
+    )
+    assert not _updates("The quarter closes on September 30.", "The office closes on 24 December.")
+
+
+def test_r6_a_statement_that_says_no_more_than_an_entry_is_a_duplicate() -> None:
+    from reverie.review.slots import says_no_more
+
+    assert says_no_more("Weekday opening is still 7:30.", "Hana: We open at 7:30 on weekdays.")
+    assert says_no_more("Netflix stays.", "Gwen: We pay for Netflix.")
+    assert says_no_more("Flu shots need an appointment.", "Flu shots are by appointment only.")
+    # Something of its own, another polarity, or another person: not a duplicate.
+    assert not says_no_more("We open at 8 on weekdays.", "We open at 7:30 on weekdays.")
+    assert not says_no_more("We don't pay for Netflix.", "Gwen: We pay for Netflix.")
+    assert not says_no_more("Ava: I prefer tea.", "Ben: I prefer tea.")
+
+
+def test_r6_a_person_giving_something_up_retires_only_their_entry() -> None:
+    gone = read(
+        "Mila quit swimming. She does climbing on Wednesday evenings now.",
+        role="user",
+        speaker="Gwen",
+    )
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "swimming")
+    assert gone.rest.startswith("She does climbing")
+
+
+def test_r6_what_stopped_being_done_is_the_thing_retired_and_a_day_alone_is_not() -> None:
+    gone = read("We stopped doing Saturday hours.", role="user", speaker="Hana")
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", "Saturday hours")
+    closed = read("We're closed on July 4.", role="user", speaker="Hana")
+    assert isinstance(closed, Statement) and closed.kind == "fact"
+
+
+def test_r6_the_opposite_state_of_the_same_thing_replaces_it() -> None:
+    assert _updates(
+        "Uploads over 5 GB fail on Safari because of the chunk size.",
+        "Large Safari uploads work now.",
+    )
+    assert not _updates("The staging deploy fails on Mondays.", "The production deploy works now.")
+
+
+def test_r6_narrative_that_shares_a_word_or_two_people_talking_is_not_an_update() -> None:
+    # LoCoMo-like chat: a word in common among many, and two people talking.
+    assert not _updates(
+        "Jon lost their job as a banker on 2023-01-19.",
+        "Unfortunately, I also lost my job at Door Dash in January 2023.",
+        speaker="Gina",
+    )
+    assert not _updates(
+        "Caroline: We had a blast in 2022 at the Pride fest with our supportive friends.",
+        "Now I'm ready to offer love and support to those who need it.",
+        speaker="Caroline",
+    )
+    # A name in common that is the subject of neither is no slot.
+    assert not refills(
+        "The CDN caches API responses for 60 seconds.", "The partner API launches on September 2."
+    )
