@@ -95,6 +95,7 @@ class SlackSurface:
         self._running: dict[str, concurrent.futures.Future[None]] = {}
         self._providers: dict[str, ChatProvider] = {}
         self._lock = threading.Lock()
+        self._writing: dict[str, threading.Lock] = {}
         self.app = self._build()
 
     # the bolt app
@@ -210,11 +211,26 @@ class SlackSurface:
             return
         key = f"slack:{body.get('event_id') or f'{channel}:{ts}'}"
         if command is not None:
-            answer = run_command(self.rv, self.directory, chat, command, user, key=key)
+            answer = run_command(
+                self.rv,
+                self.directory,
+                chat,
+                command,
+                user,
+                key=key,
+                one_at_a_time=self._writes_of(chat.agent),
+            )
             self.rv.reply(chat.conversation, answer, key=key)
             self.worker.wake()
         else:
             self._start_turn(chat, user, text, key)
+
+    def _writes_of(self, agent: str) -> threading.Lock:
+        """One chat write per agent at a time in this process. ``!remember`` builds on the text
+        it read, expecting that revision: events handled at once read the same revision, and
+        all but one would conflict and redo their work (the store's checks stay the same)."""
+        with self._lock:
+            return self._writing.setdefault(agent, threading.Lock())
 
     def _heard_from_group(self, channel: str, thread_ts: str) -> None:
         """A group's message in a thread the agent is in turns its conversation off for good
