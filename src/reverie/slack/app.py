@@ -95,7 +95,13 @@ class SlackSurface:
         self._running: dict[str, concurrent.futures.Future[None]] = {}
         self._providers: dict[str, ChatProvider] = {}
         self._lock = threading.Lock()
-        self._writing: dict[str, threading.Lock] = {}
+        # The state database takes one writer at a time, and a second one waits in SQLite's
+        # busy handler, which sleeps 1, 2, 5, 10 ms and more between tries: events handled at
+        # once take turns here instead for their writes (the conversation, the command's write,
+        # its answer), while their Slack lookups and checks run side by side. It also keeps
+        # two !remember events from reading the same revision, where all but one would
+        # conflict and redo their work.
+        self._writing = threading.Lock()
         self.app = self._build()
 
     # the bolt app
@@ -205,7 +211,8 @@ class SlackSurface:
         user = self.directory.user(event["user"])
         if user.bot:
             return
-        chat = self._chat(channel, thread_ts, kind)
+        with self._writing:
+            chat = self._chat(channel, thread_ts, kind)
         if chat is None:
             log.warning("No agent answers Slack DMs: set REVERIE_SLACK_AGENT.")
             return
@@ -218,19 +225,13 @@ class SlackSurface:
                 command,
                 user,
                 key=key,
-                one_at_a_time=self._writes_of(chat.agent),
+                one_at_a_time=self._writing,
             )
-            self.rv.reply(chat.conversation, answer, key=key)
+            with self._writing:
+                self.rv.reply(chat.conversation, answer, key=key)
             self.worker.wake()
         else:
             self._start_turn(chat, user, text, key)
-
-    def _writes_of(self, agent: str) -> threading.Lock:
-        """One chat write per agent at a time in this process. ``!remember`` builds on the text
-        it read, expecting that revision: events handled at once read the same revision, and
-        all but one would conflict and redo their work (the store's checks stay the same)."""
-        with self._lock:
-            return self._writing.setdefault(agent, threading.Lock())
 
     def _heard_from_group(self, channel: str, thread_ts: str) -> None:
         """A group's message in a thread the agent is in turns its conversation off for good
