@@ -100,6 +100,10 @@ class GitRepo:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # As strings: every write stats the pack folder and reads its new objects back, and
+        # building these paths with pathlib cost more than the reads.
+        self._objects = os.path.join(path, ".git", "objects")
+        self._packs = os.path.join(self._objects, "pack")
         self._verified: set[str] = set()
         self._walked: set[str] = set()  # trees verified with everything under them
         self._repo = self._open()
@@ -116,7 +120,7 @@ class GitRepo:
 
     def _packs_changed_at(self) -> int:
         try:
-            return os.stat(self.path / ".git" / "objects" / "pack").st_mtime_ns
+            return os.stat(self._packs).st_mtime_ns
         except FileNotFoundError:
             return 0
 
@@ -267,9 +271,9 @@ class GitRepo:
         """
         if oid in self._verified:
             return
-        path = self.path / ".git" / "objects" / oid[:2] / oid[2:]
         try:
-            data = path.read_bytes()
+            with open(f"{self._objects}/{oid[:2]}/{oid[2:]}", "rb") as f:
+                data = f.read()
         except FileNotFoundError:
             return  # packed, or missing: libgit2 says which
         except OSError as exc:
