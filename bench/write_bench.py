@@ -24,7 +24,11 @@ starting body back in an untimed write, so the index stays between about 8 and 2
 At the end the files of the ``reverie`` and ``git CLI`` arms are compared: the two must hold
 the same text, or the comparison would be meaningless.
 
-Run: ``PYTHONPATH=src python bench/write_bench.py [--quick] [--json] [--writes N]``.
+Run: ``PYTHONPATH=src python bench/write_bench.py [--quick] [--json] [--writes N]``. With
+``--baseline SRC`` (say ``git archive <commit> src | tar -x -C /tmp/base``, then
+``--baseline /tmp/base/src``) a fifth arm runs that tree's Reverie, default settings, interleaved
+with the others: before and after a change in one run, as the ratio ``reverie / reverie
+baseline``.
 """
 
 from __future__ import annotations
