@@ -12,7 +12,9 @@ tests (``tests/slack/fake_slack_server.py``, reached by the real ``slack_sdk`` c
    other, and again over HTTP with 4 senders at once (uvicorn, as under ``reverie serve``):
    first with the senders as threads of this process (sharing its interpreter lock with the
    server), then from a process of their own, as Slack's deliveries come from elsewhere. Both
-   HTTP runs start from the same memory, and each must save every event (one revision each).
+   HTTP runs start from the same memory, and count the events that saved a revision. Then two
+   more runs from another process, from a one-line ``MEMORY.md`` and from one of 400 sections:
+   ``!remember`` reads all of it, so its cost grows with it.
    Then every event is delivered again as Slack's retry: the key answers, nothing is written.
 2. **Event to posted reply**: a DM answered by the local model server (the real ``openai``
    client), from the moment the signed event is sent until the answer is in Slack (the
@@ -134,6 +136,13 @@ def over_http(
     }
 
 
+#: The memories of the two runs by size: a one-line MEMORY.md and one of 400 sections.
+SIZES = {
+    "a one-line MEMORY.md": "# Memory\n\n- one fact\n",
+    "400 sections": "# Memory\n\n" + "".join(f"## Note {i}\n\nfact {i}\n\n" for i in range(400)),
+}
+
+
 def send_from_child(
     url: str, bodies: list[dict[str, Any]], senders: int
 ) -> tuple[float, list[int]]:
@@ -253,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
         rv.memory_apply("ada", {"action": "set_body", "text": start_text})
         _common.progress(f"command events over HTTP: {args.events // 2}, senders elsewhere")
         away = over_http(rv, sender, args.events // 2, elsewhere=True)
+        by_size: dict[str, dict[str, Any]] = {}
+        for label, body in SIZES.items():
+            _common.progress(f"command events over HTTP: {args.events // 3}, from {label}")
+            rv.memory_apply("ada", {"action": "set_body", "text": body})
+            by_size[label] = over_http(rv, sender, args.events // 3, elsewhere=True)
         surface.worker.deliver_pending()  # every answer so far, before the clock starts
         surface.start()
         _common.progress(f"event to posted reply: {args.turns} turns")
@@ -272,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         "commands_in_process": {k: v.to_dict() for k, v in commands.items()},
         "commands_over_http": http,
         "commands_over_http_senders_elsewhere": away,
+        "commands_over_http_by_memory_size": by_size,
         "reply_latency": latency.to_dict(),
         "slow_model": {k: v.to_dict() for k, v in slow.items()},
         "slow_seconds": args.slow,
@@ -332,6 +347,19 @@ def main(argv: list[str] | None = None) -> int:
                 "",
                 f"{away['per_second']:.0f}",
             ],
+            *(
+                [
+                    f"`!remember` over HTTP from another process, from {label} "
+                    f"({r['saved']} saved; server CPU "
+                    f"{r['process_cpu_ms_per_event']:.2f} ms/event)",
+                    r["events"],
+                    "",
+                    "",
+                    "",
+                    f"{r['per_second']:.0f}",
+                ]
+                for label, r in by_size.items()
+            ),
             [
                 "event to posted reply (local model)",
                 latency.n,
