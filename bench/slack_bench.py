@@ -9,7 +9,12 @@ tests (``tests/slack/fake_slack_server.py``, reached by the real ``slack_sdk`` c
    lookups (cached, as in a live workspace after the first event), the C2 checks, the
    idempotent write (one git commit each) and its answer queued in the outbox. Measured in
    process (``SlackSurface.dispatch``, what ``POST /slack/events`` runs), one event after the
-   other, and again over HTTP with 4 senders at once (uvicorn, as under ``reverie serve``).
+   other, and again over HTTP with 4 senders at once (uvicorn, as under ``reverie serve``):
+   first with the senders as threads of this process (sharing its interpreter lock with the
+   server), then from a process of their own, as Slack's deliveries come from elsewhere. Both
+   HTTP runs start from the same memory, and count the events that saved a revision. Then two
+   more runs from another process, from a one-line ``MEMORY.md`` and from one of 400 sections:
+   ``!remember`` reads all of it, so its cost grows with it.
    Then every event is delivered again as Slack's retry: the key answers, nothing is written.
 2. **Event to posted reply**: a DM answered by the local model server (the real ``openai``
    client), from the moment the signed event is sent until the answer is in Slack (the
@@ -30,9 +35,11 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -99,14 +106,77 @@ def command_events(surface: SlackSurface, sender: EventSender, n: int) -> dict[s
     return {"fresh": fresh, "retried": retried, "remember": remember, "status": status}
 
 
-def over_http(sender: EventSender, n: int, senders: int = 4) -> dict[str, float]:
-    bodies = [sender.message(SAM, DM_SAM, f"!remember Http {i} - fact {i}") for i in range(n)]
+def over_http(
+    rv: Reverie, sender: EventSender, n: int, senders: int = 4, *, elsewhere: bool = False
+) -> dict[str, Any]:
+    """``n`` new ``!remember`` events posted by ``senders`` at once; ``elsewhere`` sends them
+    from a child process. Counts the revisions saved (one per event unless some answered
+    that memory kept changing) and this process's CPU time per event."""
+    label = "Away" if elsewhere else "Http"
+    bodies = [sender.message(SAM, DM_SAM, f"!remember {label} {i} - fact {i}") for i in range(n)]
+    before = rv.memory_read("ada").revision
+    cpu = time.process_time()
+    if elsewhere:
+        elapsed, statuses = send_from_child(sender.url, bodies, senders)
+    else:
+        start = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(senders) as pool:
+            statuses = list(pool.map(lambda b: sender.deliver(b)[0], bodies))
+        elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    assert statuses == [200] * n, statuses
+    return {
+        "events": n,
+        "senders": senders,
+        "senders_elsewhere": elsewhere,
+        "saved": rv.memory_read("ada").revision - before,
+        "seconds": elapsed,
+        "per_second": n / elapsed,
+        "process_cpu_ms_per_event": cpu * 1000 / n,
+    }
+
+
+#: The memories of the two runs by size: a one-line MEMORY.md and one of 400 sections.
+SIZES = {
+    "a one-line MEMORY.md": "# Memory\n\n- one fact\n",
+    "400 sections": "# Memory\n\n" + "".join(f"## Note {i}\n\nfact {i}\n\n" for i in range(400)),
+}
+
+
+def send_from_child(
+    url: str, bodies: list[dict[str, Any]], senders: int
+) -> tuple[float, list[int]]:
+    """Post ``bodies`` from a child process (``--send``); its clock starts once it has them."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--send", url, str(senders)],
+        input=json.dumps(bodies),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    answer = json.loads(done.stdout)
+    return float(answer["seconds"]), [int(s) for s in answer["statuses"]]
+
+
+def send(url: str, senders: int) -> int:
+    """The child of :func:`send_from_child`: the events from standard input, each signed as it
+    is sent and posted on a new connection (as ``EventSender.deliver`` does), ``senders`` at
+    once; prints the seconds taken and the statuses."""
+    bodies = json.load(sys.stdin)
+
+    def post(body: dict[str, Any]) -> int:
+        raw, headers = signed(body)
+        request = urllib.request.Request(url, raw, headers, method="POST")
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            answer.read()
+            return int(answer.status)
+
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(senders) as pool:
-        statuses = list(pool.map(lambda b: sender.deliver(b)[0], bodies))
-    elapsed = time.perf_counter() - start
-    assert statuses == [200] * n, statuses
-    return {"events": n, "senders": senders, "seconds": elapsed, "per_second": n / elapsed}
+        statuses = list(pool.map(post, bodies))
+    print(json.dumps({"seconds": time.perf_counter() - start, "statuses": statuses}))
+    return 0
 
 
 def wait_posted(slack: FakeSlack, count: int, timeout: float = 120) -> float:
@@ -163,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--slow", type=float, default=5.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--send", nargs=2, metavar=("URL", "SENDERS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.send:
+        return send(args.send[0], int(args.send[1]))
 
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -182,8 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         commands = command_events(surface, sender, args.events)
         revision = rv.memory_read("ada").revision
         queued = len(rv.outbox.pending(limit=10 * args.events))
-        _common.progress(f"command events over HTTP: {args.events // 2}")
-        http = over_http(sender, args.events // 2)
+        _common.progress(f"command events over HTTP: {args.events // 2}, senders in process")
+        start_text = rv.memory_read("ada").text
+        http = over_http(rv, sender, args.events // 2)
+        # The same memory again for the second run (an untimed write).
+        rv.memory_apply("ada", {"action": "set_body", "text": start_text})
+        _common.progress(f"command events over HTTP: {args.events // 2}, senders elsewhere")
+        away = over_http(rv, sender, args.events // 2, elsewhere=True)
+        by_size: dict[str, dict[str, Any]] = {}
+        for label, body in SIZES.items():
+            _common.progress(f"command events over HTTP: {args.events // 3}, from {label}")
+            rv.memory_apply("ada", {"action": "set_body", "text": body})
+            by_size[label] = over_http(rv, sender, args.events // 3, elsewhere=True)
         surface.worker.deliver_pending()  # every answer so far, before the clock starts
         surface.start()
         _common.progress(f"event to posted reply: {args.turns} turns")
@@ -202,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "commands_in_process": {k: v.to_dict() for k, v in commands.items()},
         "commands_over_http": http,
+        "commands_over_http_senders_elsewhere": away,
+        "commands_over_http_by_memory_size": by_size,
         "reply_latency": latency.to_dict(),
         "slow_model": {k: v.to_dict() for k, v in slow.items()},
         "slow_seconds": args.slow,
@@ -244,13 +329,37 @@ def main(argv: list[str] | None = None) -> int:
                 f"{status.per_second:.0f}",
             ],
             [
-                f"`!remember` over HTTP, {http['senders']} senders",
+                f"`!remember` over HTTP, {http['senders']} senders in this process "
+                f"({http['saved']} saved)",
                 http["events"],
                 "",
                 "",
                 "",
                 f"{http['per_second']:.0f}",
             ],
+            [
+                f"`!remember` over HTTP, {away['senders']} senders in another process "
+                f"({away['saved']} saved; server CPU {away['process_cpu_ms_per_event']:.2f} "
+                "ms/event)",
+                away["events"],
+                "",
+                "",
+                "",
+                f"{away['per_second']:.0f}",
+            ],
+            *(
+                [
+                    f"`!remember` over HTTP from another process, from {label} "
+                    f"({r['saved']} saved; server CPU "
+                    f"{r['process_cpu_ms_per_event']:.2f} ms/event)",
+                    r["events"],
+                    "",
+                    "",
+                    "",
+                    f"{r['per_second']:.0f}",
+                ]
+                for label, r in by_size.items()
+            ),
             [
                 "event to posted reply (local model)",
                 latency.n,

@@ -24,7 +24,11 @@ starting body back in an untimed write, so the index stays between about 8 and 2
 At the end the files of the ``reverie`` and ``git CLI`` arms are compared: the two must hold
 the same text, or the comparison would be meaningless.
 
-Run: ``PYTHONPATH=src python bench/write_bench.py [--quick] [--json] [--writes N]``.
+Run: ``PYTHONPATH=src python bench/write_bench.py [--quick] [--json] [--writes N]``. With
+``--baseline SRC`` (say ``git archive <commit> src | tar -x -C /tmp/base``, then
+``--baseline /tmp/base/src``) a fifth arm runs that tree's Reverie, default settings, interleaved
+with the others: before and after a change in one run, as the ratio ``reverie / reverie
+baseline``.
 """
 
 from __future__ import annotations
@@ -199,6 +203,8 @@ class GitCliArm(Arm):
 
 #: The Reverie arms: name -> ``Settings.durable``.
 REVERIE_ARMS = {"reverie": False, "reverie durable": True}
+#: The arm ``--baseline SRC`` adds: default settings, Reverie imported from another source tree.
+BASELINE = "reverie baseline"
 
 
 class WorkerArm(Arm):
@@ -209,15 +215,19 @@ class WorkerArm(Arm):
     The worker times each write itself, so the pipe is not in the figures.
     """
 
-    def __init__(self, name: str, home: Path) -> None:
+    def __init__(self, name: str, home: Path, src: Path | None = None) -> None:
         self.name = name
+        env = dict(os.environ)
+        if src is not None:  # that tree's ``reverie`` is found before the installed one
+            env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", name, str(home)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
-        self._ask("ping")
+        self.source = str(self._ask("ping"))
 
     def _ask(self, op: str, **args: Any) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -259,9 +269,11 @@ class WorkerArm(Arm):
 
 def worker(name: str, home: Path) -> int:
     """Serve one Reverie arm: JSON requests on stdin, one JSON answer per line on stdout."""
-    arm = ReverieArm(name, home, durable=REVERIE_ARMS[name])
+    import reverie
+
+    arm = ReverieArm(name, home, durable=REVERIE_ARMS.get(name, False))
     calls: dict[str, Callable[[dict[str, Any]], Any]] = {
-        "ping": lambda m: True,
+        "ping": lambda m: str(Path(reverie.__file__).parent),
         "setup": lambda m: arm.setup(m["files"]),
         "write": lambda m: arm.write(m["request"]),
         "files": lambda m: arm.files(),
@@ -317,13 +329,22 @@ def _requests(variant: str, n: int, gen: TextGen, files: dict[str, str]) -> list
 
 
 def run_variant(
-    variant: str, n: int, warmup: int, reset_every: int, seed: int, root: Path
+    variant: str,
+    n: int,
+    warmup: int,
+    reset_every: int,
+    seed: int,
+    root: Path,
+    baseline: Path | None = None,
 ) -> dict[str, Any]:
     """Time ``n`` writes of one variant on every arm, interleaved; returns the raw results."""
     gen = TextGen(seed)
     base_index, files = _starting_files(gen)
     workdir = root / variant
     workers = [WorkerArm(name, workdir / name.replace(" ", "-")) for name in REVERIE_ARMS]
+    if baseline is not None:
+        workers.append(WorkerArm(BASELINE, workdir / "baseline", baseline))
+        progress(f"  {BASELINE}: reverie from {workers[-1].source}")
     reverie = workers[0]
     git_cli = GitCliArm("git CLI", workdir / "git", fsync=False)
     arms: list[Arm] = [
@@ -356,7 +377,7 @@ def run_variant(
         if (i + 1) % 100 == 0:
             progress(f"  {variant}: {i + 1}/{len(requests)} writes on {len(arms)} arms")
 
-    same = reverie.files() == git_cli.files()
+    same = all(w.files() == git_cli.files() for w in workers if not REVERIE_ARMS.get(w.name))
     trees = all(w.tree_matches_head() for w in workers)
     revision = reverie.revision()
     for each in arms:
@@ -453,6 +474,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the scratch data")
     p.add_argument("--profile", action="store_true", help="also profile 200 reverie writes")
     p.add_argument("--soak", type=int, default=0, help="also N writes on one memory (drift)")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        help="also an arm importing reverie from this source tree (e.g. an older commit's src)",
+    )
     p.add_argument("--worker", nargs=2, metavar=("ARM", "HOME"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -470,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         for variant in ("add", "topic"):
             progress(f"{variant}: {n} timed writes per arm after {args.warmup} warm-up")
             results[variant] = run_variant(
-                variant, n, args.warmup, args.reset_every, args.seed, root
+                variant, n, args.warmup, args.reset_every, args.seed, root, args.baseline
             )
         if args.profile:
             profile = profile_writes(200, args.seed, root)
@@ -521,9 +547,14 @@ _RATIOS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _ratio_pairs(stats: dict[str, dict[str, Stats]]) -> tuple[tuple[str, str, str], ...]:
+    baseline = any(BASELINE in s for s in stats.values())
+    return _RATIOS + ((f"reverie / {BASELINE}", "reverie", BASELINE),) * baseline
+
+
 def _ratios(stats: dict[str, dict[str, Stats]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
-    for label, a, b in _RATIOS:
+    for label, a, b in _ratio_pairs(stats):
         for v, s in stats.items():
             out.setdefault(label, {})[f"{v} p50"] = s[a].p50 / s[b].p50
             out[label][f"{v} p95"] = s[a].p95 / s[b].p95
@@ -535,7 +566,7 @@ def _markdown(payload: dict[str, Any], stats: dict[str, dict[str, Stats]], profi
     params = ", ".join(f"{k} {v}" for k, v in payload["params"].items())
     parts.append(f"Command: `{payload['command']}` ({params}).")
     ratio_rows = []
-    for label, a, b in _RATIOS:
+    for label, a, b in _ratio_pairs(stats):
         row = [label]
         for s in stats.values():
             row += [fmt_ratio(s[a].p50, s[b].p50), fmt_ratio(s[a].p95, s[b].p95)]
@@ -568,7 +599,8 @@ def _markdown(payload: dict[str, Any], stats: dict[str, dict[str, Stats]], profi
                 ["arm", "n", "p50", "p95", "p99", "mean", "writes/s", "p50 / git CLI"], rows
             ),
             "",
-            f"Same files in `reverie` and `git CLI` at the end: {res['identical_files']}; "
+            f"Same files in `reverie` (and the baseline) and `git CLI` at the end: "
+            f"{res['identical_files']}; "
             f"Reverie working trees match their commits: {res['working_trees_match']}; "
             f"final revision {res['final_revision']}.",
         ]

@@ -6,7 +6,9 @@ The real ``slack_sdk`` ``WebClient`` (and so bolt) talks to it unchanged, with
 parameters and JSON or form bodies, cursors, message metadata, and HTTP 429 with
 ``Retry-After``. Methods: ``auth.test``, ``chat.postMessage``, ``conversations.members``,
 ``conversations.info``, ``conversations.replies``, ``conversations.history``, ``users.info``,
-``views.publish``. It listens on 127.0.0.1 on an ephemeral port, in a thread.
+``views.publish``, and ``apps.connections.open`` (with the app-level token: the URL of
+``socket_url``, a :class:`tests.slack.fake_socket_mode.FakeSocketMode`). It listens on
+127.0.0.1 on an ephemeral port, in a thread.
 
 :class:`EventSender` signs each event as Slack does (``v0`` HMAC-SHA256 of
 ``v0:<timestamp>:<body>`` with the signing secret), with ``X-Slack-Retry-Num`` and
@@ -53,9 +55,13 @@ class FakeSlack(FakeHTTPServer):
         team: str = "T0TEAM",
         bot_user: str = "U0BOT",
         bot_id: str = "B0BOT",
+        app_token: str | None = None,
     ) -> None:
         super().__init__()
         self.bot_token = bot_token
+        self.app_token = app_token
+        #: What ``apps.connections.open`` hands out (Socket Mode's websocket).
+        self.socket_url: str | None = None
         self.team = team
         self.bot_user = bot_user
         self.bot_id = bot_id
@@ -156,7 +162,9 @@ class FakeSlack(FakeHTTPServer):
             self.calls[method] = self.calls.get(method, 0) + 1
             scripted = self.refuse.get(method)
             refusal = scripted.pop(0) if scripted else None
-        if request.headers.get("authorization") != f"Bearer {self.bot_token}":
+        # Socket Mode's connections are opened with the app-level token, all else with the bot's.
+        token = self.app_token if method == "apps.connections.open" else self.bot_token
+        if request.headers.get("authorization") != f"Bearer {token}":
             return _error("invalid_auth" if request.headers.get("authorization") else "not_authed")
         if refusal == "ratelimited":
             return Reply(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "0"})
@@ -272,6 +280,11 @@ class FakeSlack(FakeHTTPServer):
             m if with_metadata else {k: v for k, v in m.items() if k != "metadata"}
             for m in messages
         ]
+
+    def _apps_connections_open(self, params: dict[str, Any]) -> Reply:
+        if self.socket_url is None:
+            return _error("not_allowed_token_type")
+        return _ok(url=self.socket_url)
 
     def _views_publish(self, params: dict[str, Any]) -> Reply:
         view = params.get("view")

@@ -244,3 +244,22 @@ def test_c3_the_same_event_twice_at_once_writes_once(stack: Stack) -> None:
     assert statuses == [200] * 4
     assert answers(stack, DM_SAM) == ["Saved to ada's memory: revision 1."]
     assert revision(stack) == 1
+
+
+def test_c3_different_events_at_once_each_save_their_own_revision(stack: Stack) -> None:
+    bodies = [stack.events.message(SAM, DM_SAM, f"!remember Note {i} - fact {i}") for i in range(8)]
+    statuses: list[int] = []
+    threads = [
+        threading.Thread(target=lambda b=b: statuses.append(stack.events.deliver(b)[0]))
+        for b in bodies
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == [200] * 8
+    said = answers(stack, DM_SAM)
+    assert sorted(said) == sorted(f"Saved to ada's memory: revision {n}." for n in range(1, 9))
+    assert revision(stack) == 8
+    body = stack.rv.memory_read("ada").text
+    assert all(body.count(f"## Note {i}\n\nfact {i}\n") == 1 for i in range(8))

@@ -95,6 +95,13 @@ class SlackSurface:
         self._running: dict[str, concurrent.futures.Future[None]] = {}
         self._providers: dict[str, ChatProvider] = {}
         self._lock = threading.Lock()
+        # The state database takes one writer at a time, and a second one waits in SQLite's
+        # busy handler, which sleeps 1, 2, 5, 10 ms and more between tries: events handled at
+        # once take turns here instead for their writes (the conversation, the command's write,
+        # its answer), while their Slack lookups and checks run side by side. It also keeps
+        # two !remember events from reading the same revision, where all but one would
+        # conflict and redo their work.
+        self._writing = threading.Lock()
         self.app = self._build()
 
     # the bolt app
@@ -204,14 +211,24 @@ class SlackSurface:
         user = self.directory.user(event["user"])
         if user.bot:
             return
-        chat = self._chat(channel, thread_ts, kind)
+        with self._writing:
+            chat = self._chat(channel, thread_ts, kind)
         if chat is None:
             log.warning("No agent answers Slack DMs: set REVERIE_SLACK_AGENT.")
             return
         key = f"slack:{body.get('event_id') or f'{channel}:{ts}'}"
         if command is not None:
-            answer = run_command(self.rv, self.directory, chat, command, user, key=key)
-            self.rv.reply(chat.conversation, answer, key=key)
+            answer = run_command(
+                self.rv,
+                self.directory,
+                chat,
+                command,
+                user,
+                key=key,
+                one_at_a_time=self._writing,
+            )
+            with self._writing:
+                self.rv.reply(chat.conversation, answer, key=key)
             self.worker.wake()
         else:
             self._start_turn(chat, user, text, key)

@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -87,6 +88,8 @@ class MemoryStore:
         self.root = root
         self.settings = settings
         self._local = threading.local()
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._thread_locks_guard = threading.Lock()
         if settings.durable:
             fsync_objects()
         (root / "memories").mkdir(parents=True, exist_ok=True)
@@ -181,7 +184,26 @@ class MemoryStore:
 
     def lock(self, memory_id: str) -> Any:
         """The memory's write lock (W8): a context manager, across threads and processes."""
-        return file_lock(self.root / "locks" / f"{memory_id}.lock")
+        return self._locked(memory_id)
+
+    @contextlib.contextmanager
+    def _locked(self, memory_id: str, timeout: float = 30.0) -> Iterator[None]:
+        # The threads of this process queue on a lock of their own before the file lock:
+        # a waiting thread is woken the moment the holder releases it, where the file lock's
+        # polling could leave the memory idle for up to 10 ms after each write.
+        with self._thread_locks_guard:
+            queue = self._thread_locks.setdefault(memory_id, threading.Lock())
+        if not queue.acquire(timeout=timeout):
+            raise StorageFault(
+                f"Another writer in this process has held memory {memory_id} for over "
+                f"{timeout:.0f} s; try again.",
+                memory=memory_id,
+            )
+        try:
+            with file_lock(self.root / "locks" / f"{memory_id}.lock", timeout):
+                yield
+        finally:
+            queue.release()
 
     def create(self, memory_id: str) -> RevisionRecord:
         """Create the memory's repository at revision 0 (idempotent)."""
