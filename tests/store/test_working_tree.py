@@ -11,8 +11,13 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
+
 from reverie import Reverie
 from reverie.store.gitrepo import GitRepo
+
+#: The working tree and git's index: the embedded store's own machinery.
+pytestmark = pytest.mark.sqlite_only
 
 
 def repo_of(rv: Reverie, agent: str = "ada") -> GitRepo:
