@@ -15,11 +15,13 @@ PostgreSQL database in the other, with the same seeded data. Sections:
 * **search**: ``memory_search(agent, query, limit=8)`` on one memory of 1k and 10k entries
   (``MEMORY.md`` plus topic files, as ``search_bench.py`` builds them), 200 seeded queries,
   the arms in a shuffled order per query.
-* **scale**: many agents of 100 entries each in one database, searched and written through
-  the facade (a random agent per call). The rows are loaded with the store's own recording
-  function (``DatabaseMemoryStore.record``: revisions, files, batches, index rows) in large
-  transactions, not write by write through the pipeline, which would take hours; the embedded
-  arm is loaded through the facade, since its truth is a git repository per memory.
+* **scale**: 1,000 and 10,000 agents of 100 entries each (100k and 1M entries in one
+  database), searched and written through the facade (a random agent per call). PostgreSQL's
+  rows are loaded with the store's own recording function (``DatabaseMemoryStore.record``:
+  revisions, files, batches, index rows) in large transactions, not write by write through
+  the pipeline, which would take hours; the embedded arm is loaded through the facade (one
+  ``create_agent`` and one ``set_body`` per agent), since its truth is a git repository per
+  memory. ``--sqlite-scale-max`` leaves the embedded arm out of larger points.
 * **LoCoMo**: history search Recall@5 of ``locomo_bench.py``'s ``reverie`` arm (its code: the
   importer's records in through ``import_conversations``, ``context_search`` out) on both.
 
@@ -27,8 +29,8 @@ Each PostgreSQL arm gets a database of its own (``reverie_bench_<pid>_<section>`
 machine's server (``$REVERIE_BENCH_PG``, default ``postgresql://postgres@127.0.0.1:5432``),
 dropped at the end with the scratch directory.
 
-Run: ``PYTHONPATH=src python bench/pg_bench.py [--quick] [--json] [--scale-agents 10000]
-[--sqlite-scale-agents 1000] [--skip write_single,write_concurrent,search,scale,locomo]``.
+Run: ``PYTHONPATH=src python bench/pg_bench.py [--quick] [--json] [--scale-agents 1000,10000]
+[--sqlite-scale-max 10000] [--skip write_single,write_concurrent,search,scale,locomo]``.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ from reverie.config import Settings
 
 SQLITE, PG = "SQLite", "PostgreSQL"
 BACKENDS = (SQLITE, PG)
+#: The embedded default with ``Settings(durable=True)``: fsync at every commit, as PostgreSQL
+#: does by default (``synchronous_commit = on``); SQLite's default does not.
+SQLITE_DURABLE = "SQLite durable"
 SECTIONS = ("People & preferences", "Decisions", "Environment & gotchas", "Project state")
 ENTRIES_PER_AGENT = 100
 LOAD_CHUNK = 200
@@ -73,9 +78,9 @@ class Run:
 
     def settings(self, backend: str, section: str) -> Settings:
         """Fresh settings of ``backend`` for ``section``: a new home (and a new database)."""
-        home = self.root / f"{section}-{backend.lower()}"
-        if backend == SQLITE:
-            return Settings.load(home, database_url=None)
+        home = self.root / f"{section}-{backend.lower().replace(' ', '-')}"
+        if backend in (SQLITE, SQLITE_DURABLE):
+            return Settings.load(home, database_url=None, durable=backend == SQLITE_DURABLE)
         name = f"reverie_bench_{os.getpid()}_{section.replace('-', '_')}"
         url = self.stack.enter_context(_common.pg_scratch_database(name))
         self.databases.append(name)
@@ -123,10 +128,10 @@ def interleaved(arms: dict[str, Callable[[int], int]], n: int, warmup: int) -> d
 
 
 def bench_write_single(run: Run, n: int, seed: int) -> dict[str, Any]:
-    """``add`` on one memory, one writer, the backends alternating."""
+    """``add`` on one memory, one writer, the backends (and durable SQLite) alternating."""
     arms: dict[str, Callable[[int], int]] = {}
     texts = TextGen(seed).entries(n + WARMUP)
-    for backend in BACKENDS:
+    for backend in (*BACKENDS, SQLITE_DURABLE):
         rv = run.open(backend, "write")
         rv.create_agent("solo")
 
@@ -457,13 +462,15 @@ def _search_one(
 
 
 def bench_scale(
-    run: Run, pg_agents: int, sqlite_agents: int, n_queries: int, n_writes: int, seed: int
+    run: Run, points: Sequence[int], sqlite_max: int, n_queries: int, n_writes: int, seed: int
 ) -> list[dict[str, Any]]:
-    """Both backends at the embedded arm's size, then PostgreSQL alone at the full size."""
-    points = [scale_point(run, BACKENDS, sqlite_agents, n_queries, n_writes, seed)]
-    if pg_agents > sqlite_agents:
-        points.append(scale_point(run, (PG,), pg_agents, n_queries, n_writes, seed))
-    return points
+    """Each size (agents) on both backends; on PostgreSQL alone above ``sqlite_max``."""
+    return [
+        scale_point(
+            run, BACKENDS if agents <= sqlite_max else (PG,), agents, n_queries, n_writes, seed
+        )
+        for agents in points
+    ]
 
 
 # 4. LoCoMo history search
@@ -593,7 +600,15 @@ def report(res: dict[str, Any], info: dict[str, str], cmd: str) -> str:
     )
     rows: list[list[str]] = []
     if "write_single" in res:
-        rows.append(_stat_row("write, 1 process, 1 memory", res["write_single"]))
+        by = res["write_single"]
+        rows.append(_stat_row("write, 1 process, 1 memory", by))
+        if SQLITE_DURABLE in by:
+            rows.append(
+                _stat_row(
+                    "the same, PG against SQLite durable (both fsync)",
+                    {SQLITE: by[SQLITE_DURABLE], PG: by[PG]},
+                )
+            )
     for case, by in res.get("write_concurrent", {}).items():
         rows.append(
             _stat_row(
@@ -653,6 +668,8 @@ def report(res: dict[str, Any], info: dict[str, str], cmd: str) -> str:
                     f"{r['top8_jaccard']:.2f}",
                     f"{r['build_s'][SQLITE]:.1f}",
                     f"{r['build_s'][PG]:.1f}",
+                    "",
+                    "",
                 ]
             )
         for point in res.get("scale", []):
@@ -665,17 +682,28 @@ def report(res: dict[str, Any], info: dict[str, str], cmd: str) -> str:
                         f"{r['top8_jaccard']:.2f}",
                         f"{point['load_s'][SQLITE]:.1f}",
                         f"{point['load_s'][PG]:.1f}",
+                        f"{point['size'][SQLITE]['bytes'] / 2**20:,.0f}",
+                        f"{point['size'][PG]['bytes'] / 2**20:,.0f}",
                     ]
                 )
         parts += [
             "",
             "How alike the rankings are (same first hit; Jaccard of the top-8 "
-            "lines) and the build or load time in seconds:",
+            "lines), the build or load time in seconds and the data's size on disk (the "
+            "SQLite home with its git repositories; the PostgreSQL database):",
             "",
         ]
         parts.append(
             markdown_table(
-                ["memory", "same first hit", "top-8 Jaccard", "SQLite build s", "PG build s"],
+                [
+                    "memory",
+                    "same first hit",
+                    "top-8 Jaccard",
+                    "SQLite build s",
+                    "PG build s",
+                    "SQLite MiB",
+                    "PG MiB",
+                ],
                 detail,
             )
         )
@@ -751,8 +779,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--procs", type=int, default=8, help="writer processes at once (8)")
     p.add_argument("--proc-writes", type=int, help="timed writes per writer process (40)")
     p.add_argument("--queries", type=int, help="timed queries per memory (200)")
-    p.add_argument("--scale-agents", type=int, help="agents on PostgreSQL at scale (10000)")
-    p.add_argument("--sqlite-scale-agents", type=int, help="agents on both at scale (1000)")
+    p.add_argument("--scale-agents", help="agents per scale point, comma separated (1000,10000)")
+    p.add_argument("--sqlite-scale-max", type=int, help="largest point run on SQLite (10000)")
     p.add_argument(
         "--skip",
         default="",
@@ -764,8 +792,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     writes = args.writes or (40 if q else 300)
     proc_writes = args.proc_writes or (8 if q else 40)
     n_queries = args.queries or (40 if q else 200)
-    pg_agents = args.scale_agents or (300 if q else 10_000)
-    sqlite_agents = args.sqlite_scale_agents or (100 if q else 1_000)
+    points = [int(x) for x in (args.scale_agents or ("100,300" if q else "1000,10000")).split(",")]
+    sqlite_max = args.sqlite_scale_max or (100 if q else 10_000)
     sizes = (1_000, 10_000) if not q else (1_000, 3_000)
     skip = set(filter(None, args.skip.split(",")))
     cmd = "python bench/pg_bench.py " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -776,7 +804,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "proc_writes": proc_writes,
         "queries": n_queries,
         "search_sizes": list(sizes),
-        "scale_agents": {"both": sqlite_agents, PG: pg_agents},
+        "scale_agents": points,
+        "sqlite_scale_max": sqlite_max,
         "entries_per_agent": ENTRIES_PER_AGENT,
     }
     root = Path(tempfile.mkdtemp(prefix="reverie-pg-bench-", dir=args.dir))
@@ -786,7 +815,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, root, ignore_errors=True)
         for name, section in _sections(args, writes, proc_writes, n_queries, sizes,
-                                       pg_agents, sqlite_agents):  # fmt: skip
+                                       points, sqlite_max):  # fmt: skip
             if name in skip:
                 continue
             progress(f"{name} ...")
@@ -808,8 +837,8 @@ def _sections(
     proc_writes: int,
     n_queries: int,
     sizes: Sequence[int],
-    pg_agents: int,
-    sqlite_agents: int,
+    points: Sequence[int],
+    sqlite_max: int,
 ) -> Iterator[tuple[str, Callable[[Run], Any]]]:
     """The sections in the order they run, each a function of a fresh :class:`Run`."""
     seed = args.seed
@@ -818,9 +847,7 @@ def _sections(
     yield "search", lambda run: bench_search(run, sizes, n_queries, seed)
     yield (
         "scale",
-        lambda run: bench_scale(
-            run, pg_agents, sqlite_agents, n_queries, max(50, writes // 3), seed
-        ),
+        lambda run: bench_scale(run, points, sqlite_max, n_queries, max(50, writes // 3), seed),
     )
     yield "locomo", lambda run: bench_locomo(run, args.quick)
 
