@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import multiprocessing as mp
 import os
 import random
@@ -774,6 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a small, fast smoke run")
     p.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    p.add_argument("--save", type=Path, help="also write the JSON report to this file")
     p.add_argument("--seed", type=int, default=12)
     p.add_argument("--writes", type=int, help="timed writes per backend, one process (300)")
     p.add_argument("--procs", type=int, default=8, help="writer processes at once (8)")
@@ -827,7 +829,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = machine(Path(tempfile.gettempdir()))
     info.pop("data dir", None)
     info["load avg"] = f"{load_start} at start, {info.get('load avg', '?')} at end"
-    _common.emit(args.json, payload(res, info, cmd.strip(), params), report(res, info, cmd))
+    out = payload(res, info, cmd.strip(), params)
+    if args.save is not None:
+        args.save.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    _common.emit(args.json, out, report(res, info, cmd.strip()))
     return 0
 
 
