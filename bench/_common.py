@@ -45,6 +45,8 @@ __all__ = [
     "markdown_table",
     "ms",
     "percentile",
+    "pg_scratch_database",
+    "pg_version",
     "progress",
     "topic_text",
     "words",
@@ -89,6 +91,47 @@ def _origin_checkout() -> Path | None:
         return None  # a network remote, or none
     path = Path(url)
     return path if path.is_dir() else None
+
+
+# PostgreSQL
+
+
+#: The machine's PostgreSQL server (trust authentication), as the tests use it.
+PG_SERVER = os.environ.get("REVERIE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
+
+
+def _pg_admin(sql: str) -> None:
+    """Run one statement on the server's ``postgres`` database, outside a transaction."""
+    import psycopg  # the postgres extra; imported late so the SQLite benches need none of it
+
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+@contextlib.contextmanager
+def pg_scratch_database(name: str) -> Any:
+    """A fresh database ``name`` on :data:`PG_SERVER`, yielding its URL; dropped afterwards
+    (its connections ended first), whatever happened in between."""
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise ValueError(f"not a plain database name: {name!r}")
+    _pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    _pg_admin(f"CREATE DATABASE {name}")
+    try:
+        yield f"{PG_SERVER}/{name}"
+    finally:
+        _pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def pg_version() -> str:
+    """The server's version line (``PostgreSQL 15.20 ...``), or why it is unknown."""
+    import psycopg
+
+    try:
+        with psycopg.connect(f"{PG_SERVER}/postgres") as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+    except psycopg.Error as exc:
+        return f"unreachable ({str(exc).strip().splitlines()[0]})"
+    return f"PostgreSQL {row[0]}" if row else "unknown"
 
 
 # the machine

@@ -264,24 +264,38 @@ def pg_terms(text: str) -> list[str]:
 
 def pg_ranked(rows: str, scope: str, weights: str = "{0.1, 0.2, 0.4, 1.0}") -> str:
     """PostgreSQL's ranking, shaped like BM25: for each query word, its inverse document
-    frequency among ``rows`` (a table and alias) that ``scope`` admits, times ``ts_rank``
-    of the word with the field ``weights`` (D, C, B, A), divided by one plus the logarithm
-    of the main field's length in words (``words``: the line, the message, not its context,
-    as BM25 normalizes each field by its own length); summed over the words a row matches.
-    Parameters: the words (a text array), the scope's for the document count, the scope's
-    for the matches, the limit.
-    Each word's matches come from the GIN index of ``tsv``."""
+    frequency among ``rows`` (a table and its alias ``x``) that ``scope`` admits, times
+    ``ts_rank`` of the word with the field ``weights`` (D, C, B, A), divided by one plus the
+    logarithm of the main field's length in words (``words``: the line, the message, not its
+    context, as BM25 normalizes each field by its own length); summed over the words a row
+    matches. Parameters: the words (a text array), then the scope's three times (the
+    document count, each way of matching), then the limit.
+
+    A word's matches are found one of two ways, chosen as the query runs from the number of
+    rows in scope: a large scope (over 1,000 rows, and over a twentieth of the table) asks the
+    GIN index of ``tsv``; any other reads its own rows and tests each (100 rows cost well
+    under a millisecond, where the index would read a common word's matches in every other
+    scope too: 15 ms a word with 1M lines in the table). The planner cannot make this choice:
+    it cannot estimate a word that arrives as a parameter.
+    The words' queries are materialized (inlined, ``to_tsquery`` ran again for every matching
+    row), and a word's document frequency is a window count over its matches (a join of the
+    matches with their counts ran as a nested loop on a table not yet analyzed: seconds)."""
+    table = rows.split()[0]
+    rank = f"ts_rank(CAST('{weights}' AS real[]), x.tsv, q.tq, 0) / (1 + ln(1 + x.words)) AS w"
     return (
-        "WITH q AS (SELECT t, to_tsquery('reverie_english', t) AS tq "
+        "WITH q AS MATERIALIZED (SELECT t, to_tsquery('reverie_english', t) AS tq "
         "FROM unnest(CAST(? AS text[])) AS t), "
         f"n AS (SELECT count(*) AS n FROM {rows} WHERE {scope}), "
-        f"hit AS (SELECT x.id, q.t, ts_rank(CAST('{weights}' AS real[]), x.tsv, q.tq, 0) "
-        "/ (1 + ln(1 + x.words)) AS w "
-        f"FROM q JOIN {rows} ON x.tsv @@ q.tq WHERE {scope}), "
-        "df AS (SELECT t, ln(1 + (SELECT n FROM n) / count(*)::float8) AS idf "
-        "FROM hit GROUP BY t) "
-        "SELECT hit.id, sum(df.idf * hit.w) AS r FROM hit JOIN df ON df.t = hit.t "
-        "GROUP BY hit.id ORDER BY r DESC, hit.id LIMIT ?"
+        "via AS (SELECT (SELECT n FROM n) > 1000 AND (SELECT n FROM n) * 20 > "
+        f"(SELECT reltuples FROM pg_class WHERE oid = '{table}'::regclass) AS gin), "
+        f"hit AS (SELECT x.id, q.t, {rank} FROM q JOIN {rows} ON x.tsv @@ q.tq "
+        f"WHERE {scope} AND (SELECT gin FROM via) "
+        f"UNION ALL SELECT x.id, q.t, {rank} FROM q "
+        f"JOIN (SELECT * FROM {rows} WHERE {scope} OFFSET 0) x ON x.tsv @@ q.tq "
+        "WHERE NOT (SELECT gin FROM via)), "
+        "df AS (SELECT id, w, count(*) OVER (PARTITION BY t) AS df FROM hit) "
+        "SELECT id, sum(ln(1 + (SELECT n FROM n) / df::float8) * w) AS r FROM df "
+        "GROUP BY id ORDER BY r DESC, id LIMIT ?"
     )
 
 
@@ -294,7 +308,7 @@ def _pg_search(conn: Any, memory_id: str, query: str, limit: int) -> list[Search
     rows = conn.execute(
         f"SELECT l.path, l.text, h.r FROM ({pg_ranked('memory_lines x', 'x.memory_id = ?')}) h "
         "JOIN memory_lines l ON l.id = h.id ORDER BY h.r DESC, h.id",
-        (terms, memory_id, memory_id, limit),
+        (terms, memory_id, memory_id, memory_id, limit),
     ).fetchall()
     return [SearchHit(p, excerpt(t, query_terms(query)), round_score(r)) for p, t, r in rows]
 

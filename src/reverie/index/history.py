@@ -387,7 +387,7 @@ def _pg_search(
     rows = conn.execute(
         f"SELECT d.conversation_id, d.position, d.body, d.context, h.r FROM ({ranked}) h "
         f"JOIN history_docs d ON d.id = h.id {_VISIBLE} ORDER BY h.r DESC, h.id",
-        (words, scope, scope, limit * 4, agent_id),
+        (words, scope, scope, scope, limit * 4, agent_id),
     ).fetchall()[:limit]
     terms = content_terms(query)
     return [
