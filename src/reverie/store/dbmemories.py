@@ -31,10 +31,10 @@ from reverie.core import validation
 from reverie.core.markdown import apply_batch, new_index
 from reverie.core.operations import Batch
 from reverie.core.paths import INDEX
-from reverie.errors import RevisionConflict, StorageFault
+from reverie.errors import StorageFault
 from reverie.index import fts
 
-from .memories import MemoryStore, WriteOutcome, _key_hash, _message, _summary
+from .memories import MemoryStore, WriteOutcome, _check_expected, _key_hash, _message, _summary
 from .postgres import PostgresState
 from .state import KeyRecord, RevisionRecord
 
@@ -144,13 +144,7 @@ class DatabaseMemoryStore(MemoryStore):
                 seen = self.state.key(memory_id, key_hash)
                 if seen is not None:
                     return self._replay(seen, batch)
-            if expected_revision is not None and expected_revision != latest.revision:
-                raise RevisionConflict(
-                    f"The memory is at revision {latest.revision}, not {expected_revision}: "
-                    "it changed since you read it. Read it again and redo your change on top.",
-                    current_revision=latest.revision,
-                    expected_revision=expected_revision,
-                )
+            _check_expected(latest, expected_revision)
             applied = apply_batch(batch, lambda path: self._file(memory_id, latest, path))
             validation.check_result(applied, self.settings)
             diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
@@ -183,16 +177,7 @@ class DatabaseMemoryStore(MemoryStore):
                 self.state.record_key(
                     conn, memory_id, key_hash, KeyRecord(batch.digest(), revision, True, paths)
                 )
-        index = applied.files.get(INDEX)
-        if index is not None and len(index) > self.settings.prompt_index_chars:
-            diagnostics.append(
-                {
-                    "code": "index_over_prompt_cap",
-                    "message": f"{INDEX} is {len(index):,} characters; runs see the first "
-                    f"{self.settings.prompt_index_chars:,}. Move detail into topic files.",
-                }
-            )
-        return WriteOutcome(True, revision, paths, diagnostics)
+        return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
 
     # reads
 

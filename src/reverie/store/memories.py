@@ -418,13 +418,7 @@ class MemoryStore:
                 seen = self.state.key(memory_id, key_hash)
                 if seen is not None:
                     return self._replay(seen, batch)
-            if expected_revision is not None and expected_revision != latest.revision:
-                raise RevisionConflict(
-                    f"The memory is at revision {latest.revision}, not {expected_revision}: "
-                    "it changed since you read it. Read it again and redo your change on top.",
-                    current_revision=latest.revision,
-                    expected_revision=expected_revision,
-                )
+            _check_expected(latest, expected_revision)
             repo = self.repo(memory_id)
             applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
             validation.check_result(applied, self.settings)
@@ -483,7 +477,13 @@ class MemoryStore:
                 if now is None or now.oid != oid:  # not recorded: refused, and undone
                     self._refused_after_commit(memory_id, repo, latest.oid, oid, fault)
             diagnostics += self._after_commit(memory_id, repo, paths, revision)
-        index = applied.files.get(INDEX)
+        return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
+
+    def _written(
+        self, index: str | None, revision: int, paths: list[str], diagnostics: list[Any]
+    ) -> WriteOutcome:
+        """The answer of a write that made ``revision``; a note when ``MEMORY.md`` (``index``,
+        if the write changed it) is longer than runs read of it."""
         if index is not None and len(index) > self.settings.prompt_index_chars:
             diagnostics.append(
                 {
@@ -746,6 +746,21 @@ class MemoryStore:
             "SELECT path, text FROM memory_lines WHERE memory_id = ?", (memory_id,)
         ).fetchall()
         return Counter((p, t) for p, t in rows)
+
+
+def _check_expected(latest: RevisionRecord, expected_revision: int | None) -> None:
+    """W6: a write made at a revision that is not the newest is refused.
+
+    Raises:
+        RevisionConflict: with the current revision.
+    """
+    if expected_revision is not None and expected_revision != latest.revision:
+        raise RevisionConflict(
+            f"The memory is at revision {latest.revision}, not {expected_revision}: "
+            "it changed since you read it. Read it again and redo your change on top.",
+            current_revision=latest.revision,
+            expected_revision=expected_revision,
+        )
 
 
 def _key_hash(key: str) -> str:
