@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= reverie-data
 
-.PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign fault-campaign clean
+.PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign fault-campaign pg-crash clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/review_cost.py
 	$(BIN)/python bench/review_locomo.py
 	$(BIN)/python bench/locomo_bench.py --arms reverie,bm25s,rank-bm25
+	$(BIN)/python bench/pg_bench.py
 
 # The LoCoMo history benchmark with its dense baseline (torch CPU first: see pyproject.toml).
 bench-dense: $(VENV)/.installed
@@ -61,6 +62,11 @@ crash-campaign: $(VENV)/.installed
 # Real storage faults while writers and readers run (needs root, for the mounts; about 3 min).
 fault-campaign: $(VENV)/.installed
 	$(BIN)/python bench/fault_campaign.py --rounds 8
+
+# PostgreSQL's crash safety: writers SIGKILLed and the server restarted while they write
+# (needs root for pg_ctlcluster; restarts the machine's PostgreSQL: run it alone).
+pg-crash: $(VENV)/.installed
+	$(BIN)/python bench/pg_crash.py --writers 4 --restarts 4 --seconds 20
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
