@@ -59,6 +59,7 @@ class PostgresServer:
             unavailable(self.failed)
         if not self.created:
             try:
+                self._drop_leftovers()
                 self._admin(f'CREATE DATABASE "{self.database}"')
             except Exception as exc:  # no server, no psycopg
                 self.failed = f"PostgreSQL is not reachable at {SERVER}: {exc}"
@@ -69,6 +70,15 @@ class PostgresServer:
         options = f"-csearch_path%3D{schema}"
         url = f"{SERVER}/{self.database}?application_name={schema}&options={options}"
         return schema, url
+
+    def _drop_leftovers(self) -> None:
+        """Drop the databases of earlier test runs on this machine whose process is gone (a
+        run killed before it could drop its own)."""
+        rows = self._admin("SELECT datname FROM pg_database WHERE datname LIKE 'reverie_test_%'")
+        for (name,) in rows:
+            pid = str(name).split("_")[2]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def drop_schema(self, schema: str) -> None:
         """End the schema's connections (a test that left a home open) and drop it."""
