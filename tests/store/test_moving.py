@@ -11,9 +11,8 @@ import pytest
 from reverie import Reverie, Settings
 from reverie.cli import main
 from reverie.errors import RefusedInput, StorageFault
+from reverie.store.dbmemories import DatabaseMemoryStore
 from tests.conftest import PostgresServer
-
-pytestmark = pytest.mark.sqlite_only  # each test makes its own PostgreSQL schema
 
 BATCHES: list[dict[str, object]] = [
     {"operations": [{"action": "add", "section": "Decisions", "text": "We deploy on Fridays."}]},
@@ -104,6 +103,11 @@ def test_d2_embedded_to_postgres_to_git_keeps_every_revision(
                 "ada", {"operations": [{"action": "add", "text": "After the move."}]}
             )
             assert out.revision == len(want["ada"])
+            # the database keeps the batch that made each revision it wrote
+            memory_id = moved.state.memory_of(moved.agent("ada").id)
+            assert isinstance(moved.memories, DatabaseMemoryStore)
+            batch = moved.memories.batch_of(memory_id, out.revision)
+            assert batch is not None and "After the move." in batch
             folder = tmp_path / "exported"
             assert moved.export_git("ada", folder) == len(want["ada"]) + 1
             exported = git_bodies(folder)

@@ -24,8 +24,6 @@ import pytest
 from reverie import Reverie
 from tests.conftest import PostgresServer
 
-pytestmark = pytest.mark.sqlite_only  # PostgreSQL only: it makes its own schema
-
 SRC = Path(__file__).resolve().parents[2] / "src"
 HERE = Path(__file__).resolve().parent
 

@@ -21,7 +21,6 @@ import difflib
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -253,19 +252,6 @@ class DatabaseMemoryStore(MemoryStore):
                 for path, text in self.files(memory_id, target).items():
                     fts.replace_file(conn, memory_id, path, None, text)
         return dropped
-
-    def revisions_with_files(
-        self, memory_id: str
-    ) -> Iterator[tuple[RevisionRecord, dict[str, str | None]]]:
-        """Every revision, oldest first, with the files it changed (for ``export --git``)."""
-        latest = self.current(memory_id)
-        for n in range(latest.revision + 1):
-            rec = self.state.revision(memory_id, n)
-            rows = self.state.conn.execute(
-                "SELECT path, text FROM memory_files WHERE memory_id = ? AND revision = ?",
-                (memory_id, n),
-            ).fetchall()
-            yield rec, {str(p): (None if t is None else str(t)) for p, t in rows}
 
 
 def _patch(path: str, old: str | None, new: str | None) -> str:

@@ -510,11 +510,6 @@ class PostgresState(SQLiteState):
                     (version, time.time()),
                 )
 
-    def migrations(self) -> list[int]:
-        """The migrations applied to this database, in order."""
-        rows = self.conn.execute("SELECT version FROM reverie_migrations ORDER BY version")
-        return [int(r[0]) for r in rows]
-
     def damaged_tables(self) -> list[str]:
         """PostgreSQL checks its own pages; the search index is a column kept by the database
         itself, never out of step with its rows."""
