@@ -13,7 +13,8 @@ One run, on a fresh database of the machine's server (dropped after):
    once; the revisions are gap-free; a new write lands (no lock left behind).
 
 It restarts the machine's PostgreSQL, so every other connection to it drops: run it alone.
-Needs root (or the postgres user) for ``pg_ctlcluster``.
+Needs root (or the postgres user) for ``pg_ctlcluster``; the server is ``$REVERIE_BENCH_PG``
+(default ``postgresql://postgres@127.0.0.1:5432``, as every bench here).
 
     python bench/pg_crash.py [--writers 3] [--restarts 3] [--seconds 12] [--json]
 """
@@ -31,11 +32,11 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
-import psycopg
+import _common
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVER = os.environ.get("REVERIE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
 
 WRITER = textwrap.dedent(
     """
@@ -62,11 +63,6 @@ WRITER = textwrap.dedent(
 )
 
 
-def admin(sql: str) -> None:
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(sql)
-
-
 def cluster() -> tuple[str, str]:
     out = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=True)
     version, name = out.stdout.split()[:2]
@@ -79,19 +75,10 @@ def restart(version: str, name: str) -> float:
     return time.monotonic() - start
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--writers", type=int, default=3)
-    p.add_argument("--restarts", type=int, default=3)
-    p.add_argument("--seconds", type=float, default=12.0, help="writing time in all")
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-
+def campaign(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Write, restart the server, kill the writers, then check the memory against the acks."""
     from reverie import Reverie, Settings
 
-    database = f"reverie_crash_{os.getpid()}"
-    admin(f'CREATE DATABASE "{database}"')
-    url = f"{SERVER}/{database}"
     scratch = Path(tempfile.mkdtemp(prefix="reverie-pg-crash-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
     env["REVERIE_DATABASE_URL"] = url
@@ -148,12 +135,19 @@ def main(argv: list[str] | None = None) -> int:
             if proc.poll() is None:
                 proc.kill()
         shutil.rmtree(scratch, ignore_errors=True)
-        for _ in range(30):
-            try:
-                admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-                break
-            except psycopg.OperationalError:
-                time.sleep(1)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--writers", type=int, default=3)
+    p.add_argument("--restarts", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=12.0, help="writing time in all")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+
+    with _common.pg_scratch_database(f"reverie_crash_{os.getpid()}") as url:
+        result = campaign(url, args)
     if args.json:
         print(json.dumps(result))
     else:
