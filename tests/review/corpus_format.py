@@ -63,12 +63,17 @@ reviewer was changed again. Its ids start with ``t2-`` (that, not the hash, puts
 there). It was measured and reported once, held out; from the third round on it is development
 data too (:data:`DEVELOPMENT`).
 
-**The held-out set** ``test3`` (:data:`HELD_OUT`) was written fresh for the third round (ids
-``t3-``), in settings the others lack (a veterinary clinic, a construction site, a podcast, a
-landlord, a band, a farm, an IT helpdesk, a wedding planner, a bakery, a data team, ...), with
-most weight on updates, and committed with its "before" figures before the reviewer was changed.
-It is never tuned on: it is measured with ``bench/review_corpus.py --half test3`` in aggregate
-only, once before and once after the round.
+``test3`` was written fresh for the third round (ids ``t3-``), in settings the others lack (a
+veterinary clinic, a construction site, a podcast, a landlord, a band, a farm, an IT helpdesk, a
+wedding planner, a bakery, a data team, ...), with most weight on updates, and committed with
+its "before" figures before the reviewer was changed. It was measured twice, before and after
+the third round, in aggregate only; from the fourth round on it is development data
+(:data:`THIRD`).
+
+**The held-out set** ``test4`` (:data:`HELD_OUT`, ids ``t4-``) was written fresh for the fourth
+round and committed with its "before" figures before the reviewer was changed again. It is
+never tuned on: it is measured with ``bench/review_corpus.py --half test4`` in aggregate only,
+once before and once after the round.
 """
 
 from __future__ import annotations
@@ -87,6 +92,7 @@ __all__ = [
     "NEVER_KINDS",
     "SECOND",
     "SECTIONS",
+    "THIRD",
     "Conversation",
     "Fact",
     "Message",
@@ -101,10 +107,12 @@ CORPUS = Path(__file__).parent / "corpus"
 HALVES = ("dev", "test")
 #: Written for the second round; held out then, development data since the third.
 SECOND = "test2"
+#: Written for the third round; held out then, development data since the fourth.
+THIRD = "test3"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND)
-#: Written for the third round and never tuned on.
-HELD_OUT = "test3"
+DEVELOPMENT = (*HALVES, SECOND, THIRD)
+#: Written for the fourth round and never tuned on.
+HELD_OUT = "test4"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -154,12 +162,14 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` or ``test3`` when its id starts with ``t2-``
-    or ``t3-``; else ``test`` when the first byte of the SHA-256 of its id is even, and ``dev``
-    when odd. Fixed before any tuning; never change it."""
+    """The set a conversation belongs to: ``test2``, ``test3`` or ``test4`` when its id starts
+    with ``t2-``, ``t3-`` or ``t4-``; else ``test`` when the first byte of the SHA-256 of its id
+    is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
     if conversation_id.startswith("t3-"):
+        return THIRD
+    if conversation_id.startswith("t4-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
@@ -211,7 +221,7 @@ class Conversation:
 
     @property
     def half(self) -> str:
-        """``dev``, ``test``, ``test2`` or ``test3`` (:func:`half`)."""
+        """``dev``, ``test``, ``test2``, ``test3`` or ``test4`` (:func:`half`)."""
         return half(self.id)
 
 
@@ -321,7 +331,7 @@ def parse(text: str, path: str = "<text>") -> list[Conversation]:
 
 
 def load(which: str | None = None, root: Path = CORPUS) -> list[Conversation]:
-    """Every conversation of one set (``dev``, ``test``, ``test2``, ``test3``) or of both
+    """Every conversation of one set (``dev``, ``test``, ``test2``, ``test3``, ``test4``) or of both
     halves of the first corpus (``None``), in file order.
 
     Raises:
