@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import postings
+
 __all__ = [
     "FTS_SCHEMA",
     "LINES_SCHEMA",
@@ -300,15 +302,13 @@ def pg_ranked(rows: str, scope: str, weights: str = "{0.1, 0.2, 0.4, 1.0}") -> s
 
 
 def _pg_search(conn: Any, memory_id: str, query: str, limit: int) -> list[SearchHit]:
-    """PostgreSQL's ranking of one memory's lines (:func:`pg_ranked`): a line's own words
-    weigh A, its topic's C."""
-    terms = pg_terms(query)
+    """PostgreSQL's ranking of one memory's lines: :func:`pg_ranked`'s (a line's own words
+    weigh A, its topic's C), read from the postings that :mod:`reverie.index.postings` keeps."""
+    terms = content_terms(query)
     if not terms:
         return []
     rows = conn.execute(
-        f"SELECT l.path, l.text, h.r FROM ({pg_ranked('memory_lines x', 'x.memory_id = ?')}) h "
-        "JOIN memory_lines l ON l.id = h.id ORDER BY h.r DESC, h.id",
-        (terms, memory_id, memory_id, memory_id, limit),
+        postings.search_sql(), (terms, memory_id, memory_id, memory_id, limit)
     ).fetchall()
     return [SearchHit(p, excerpt(t, query_terms(query)), round_score(r)) for p, t, r in rows]
 
