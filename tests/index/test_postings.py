@@ -74,9 +74,7 @@ def ranked_from_lines(rv: Reverie, memory_id: str, query: str) -> list[tuple[str
 
 
 def ranked_from_postings(rv: Reverie, memory_id: str, query: str) -> list[tuple[str, float]]:
-    rows = rv.state.conn.execute(
-        postings.search_sql(), (fts.content_terms(query), memory_id, memory_id, memory_id, 100)
-    ).fetchall()
+    rows = postings.search(rv.state.conn, memory_id, fts.content_terms(query), 100)
     return [(str(t), float(r)) for _, t, r in rows]
 
 
@@ -87,7 +85,7 @@ def all_in_step(rv: Reverie) -> bool:
 
 def line_count(rv: Reverie, memory_id: str) -> Any:
     row = rv.state.conn.execute(
-        "SELECT lines FROM memory_line_counts WHERE memory_id = ?", (memory_id,)
+        "SELECT n FROM memory_word_counts WHERE memory_id = ? AND word = ''", (memory_id,)
     ).fetchone()
     return None if row is None else row[0]
 
@@ -155,10 +153,16 @@ def test_a_database_made_before_the_postings_gets_them_when_opened(
     memory_id = memory(rv)
     want = ranked_from_postings(rv, memory_id, "staging database port")
     with rv.state.transaction() as conn:  # back to migration 102
-        conn.execute("DROP TABLE memory_postings, memory_line_counts")
+        conn.execute("DROP TABLE memory_postings, memory_word_counts")
         conn.execute("DROP TRIGGER memory_lines_postings_added ON memory_lines")
         conn.execute("DROP TRIGGER memory_lines_postings_removed ON memory_lines")
-        for name in ("postings_added", "postings_removed", "postings_refill", "postings_of"):
+        for name in (
+            "postings_added",
+            "postings_removed",
+            "postings_refill",
+            "postings_of",
+            "word_counts_of",
+        ):
             conn.execute(f"DROP FUNCTION reverie_{name}")
         conn.execute("DROP FUNCTION reverie_word_query")
         conn.execute("DELETE FROM reverie_migrations WHERE version = 103")
@@ -184,7 +188,10 @@ def test_doctor_rebuilds_postings_that_disagree_with_the_lines(rv: Reverie) -> N
             "INSERT INTO memory_postings (memory_id, word, line_id, w) VALUES (?, 'ghost', 0, 1)",
             (memory_id,),
         )
-        conn.execute("UPDATE memory_line_counts SET lines = 1 WHERE memory_id = ?", (memory_id,))
+        conn.execute(
+            "UPDATE memory_word_counts SET n = n + 1 WHERE memory_id = ? AND word = 'green'",
+            (memory_id,),
+        )
     assert rv.memory_search("ada", "tea") == []
     report = rv.doctor("ada")
     assert [(f.check, f.repaired) for f in report.findings] == [
@@ -193,3 +200,11 @@ def test_doctor_rebuilds_postings_that_disagree_with_the_lines(rv: Reverie) -> N
     assert all_in_step(rv)
     assert rv.memory_search("ada", "tea")[0].excerpt.startswith("- Ada prefers green tea")
     assert rv.doctor("ada").findings == []
+    # a wrong line count alone is found too
+    with rv.state.transaction() as conn:
+        conn.execute(
+            "UPDATE memory_word_counts SET n = 1000 WHERE memory_id = ? AND word = ''",
+            (memory_id,),
+        )
+    assert len(rv.doctor("ada").findings) == 1
+    assert all_in_step(rv)
