@@ -274,7 +274,7 @@ def search_arms(
     rng = random.Random(seed)
     names = list(arms)
     samples: dict[str, list[int]] = {n: [] for n in names}
-    same_top, overlap, empty = 0, 0.0, dict.fromkeys(names, 0)
+    same_top, overlap, empty, pg_same = 0, 0.0, dict.fromkeys(names, 0), 0
     for q in queries:
         rng.shuffle(names)
         hits: dict[str, list[Any]] = {}
@@ -283,6 +283,10 @@ def search_arms(
             hits[name] = arms[name](q)
             samples[name].append(time.perf_counter_ns() - t0)
             empty[name] += not hits[name]
+        if PG_BEFORE in hits:
+            pg_same += [(h.source, h.excerpt, h.score) for h in hits[PG]] == [
+                (h.source, h.excerpt, h.score) for h in hits[PG_BEFORE]
+            ]
         a, b = ([(h.source, h.excerpt) for h in hits[n]] for n in BACKENDS if n in hits)
         same_top += bool(a and b and a[0] == b[0]) or (not a and not b)
         overlap += len(set(a) & set(b)) / max(1, len(set(a) | set(b)))
@@ -291,11 +295,19 @@ def search_arms(
         "top1_agree": same_top / len(queries),
         "top8_jaccard": overlap / len(queries),
         "empty": empty,
+        "pg_same_before": pg_same / len(queries),
     }
 
 
-def bench_search(run: Run, sizes: Sequence[int], n_queries: int, seed: int) -> dict[str, Any]:
-    """One memory per size and backend, the same entries and queries."""
+def bench_search(
+    run: Run, sizes: Sequence[int], n_queries: int, seed: int, vacuum: bool = True
+) -> dict[str, Any]:
+    """One memory per size and backend, the same entries and queries. On the PostgreSQL
+    database a third arm, :data:`PG_BEFORE`, asks the same memory through the same facade with
+    the ranking query from before migration 103 (:func:`_search_before_103`): old and new
+    side by side on the same rows. With ``vacuum``, the database is vacuumed and analyzed
+    after the fill, as autovacuum does within a minute or so of a load; the postings' index-only
+    scans need the visibility map that a vacuum sets."""
     entries = TextGen(seed).entries(max(sizes))
     queries = TextGen(seed + 1).queries(n_queries, entries[:1000])
     out: dict[str, Any] = {}
@@ -310,10 +322,58 @@ def bench_search(run: Run, sizes: Sequence[int], n_queries: int, seed: int) -> d
             fill_memory(rv, "big", entries[:size], seed)
             build_s[backend] = time.perf_counter() - t0
             arms[backend] = lambda q, rv=rv: rv.memory_search("big", q, limit=8)
+            if backend == PG:
+                if vacuum:
+                    _vacuum(rv)
+                arms[PG_BEFORE] = lambda q, rv=rv: _before_103(rv, q)
         result = search_arms(arms, queries, seed)
         result["build_s"] = build_s
+        result["vacuumed"] = vacuum
         out[f"{size:,}"] = result
     return out
+
+
+#: The PostgreSQL arm of :func:`bench_search` that ranks as before migration 103.
+PG_BEFORE = "PostgreSQL before 103"
+
+
+def _vacuum(rv: Reverie) -> None:
+    """``VACUUM (ANALYZE)`` the database of a PostgreSQL ``Reverie``."""
+    import psycopg
+
+    url = rv.settings.database_url
+    assert url is not None
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+
+
+def _before_103(rv: Reverie, query: str) -> list[Any]:
+    """``rv.memory_search`` with the ranking query of memory search before migration 103."""
+    from reverie.index import fts
+
+    now = fts._pg_search
+    fts._pg_search = _search_before_103
+    try:
+        return rv.memory_search("big", query, limit=8)
+    finally:
+        fts._pg_search = now
+
+
+def _search_before_103(conn: Any, memory_id: str, query: str, limit: int) -> list[Any]:
+    """Memory search on PostgreSQL as it was before migration 103: ``pg_ranked`` over the
+    memory's lines (a GIN match and ``ts_rank`` of each matching line's ``tsv``)."""
+    from reverie.index import fts
+
+    terms = fts.pg_terms(query)
+    if not terms:
+        return []
+    rows = conn.execute(
+        f"SELECT l.path, l.text, h.r FROM ({fts.pg_ranked('memory_lines x', 'x.memory_id = ?')})"
+        " h JOIN memory_lines l ON l.id = h.id ORDER BY h.r DESC, h.id",
+        (terms, memory_id, memory_id, memory_id, limit),
+    ).fetchall()
+    words = fts.query_terms(query)
+    return [fts.SearchHit(p, fts.excerpt(t, words), fts.round_score(r)) for p, t, r in rows]
 
 
 # 3. scale: many agents in one database
@@ -648,6 +708,33 @@ def report(res: dict[str, Any], info: dict[str, str], cmd: str) -> str:
             "",
             markdown_table(_HEAD, rows),
         ]
+    before = [(size, r) for size, r in res.get("search", {}).items() if PG_BEFORE in r["stats"]]
+    if before:
+        parts += [
+            "",
+            "PostgreSQL memory search before and after migration 103 (postings), the same "
+            "database and queries, arms alternating"
+            + (", after VACUUM (ANALYZE)" if before[0][1].get("vacuumed") else "")
+            + ":",
+            "",
+            markdown_table(
+                ["memory", "before p50", "after p50", "after/before", "before p95",
+                 "after p95", "after/before", "same top 8"],
+                [
+                    [
+                        f"{size} entries",
+                        ms(r["stats"][PG_BEFORE].p50),
+                        ms(r["stats"][PG].p50),
+                        fmt_ratio(r["stats"][PG].p50, r["stats"][PG_BEFORE].p50),
+                        ms(r["stats"][PG_BEFORE].p95),
+                        ms(r["stats"][PG].p95),
+                        fmt_ratio(r["stats"][PG].p95, r["stats"][PG_BEFORE].p95),
+                        f"{r['pg_same_before']:.0%}",
+                    ]
+                    for size, r in before
+                ],
+            ),
+        ]  # fmt: skip
     pg_only = [p for p in res.get("scale", []) if len(p["search"]["stats"]) == 1]
     for point in pg_only:
         s, w = point["search"]["stats"][PG], point["write"][PG]
@@ -797,6 +884,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="",
         help="sections to leave out: write_single,write_concurrent,search,scale,locomo",
     )
+    p.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        help="search the PostgreSQL memories right after the fill, not vacuumed",
+    )
     p.add_argument("--dir", type=Path, help="where to create the scratch data (system temp)")
     args = p.parse_args(argv)
     q = args.quick
@@ -815,6 +907,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "proc_writes": proc_writes,
         "queries": n_queries,
         "search_sizes": list(sizes),
+        "search_vacuum": not args.no_vacuum,
         "scale_agents": points,
         "sqlite_scale_max": sqlite_max,
         "entries_per_agent": ENTRIES_PER_AGENT,
@@ -858,7 +951,7 @@ def _sections(
     seed = args.seed
     yield "write_single", lambda run: bench_write_single(run, writes, seed)
     yield "write_concurrent", lambda run: bench_write_concurrent(run, args.procs, proc_writes, seed)
-    yield "search", lambda run: bench_search(run, sizes, n_queries, seed)
+    yield "search", lambda run: bench_search(run, sizes, n_queries, seed, not args.no_vacuum)
     yield (
         "scale",
         lambda run: bench_scale(run, points, sqlite_max, n_queries, max(50, writes // 3), seed),

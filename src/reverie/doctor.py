@@ -10,7 +10,8 @@ What it checks, and how it repairs:
 * **each memory** (one agent's, or every one): a marker left by an interrupted write (the write
   is rolled forward, or undone when it was refused), lock and temporary files a killed writer
   left, every object of every recorded revision and every loose object file, the branch
-  against the last recorded revision, and the index rows against the files.
+  against the last recorded revision, and the index rows against the files (on PostgreSQL,
+  also the search postings against the index rows).
 
 A damaged object is written again when its content can be had from the working tree (the
 files of the newest revision are checked out after each write): a blob from a file, a tree
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.paths import INDEX, TOPIC_DIR
 from .errors import ReverieError, StorageFault
-from .index import fts
+from .index import fts, postings
 from .store.gitrepo import Damage, GitRepo, blob_id, object_id, tree_body
 from .store.state import RevisionRecord
 
@@ -136,6 +137,7 @@ def _check_memory(
     where = f"memory of {agent}"
     if rv.settings.database_url:  # PostgreSQL keeps its own pages and files: the index only
         _check_index(rv, agent, memory_id, report)
+        _check_postings(rv, agent, memory_id, report)
         return
     repo = store.repo(memory_id)
     with store.lock(memory_id):
@@ -388,3 +390,20 @@ def _check_index(rv: Reverie, agent: str, memory_id: str, report: DoctorReport) 
                 repaired="rebuilt from the files",
             )
         )
+
+
+def _check_postings(rv: Reverie, agent: str, memory_id: str, report: DoctorReport) -> None:
+    """On PostgreSQL, the search postings and line count against the index rows (checked
+    after them, so that they are right)."""
+    with rv.memories.lock(memory_id), rv.state.transaction() as conn:
+        if postings.check(conn, memory_id):
+            return
+        postings.repair(conn, memory_id)
+    report.findings.append(
+        Finding(
+            f"memory of {agent}",
+            "index",
+            "the search postings did not match the index rows",
+            repaired="rebuilt from the index rows",
+        )
+    )

@@ -11,6 +11,7 @@ import pytest
 from reverie import Reverie, Settings
 from reverie.cli import main
 from reverie.errors import RefusedInput, StorageFault
+from reverie.index import postings
 from reverie.store.dbmemories import DatabaseMemoryStore
 from tests.conftest import PostgresServer
 
@@ -97,6 +98,12 @@ def test_d2_embedded_to_postgres_to_git_keeps_every_revision(
             )
             assert moved.memory_diff("ada", 2, 3).count("+- We deploy on Tuesdays.") == 1
             assert moved.memory_search("ada", "tuesdays")[0].excerpt == "- We deploy on Tuesdays."
+            for agent in ("ada", "bob"):  # the search postings were filled with the lines
+                memory_id = moved.state.memory_of(moved.agent(agent).id)
+                assert postings.check(moved.state.conn, memory_id)
+                assert moved.state.conn.execute(
+                    "SELECT count(*) > 0 FROM memory_postings WHERE memory_id = ?", (memory_id,)
+                ).fetchone() == (True,)
             assert [h.conversation for h in moved.context_search("ada", "vpn")] == ["c1"]
             # the moved memory takes writes, revisions continuing where they were
             out = moved.memory_apply(

@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from reverie.errors import RefusedInput, StorageFault
-from reverie.index import fts
+from reverie.index import fts, postings
 
 from . import state as state_module
 from .state import SQLiteState
@@ -110,6 +110,8 @@ EXTRA_MIGRATIONS: list[str] = [
     SELECT gin_clean_pending_list('memory_lines_tsv'::regclass);
     SELECT gin_clean_pending_list('history_docs_tsv'::regclass);
     """,
+    # 103: memory search ranks from a postings table kept by triggers (index/postings.py).
+    postings.MIGRATION,
 ]
 
 # Lock classes: the first key of PostgreSQL's two-key advisory locks.

@@ -1,0 +1,169 @@
+"""Memory search on PostgreSQL from a postings table: ranking reads one btree, not the lines.
+
+Each word of each indexed line (a lexeme of its ``tsv``) is one row of ``memory_postings``:
+``(memory_id, word, line_id, w)``, where ``w`` is the line's weight for that word in the
+ranking of :func:`reverie.index.fts.pg_ranked` (``ts_rank`` of the word with the field
+weights, over one plus the logarithm of the line's length in words). ``memory_word_counts``
+holds, per memory, each word's number of lines (its document frequency) and, under the empty
+word (no lexeme is empty), the number of lines. Both are kept by statement triggers on
+``memory_lines`` in the writing transaction, so every path that changes the index rows (a
+write, reindex, rewind, ``reverie migrate``, a deleted agent) keeps them in step, and
+:func:`repair` remakes them from the lines.
+
+A search then sums ``idf x w`` over the postings of its words: an index-only scan of the
+primary key ``(memory_id, word, line_id) INCLUDE (w)`` per word, with no visit of the lines
+(their ``tsv`` is neither read nor tested) until the best few are joined for their text, and
+a word's idf from one row of the counts. The scores are those of
+:func:`~reverie.index.fts.pg_ranked` over the same rows (up to the order in which
+floating-point terms are added: equal scores may differ in their last bit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MIGRATION", "check", "repair", "search", "search_sql"]
+
+#: The field weights (D, C, B, A) of a memory line: its own words A, its topic's C (the
+#: default of :func:`reverie.index.fts.pg_ranked`), as migration 103 wrote them.
+WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
+
+#: Migration 103 (in :data:`reverie.store.postgres.EXTRA_MIGRATIONS`): the tables, the
+#: functions that fill them, the triggers, and the postings of the lines already there.
+#: Index-only scans need pages marked all-visible, so the postings are vacuumed after every
+#: 10,000 new rows rather than a fifth of the table.
+MIGRATION = f"""
+CREATE TABLE memory_postings (
+    memory_id TEXT NOT NULL,
+    word TEXT NOT NULL,
+    line_id BIGINT NOT NULL,
+    w DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (memory_id, word, line_id) INCLUDE (w)
+) WITH (
+    autovacuum_vacuum_insert_threshold = 10000,
+    autovacuum_vacuum_insert_scale_factor = 0,
+    autovacuum_vacuum_scale_factor = 0.02
+);
+CREATE TABLE memory_word_counts (
+    memory_id TEXT NOT NULL,
+    word TEXT NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (memory_id, word)
+);
+CREATE FUNCTION reverie_word_query(word TEXT) RETURNS tsquery
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT ('''' || replace(replace(word, '\\', '\\\\'), '''', '''''') || '''')::tsquery $$;
+CREATE FUNCTION reverie_postings_of(memory TEXT, line BIGINT, tsv tsvector, words BIGINT)
+    RETURNS TABLE (memory_id TEXT, word TEXT, line_id BIGINT, w DOUBLE PRECISION)
+    IMMUTABLE PARALLEL SAFE LANGUAGE sql AS $$
+    SELECT memory, u.lexeme, line,
+           ts_rank(CAST('{WEIGHTS}' AS real[]), tsv, reverie_word_query(u.lexeme), 0)
+           / (1 + ln(1 + words))
+    FROM unnest(tsv) u
+$$;
+CREATE FUNCTION reverie_postings_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO memory_postings (memory_id, word, line_id, w)
+    SELECT p.* FROM added n, reverie_postings_of(n.memory_id, n.id, n.tsv, n.words) p;
+    INSERT INTO memory_word_counts AS c (memory_id, word, n)
+    SELECT memory_id, word, count(*) FROM (
+        SELECT n.memory_id, u.lexeme AS word FROM added n, unnest(n.tsv) u
+        UNION ALL SELECT memory_id, '' FROM added
+    ) x GROUP BY memory_id, word
+    ON CONFLICT (memory_id, word) DO UPDATE SET n = c.n + excluded.n;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION reverie_postings_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM memory_postings p USING removed o, unnest(o.tsv) u
+    WHERE p.memory_id = o.memory_id AND p.word = u.lexeme AND p.line_id = o.id;
+    UPDATE memory_word_counts c SET n = c.n - r.n
+    FROM (
+        SELECT memory_id, word, count(*) AS n FROM (
+            SELECT o.memory_id, u.lexeme AS word FROM removed o, unnest(o.tsv) u
+            UNION ALL SELECT memory_id, '' FROM removed
+        ) x GROUP BY memory_id, word
+    ) r
+    WHERE c.memory_id = r.memory_id AND c.word = r.word;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION reverie_word_counts_of(memory TEXT)
+    RETURNS TABLE (memory_id TEXT, word TEXT, n BIGINT) STABLE LANGUAGE sql AS $$
+    SELECT x.memory_id, u.lexeme, count(*) FROM memory_lines x, unnest(x.tsv) u
+    WHERE memory IS NULL OR x.memory_id = memory GROUP BY x.memory_id, u.lexeme
+    UNION ALL
+    SELECT x.memory_id, '', count(*) FROM memory_lines x
+    WHERE memory IS NULL OR x.memory_id = memory GROUP BY x.memory_id
+$$;
+CREATE FUNCTION reverie_postings_refill(memory TEXT) RETURNS void LANGUAGE sql AS $$
+    DELETE FROM memory_postings WHERE memory IS NULL OR memory_id = memory;
+    DELETE FROM memory_word_counts WHERE memory IS NULL OR memory_id = memory;
+    INSERT INTO memory_postings (memory_id, word, line_id, w)
+    SELECT p.* FROM memory_lines x, reverie_postings_of(x.memory_id, x.id, x.tsv, x.words) p
+    WHERE memory IS NULL OR x.memory_id = memory;
+    INSERT INTO memory_word_counts (memory_id, word, n)
+    SELECT * FROM reverie_word_counts_of(memory);
+$$;
+CREATE TRIGGER memory_lines_postings_added AFTER INSERT ON memory_lines
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION reverie_postings_added();
+CREATE TRIGGER memory_lines_postings_removed AFTER DELETE ON memory_lines
+    REFERENCING OLD TABLE AS removed
+    FOR EACH STATEMENT EXECUTE FUNCTION reverie_postings_removed();
+SELECT reverie_postings_refill(NULL);
+"""
+
+
+def search_sql() -> str:
+    """The best lines of one memory for some words, best first: ``(path, text, score)``.
+    Parameters: the query's words (a text array), the memory id twice, the limit.
+
+    A word's lexeme is the first of ``to_tsvector`` over it (a word of letters and digits
+    gives one; ``a_b`` gives two, and ``a`` stands for it); its idf is ``ln(1 + n / df)``
+    with ``n`` the memory's lines and ``df`` the lines that hold it. A word that matches
+    nothing adds nothing (it has no postings)."""
+    return (
+        "WITH q AS MATERIALIZED (SELECT (SELECT u.lexeme "
+        "FROM unnest(to_tsvector('reverie_english', t)) u WHERE 1 = ANY (u.positions)) AS word "
+        "FROM unnest(CAST(? AS text[])) AS t), "
+        "idf AS MATERIALIZED (SELECT q.word, ln(1 + n.n::float8 / NULLIF(c.n, 0)) AS idf "
+        "FROM q JOIN memory_word_counts c ON c.memory_id = ? AND c.word = q.word "
+        "JOIN memory_word_counts n ON n.memory_id = c.memory_id AND n.word = ''), "
+        "best AS (SELECT p.line_id AS id, sum(idf.idf * p.w) AS r FROM idf "
+        "JOIN memory_postings p ON p.memory_id = ? AND p.word = idf.word "
+        "GROUP BY p.line_id ORDER BY r DESC, p.line_id LIMIT ?) "
+        "SELECT l.path, l.text, b.r FROM best b JOIN memory_lines l ON l.id = b.id "
+        "ORDER BY b.r DESC, b.id"
+    )
+
+
+def search(conn: Any, memory_id: str, words: list[str], limit: int) -> list[tuple[Any, ...]]:
+    """:func:`search_sql` for ``words`` in one memory: ``(path, text, score)``, best first."""
+    rows: list[tuple[Any, ...]] = conn.execute(
+        search_sql(), (words, memory_id, memory_id, limit)
+    ).fetchall()
+    return rows
+
+
+def check(conn: Any, memory_id: str) -> bool:
+    """Whether the postings and the counts of one memory are those its lines make."""
+    derived = (
+        "SELECT p.word, p.line_id, p.w FROM memory_lines x, "
+        "reverie_postings_of(x.memory_id, x.id, x.tsv, x.words) p WHERE x.memory_id = ?"
+    )
+    kept = "SELECT word, line_id, w FROM memory_postings WHERE memory_id = ?"
+    counted = "SELECT word, n FROM reverie_word_counts_of(?)"
+    counts = "SELECT word, n FROM memory_word_counts WHERE memory_id = ? AND n <> 0"
+    row = conn.execute(
+        f"SELECT NOT EXISTS (({derived} EXCEPT ALL {kept}) UNION ALL ({kept} EXCEPT ALL "
+        f"{derived})) AND NOT EXISTS (({counted} EXCEPT ALL {counts}) UNION ALL ({counts} "
+        f"EXCEPT ALL {counted}))",
+        (memory_id,) * 8,
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def repair(conn: Any, memory_id: str | None = None) -> None:
+    """Remake the postings and counts of one memory (every memory: ``None``) from its lines,
+    inside ``conn``'s transaction."""
+    conn.execute("SELECT reverie_postings_refill(?)", (memory_id,))
