@@ -194,7 +194,7 @@ class _Index:
 
     def _open(self, line: str) -> bool:
         """Start a new part at ``line`` if it is a boundary heading; whether it was."""
-        m = _HEADING.match(line)
+        m = _HEADING.match(line) if line.startswith("#") else None
         if m is None or len(m.group(1)) > 2:
             return False
         self.parts.append([line])
