@@ -2,14 +2,15 @@
 
 ``pg_bench.py`` times writes beside SQLite; this bench takes one write on PostgreSQL apart, and
 compares two checkouts of the code in one run (``--against DIR``: an older worktree, e.g.
-``git worktree add /tmp/pgw-old ddf4f8b``). Each round runs every checkout once, in a child
-process of its own (``PYTHONPATH=<checkout>/src``), the order alternating round by round, so
-the drift of a shared machine hits both alike. A child:
+``git worktree add /tmp/pgw-old ddf4f8b``), so the drift of a shared machine hits both alike:
 
-* makes a fresh database (``reverie_cost_<pid>``) on ``$REVERIE_BENCH_PG`` and a home on it;
-* **1 process**: ``memory_apply(agent, add)`` on one memory, ``--writes`` timed after 20
-  untimed (the memory grows from 20 to 20 + writes entries, as in ``pg_bench.py``);
-* **N processes** (``--procs``, 8): N worker processes (spawn) write at once to their own
+* **1 process**: a writer process per checkout (``PYTHONPATH=<checkout>/src``), each with a
+  fresh database (``reverie_cost_<pid>``) on ``$REVERIE_BENCH_PG`` and a home on it, does
+  ``memory_apply(agent, add)`` on one memory, the checkouts taking turns write by write in a
+  rotating order: ``--writes`` each after 20 untimed (the memory grows from 20 to 20 + writes
+  entries, as in ``pg_bench.py``);
+* **N processes** (``--procs``, 8), ``--rounds`` times, the checkouts' order alternating: a
+  child process per checkout starts N worker processes (spawn) that write at once to their own
   memories, spread over 100 (``--proc-writes`` each after 2 untimed);
 * for each: wall p50/p95 per write, the writing processes' CPU per write
   (``time.process_time``), the server's CPU per write (user + system time of the database's
@@ -107,29 +108,71 @@ def _worker(home: str, url: str, agents: list[str], n: int, barrier: Any, out: A
     rv.close()
 
 
-def child(args: argparse.Namespace) -> dict[str, Any]:
-    """One checkout's figures (this process imports the checkout under test)."""
+def serve() -> None:
+    """The 1-process section's writer: a write of the checkout under test per line read
+    (its wall ns printed back), then its CPU figures at ``end``."""
     counter = count_statements()
     db = f"reverie_cost_{os.getpid()}"
-    res: dict[str, Any] = {}
     with _common.pg_scratch_database(db) as url, tempfile.TemporaryDirectory() as tmp:
         rv = open_home(tmp, url)
         rv.create_agent("solo")
         for i in range(20):
             rv.memory_apply("solo", add(i, "warm"))
-        samples = []
-        sent, cpu, srv = counter[0], time.process_time(), server_cpu(db)
-        for i in range(args.writes):
+        print("ready", flush=True)
+        n, sent, cpu, srv = 0, counter[0], time.process_time(), server_cpu(db)
+        for line in sys.stdin:
+            if line.strip() == "end":
+                break
             t0 = time.perf_counter_ns()
-            rv.memory_apply("solo", add(i, "solo"))
-            samples.append(time.perf_counter_ns() - t0)
-        n = args.writes
-        res["1 process"] = {
-            "stats": Stats.of_ns(samples).to_dict(),
+            rv.memory_apply("solo", add(int(line), "solo"))
+            print(time.perf_counter_ns() - t0, flush=True)
+            n += 1
+        figures = {
             "client_cpu_ms": (time.process_time() - cpu) / n * 1e3,
             "server_cpu_ms": (server_cpu(db) - srv) / n * 1e3,
             "statements": (counter[0] - sent) / n,
         }
+        print(json.dumps(figures), flush=True)
+        rv.close()
+
+
+def interleaved(checkouts: dict[str, Path], writes: int) -> dict[str, dict[str, Any]]:
+    """Every checkout's writer process at once, one write each in turn (the order rotating)."""
+    procs = {}
+    for name, src in checkouts.items():
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        cmd = [sys.executable, __file__, "--serve"]
+        procs[name] = subprocess.Popen(
+            cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+    for proc in procs.values():
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    samples: dict[str, list[int]] = {name: [] for name in procs}
+    names = list(procs)
+    for i in range(writes):
+        for j in range(len(names)):
+            proc = procs[names[(i + j) % len(names)]]
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(f"{i}\n")
+            proc.stdin.flush()
+            samples[names[(i + j) % len(names)]].append(int(proc.stdout.readline()))
+    out = {}
+    for name, proc in procs.items():
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("end\n")
+        proc.stdin.flush()
+        figures = json.loads(proc.stdout.readline())
+        proc.wait()
+        out[name] = {"stats": Stats.of_ns(samples[name]).to_dict(), **figures}
+    return out
+
+
+def child(args: argparse.Namespace) -> dict[str, Any]:
+    """The N-process section for one checkout (this process imports it)."""
+    db = f"reverie_cost_{os.getpid()}"
+    res: dict[str, Any] = {}
+    with _common.pg_scratch_database(db) as url, tempfile.TemporaryDirectory() as tmp:
+        rv = open_home(tmp, url)
         if args.procs:
             names = [f"m{k:03d}" for k in range(100)]
             for name in names:
@@ -182,35 +225,46 @@ def main() -> int:
     p.add_argument("--proc-writes", type=int, default=60)
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.serve:
+        serve()
+        return 0
     if args.child:
         print(json.dumps(child(args)))
         return 0
     checkouts = {"this": _common.ROOT / "src"}
     if args.against:
         checkouts = {"against": args.against.resolve() / "src", **checkouts}
+    progress(f"1 process, {args.writes} writes per checkout, interleaved")
+    single = interleaved(checkouts, args.writes)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in checkouts}
-    for r in range(args.rounds):
+    for r in range(args.rounds if args.procs else 0):
         order = list(checkouts) if r % 2 == 0 else list(checkouts)[::-1]
         for name in order:
             progress(f"round {r + 1}/{args.rounds}: {name} ({checkouts[name]})")
             runs[name].append(run_checkout(checkouts[name], args))
     if args.json:
-        print(json.dumps(runs, indent=1))
+        print(json.dumps({"1 process": single, "rounds": runs}, indent=1))
         return 0
-    cases = [k for k in runs["this"][0] if k != "load"]
+    runs = {
+        name: [{"1 process": single[name], "load": os.getloadavg()[0]}, *runs[name]]
+        for name in runs
+    }
     rows = []
-    for case in cases:
+    for i in range(len(runs["this"])):
         for name in checkouts:
-            for i, one in enumerate(runs[name]):
-                c = one[case]
+            one = runs[name][i]
+            for case, c in one.items():
+                if case == "load":
+                    continue
                 st = c["stats"]
                 base = runs["against"][i][case]["stats"]["p50"] if "against" in runs else None
                 rows.append(
                     [
                         case,
                         name,
-                        i + 1,
+                        "interleaved" if i == 0 else i,
                         f"{st['p50']:.2f}",
                         f"{st['p95']:.2f}",
                         fmt_ratio(st["p50"], base) if base else "",
