@@ -146,3 +146,22 @@ def test_changed_part_of_an_add_is_the_added_line(tmp_path: Path) -> None:
     old = "# Memory\n\n## Decisions\n- one\n- two\n\n## Facts\n- three\n"
     new = old.replace("- two\n", "- two\n- new\n")
     assert _changed_part(old, new) == ("", "- new")
+
+
+def test_without_pipeline_mode_a_write_waits_statement_by_statement(
+    pg: Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+    entered: list[object] = []
+    pipeline = psycopg.Connection.pipeline
+    monkeypatch.setattr(
+        psycopg.Connection, "pipeline", lambda self: entered.append(self) or pipeline(self)
+    )
+    first = pg.memory_apply("ada", ADD, key="k2")
+    assert pg.memory_apply("ada", ADD, key="k2").replayed
+    with pytest.raises(RevisionConflict):
+        pg.memory_apply("ada", {**ADD, "text": "Stale."}, expected_revision=0)
+    assert pg.memory_apply("ada", {**ADD, "text": "Next."}).revision == first.revision + 1
+    assert entered == []

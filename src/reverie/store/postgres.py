@@ -299,7 +299,13 @@ class Connection:
     @contextlib.contextmanager
     def pipelined(self) -> Iterator[None]:
         """Queue the statements of the block; everything queued is run and its results had by
-        the end of it (or at the first read of a result)."""
+        the end of it (or at the first read of a result). With a libpq older than 14 (no
+        pipeline mode) each statement waits for its result, as outside."""
+        import psycopg
+
+        if not psycopg.Pipeline.is_supported():
+            yield
+            return
         with self.raw.pipeline() as pipe:
             self._pipe = pipe
             try:
