@@ -219,8 +219,7 @@ class Reverie:
         return self.state.list_agents()
 
     def _memory(self, agent: str) -> tuple[Agent, str]:
-        a = self.state.get_agent(agent)
-        return a, self.state.memory_of(a.id)
+        return self.state.agent_and_memory(agent)
 
     # memory
 

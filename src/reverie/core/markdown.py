@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 
 from reverie.errors import NotFound, RefusedInput
 
@@ -188,9 +189,12 @@ class _Index:
         self.names: dict[str, int] = {}
         lines = canonical_text(text).split("\n")[:-1]
         self.count = Counter(lines)
+        part = self.parts[-1]
         for line in lines:
-            if not self._open(line):
-                self.parts[-1].append(line)
+            if line.startswith("#") and self._open(line):
+                part = self.parts[-1]
+            else:
+                part.append(line)
 
     def _open(self, line: str) -> bool:
         """Start a new part at ``line`` if it is a boundary heading; whether it was."""
@@ -245,7 +249,7 @@ class _Index:
         """The text now (the text given, untouched, when no add changed it)."""
         if not self.changed:
             return self.original
-        return canonical_text("\n".join(line for part in self.parts for line in part))
+        return canonical_text("\n".join(chain.from_iterable(self.parts)))
 
 
 def _contains_block(lines: list[str], block: list[str]) -> bool:

@@ -35,9 +35,16 @@ from reverie.index import fts
 
 from .memories import MemoryStore, WriteOutcome, _check_expected, _key_hash, _message, _summary
 from .postgres import PostgresState
-from .state import KeyRecord, RevisionRecord
+from .state import KEY_RECORD, LATEST_REVISION, KeyRecord, RevisionRecord, key_of, revision_of
 
 __all__ = ["DatabaseMemoryStore", "revision_oid"]
+
+#: The newest text of a file (``memory_id``, ``path``); ``NULL`` where it was removed. The
+#: newest row is the current revision's while the memory's lock is held: a rewind deletes the
+#: rows past the revision it goes back to in the transaction that forgets those revisions.
+_NEWEST_FILE = (
+    "SELECT text FROM memory_files WHERE memory_id = ? AND path = ? ORDER BY revision DESC LIMIT 1"
+)
 
 
 def revision_oid(parent: str | None, revision: int, files: dict[str, str | None]) -> str:
@@ -79,18 +86,22 @@ class DatabaseMemoryStore(MemoryStore):
             latest = self.state.latest(memory_id)
             if latest is not None:
                 return latest
-            files: dict[str, str | None] = {INDEX: new_index()}
-            rec = RevisionRecord(
-                0,
-                revision_oid(None, 0, files),
-                time.time(),
-                "system",
-                _message("Create memory", "system", 0, None, None),
-                [INDEX],
-            )
             with self.state.transaction() as conn:
-                self.record(conn, memory_id, rec, files, {}, None)
-            return rec
+                return self._first(conn, memory_id)
+
+    def _first(self, conn: Any, memory_id: str) -> RevisionRecord:
+        """Record revision 0 inside ``conn``'s transaction (the memory's lock held)."""
+        files: dict[str, str | None] = {INDEX: new_index()}
+        rec = RevisionRecord(
+            0,
+            revision_oid(None, 0, files),
+            time.time(),
+            "system",
+            _message("Create memory", "system", 0, None, None),
+            [INDEX],
+        )
+        self.record(conn, memory_id, rec, files, {}, None)
+        return rec
 
     def record(
         self,
@@ -109,7 +120,7 @@ class DatabaseMemoryStore(MemoryStore):
             [(memory_id, path, rec.revision, text) for path, text in files.items()],
         )
         for path, text in files.items():
-            fts.replace_file(conn, memory_id, path, before.get(path), text)
+            fts.replace_file(conn, memory_id, path, *_changed_part(before.get(path), text))
         if batch is not None:
             conn.execute(
                 "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
@@ -134,17 +145,29 @@ class DatabaseMemoryStore(MemoryStore):
         conversation_id: str | None,
     ) -> WriteOutcome:
         key_hash = _key_hash(key) if key else None
-        self.current(memory_id)
-        with self.state.transaction() as conn:
+        with self.state.transaction(pipelined=True) as conn:
+            # One round trip: the lock, then (run in order, so under it) the newest revision,
+            # what the key did before and the newest MEMORY.md, which most writes change.
             self.state.lock_in_transaction(conn, memory_id)
-            latest = self.state.latest(memory_id)
-            assert latest is not None
-            if key_hash is not None:
-                seen = self.state.key(memory_id, key_hash)
-                if seen is not None:
-                    return self._replay(seen, batch)
+            newest = conn.execute(LATEST_REVISION, (memory_id,))
+            seen = conn.execute(KEY_RECORD, (memory_id, key_hash)) if key_hash else None
+            index = conn.execute(_NEWEST_FILE, (memory_id, INDEX))
+            row = newest.fetchone()
+            created = row is None  # revision 0 not recorded yet: it is, in this transaction
+            latest = self._first(conn, memory_id) if created else revision_of(row)
+            if seen is not None and (row := seen.fetchone()) is not None:
+                return self._replay(key_of(row), batch)
             _check_expected(latest, expected_revision)
-            applied = apply_batch(batch, lambda path: self._file(memory_id, latest, path))
+            index_row = index.fetchone()
+            if created:
+                index_row = (new_index(),)
+
+            def read(path: str) -> str | None:
+                if path != INDEX:
+                    return self._file(memory_id, latest, path)
+                return None if index_row is None or index_row[0] is None else str(index_row[0])
+
+            applied = apply_batch(batch, read)
             validation.check_result(applied, self.settings)
             diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
             if conversation_id:
@@ -252,6 +275,20 @@ class DatabaseMemoryStore(MemoryStore):
                 for path, text in self.files(memory_id, target).items():
                     fts.replace_file(conn, memory_id, path, None, text)
         return dropped
+
+
+def _changed_part(old: str | None, new: str | None) -> tuple[str, str]:
+    """``old`` and ``new`` less the lines they start and end with alike: what the index's rows
+    must change by (a line diff counts lines, so the lines both keep cancel out), found without
+    reading every line of a long ``MEMORY.md`` that one ``add`` grew by a line."""
+    a, b = (old or "").split("\n"), (new or "").split("\n")
+    head, most = 0, min(len(a), len(b))
+    while head < most and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < most - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return "\n".join(a[head : len(a) - tail]), "\n".join(b[head : len(b) - tail])
 
 
 def _patch(path: str, old: str | None, new: str | None) -> str:

@@ -231,22 +231,27 @@ def _translate_error(exc: Exception) -> Exception:
 
 
 class Cursor:
-    """The part of a ``sqlite3.Cursor`` the stores use, over a psycopg cursor."""
+    """The part of a ``sqlite3.Cursor`` the stores use, over a psycopg cursor. In a pipelined
+    transaction its results are had on first use (one round trip for all that was queued)."""
 
-    def __init__(self, cur: Any) -> None:
+    def __init__(self, cur: Any, conn: Connection) -> None:
         self._cur = cur
+        self._conn = conn
 
     @property
     def rowcount(self) -> int:
+        self._conn.sync()
         return int(self._cur.rowcount)
 
     def fetchone(self) -> tuple[Any, ...] | None:
+        self._conn.sync()
         if self._cur.description is None:
             return None
         row = self._cur.fetchone()
         return None if row is None else tuple(row)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
+        self._conn.sync()
         if self._cur.description is None:
             return []
         return [tuple(r) for r in self._cur.fetchall()]
@@ -256,12 +261,19 @@ class Cursor:
 
 
 class Connection:
-    """One pooled psycopg connection that takes the stores' SQLite dialect."""
+    """One pooled psycopg connection that takes the stores' SQLite dialect.
+
+    Inside :meth:`pipelined`, statements are sent without waiting for their results (psycopg's
+    pipeline mode): the server runs them in order, and the first read of a result fetches every
+    result queued so far in one round trip. An error of any queued statement is raised there.
+    """
 
     dialect = "postgres"
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
+        self._pipe: Any = None
+        self._pending = False
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Cursor:
         cur = self.raw.cursor()
@@ -272,7 +284,8 @@ class Connection:
                 cur.execute(translate(sql, False))
         except Exception as exc:
             raise _translated(exc) from exc
-        return Cursor(cur)
+        self._pending = self._pipe is not None
+        return Cursor(cur, self)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Cursor:
         cur = self.raw.cursor()
@@ -282,7 +295,35 @@ class Connection:
                 cur.executemany(translate(sql), rows)
             except Exception as exc:
                 raise _translated(exc) from exc
-        return Cursor(cur)
+            self._pending = self._pipe is not None
+        return Cursor(cur, self)
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Queue the statements of the block; everything queued is run and its results had by
+        the end of it (or at the first read of a result). With a libpq older than 14 (no
+        pipeline mode) each statement waits for its result, as outside."""
+        import psycopg
+
+        if not psycopg.Pipeline.is_supported():
+            yield
+            return
+        with self.raw.pipeline() as pipe:
+            self._pipe = pipe
+            try:
+                yield
+                self.sync()
+            finally:
+                self._pipe, self._pending = None, False
+
+    def sync(self) -> None:
+        """Run what the pipeline queued and take its results (nothing to do outside one)."""
+        if self._pending:
+            self._pending = False
+            try:
+                self._pipe.sync()
+            except Exception as exc:
+                raise _translated(exc) from exc
 
     @property
     def in_transaction(self) -> bool:
@@ -393,18 +434,25 @@ class PostgresState(SQLiteState):
         return None
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Any]:
+    def transaction(self, *, pipelined: bool = False) -> Iterator[Any]:
         """One transaction on this thread's connection: all of it commits, or none. A
         failure (a lost connection, say) is raised as a :class:`StorageFault`; a broken
-        constraint as the ``sqlite3.IntegrityError`` the stores translate."""
+        constraint as the ``sqlite3.IntegrityError`` the stores translate.
+
+        ``pipelined``: the statements are queued (:meth:`Connection.pipelined`), ``BEGIN``
+        with the first of them and ``COMMIT`` with the last, so a transaction that reads once
+        takes two round trips to the server. The block returns only once the commit is
+        answered, as without it.
+        """
         conn = self.conn
         try:
-            conn.execute("BEGIN")
-        except sqlite3.Error as exc:
-            raise _fault(exc, "starting a transaction") from exc
-        try:
-            yield conn
-            conn.execute("COMMIT")
+            with conn.pipelined() if pipelined else contextlib.nullcontext():
+                try:
+                    conn.execute("BEGIN")
+                except sqlite3.Error as exc:
+                    raise _fault(exc, "starting a transaction") from exc
+                yield conn
+                conn.execute("COMMIT")
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 if not conn.raw.closed and conn.in_transaction:
@@ -530,8 +578,11 @@ class PostgresState(SQLiteState):
 
 
 def _configure(raw: Any) -> None:
-    """Every pooled connection: a lock waited for over 30 s is a fault, as on SQLite."""
+    """Every pooled connection: a lock waited for over 30 s is a fault, as on SQLite; no JIT
+    compilation (it pays only for long analytic queries, and costs a short one milliseconds
+    when the planner's estimate crosses its threshold)."""
     raw.execute("SET lock_timeout = '30s'")
+    raw.execute("SET jit = off")
 
 
 def _fault(exc: BaseException, doing: str) -> StorageFault:

@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "AGENT_ID",
+    "KEY_RECORD",
+    "LATEST_REVISION",
     "MEMBER_ID",
     "MEMBER_ROLES",
     "Agent",
@@ -43,6 +45,8 @@ __all__ = [
     "RevisionRecord",
     "SQLiteState",
     "column_of",
+    "key_of",
+    "revision_of",
 ]
 
 #: A connection opened for reading only is reopened for writing after this many seconds.
@@ -588,15 +592,28 @@ class SQLiteState:
             NotFound: no such agent.
         """
         row = self.conn.execute(
-            "SELECT id, name, creator, edit_policy, memory_writers, default_model, archived, "
-            f"created_at, memory_framing FROM agents WHERE {column_of(name_or_id, AGENT_ID)} = ?",
+            f"SELECT {_AGENT_COLUMNS} FROM agents WHERE {column_of(name_or_id, AGENT_ID)} = ?",
             (name_or_id,),
         ).fetchone()
-        if row is None:
-            raise NotFound(
-                f"No agent named {name_or_id!r}; `reverie agent list` shows them.", agent=name_or_id
-            )
-        return Agent(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
+        return _agent(row, name_or_id)
+
+    def agent_and_memory(self, name_or_id: str) -> tuple[Agent, str]:
+        """The agent with this name (or id) and the id of its memory, in one query.
+
+        Raises:
+            NotFound: no such agent, or it has no memory.
+        """
+        columns = ", ".join(f"agents.{c.strip()}" for c in _AGENT_COLUMNS.split(","))
+        row = self.conn.execute(
+            f"SELECT {columns}, memories.id FROM agents LEFT JOIN memories ON "
+            "memories.agent_id = agents.id AND memories.scope = 'agent' "
+            f"WHERE agents.{column_of(name_or_id, AGENT_ID)} = ?",
+            (name_or_id,),
+        ).fetchone()
+        agent = _agent(row, name_or_id)
+        if row[-1] is None:
+            raise NotFound(f"Agent {agent.id} has no memory.", agent=agent.id)
+        return agent, str(row[-1])
 
     def list_agents(self) -> list[Agent]:
         """All agents, by name."""
@@ -776,12 +793,8 @@ class SQLiteState:
 
     def latest(self, memory_id: str) -> RevisionRecord | None:
         """The newest recorded revision, or ``None`` before revision 0 is recorded."""
-        row = self.conn.execute(
-            "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
-            "WHERE memory_id = ? ORDER BY revision DESC LIMIT 1",
-            (memory_id,),
-        ).fetchone()
-        return _revision(row) if row else None
+        row = self.conn.execute(LATEST_REVISION, (memory_id,)).fetchone()
+        return revision_of(row) if row else None
 
     def revision(self, memory_id: str, revision: int) -> RevisionRecord:
         """One recorded revision.
@@ -810,7 +823,7 @@ class SQLiteState:
                 revision=revision,
                 current_revision=newest,
             )
-        return _revision(row)
+        return revision_of(row)
 
     def revision_of_commit(self, memory_id: str, oid: str) -> RevisionRecord | None:
         """The recorded revision whose commit is ``oid``, if any."""
@@ -819,7 +832,7 @@ class SQLiteState:
             "WHERE memory_id = ? AND oid = ?",
             (memory_id, oid),
         ).fetchone()
-        return _revision(row) if row else None
+        return revision_of(row) if row else None
 
     def revisions(
         self, memory_id: str, limit: int = 50, before: int | None = None
@@ -839,7 +852,7 @@ class SQLiteState:
             "WHERE memory_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?",
             (memory_id, below, min(limit, 2**62)),
         ).fetchall()
-        return [_revision(r) for r in rows]
+        return [revision_of(r) for r in rows]
 
     def record_revision(
         self, conn: sqlite3.Connection, memory_id: str, rec: RevisionRecord
@@ -885,12 +898,8 @@ class SQLiteState:
 
     def key(self, memory_id: str, key_hash: str) -> KeyRecord | None:
         """What this key produced before, if it was used."""
-        row = self.conn.execute(
-            "SELECT batch_hash, revision, changed, paths FROM idempotency_keys "
-            "WHERE memory_id = ? AND key_hash = ?",
-            (memory_id, key_hash),
-        ).fetchone()
-        return KeyRecord(row[0], row[1], bool(row[2]), json.loads(row[3])) if row else None
+        row = self.conn.execute(KEY_RECORD, (memory_id, key_hash)).fetchone()
+        return key_of(row) if row else None
 
     def record_key(
         self, conn: sqlite3.Connection, memory_id: str, key_hash: str, rec: KeyRecord
@@ -974,6 +983,21 @@ def _check_name(name: str, what: str, longest: int, ids: re.Pattern[str], banned
     return name
 
 
+_AGENT_COLUMNS = (
+    "id, name, creator, edit_policy, memory_writers, default_model, archived, created_at, "
+    "memory_framing"
+)
+
+
+def _agent(row: Any, name_or_id: str) -> Agent:
+    """An agent from its :data:`_AGENT_COLUMNS`; ``NotFound`` where no row was found."""
+    if row is None:
+        raise NotFound(
+            f"No agent named {name_or_id!r}; `reverie agent list` shows them.", agent=name_or_id
+        )
+    return Agent(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
+
+
 def column_of(name_or_id: str, ids: re.Pattern[str] = AGENT_ID) -> str:
     """The column that a caller's word names: an id when it has an id's shape, else a name
     (names never have that shape, see :func:`_check_name`)."""
@@ -1000,5 +1024,21 @@ def _check_role(role: str) -> None:
         )
 
 
-def _revision(row: Any) -> RevisionRecord:
+#: A memory's newest revision (``memory_id``), as :func:`revision_of` reads it.
+LATEST_REVISION = (
+    "SELECT revision, oid, created_at, writer, message, paths FROM revisions "
+    "WHERE memory_id = ? ORDER BY revision DESC LIMIT 1"
+)
+#: What a key produced (``memory_id``, ``key_hash``), as :func:`key_of` reads it.
+KEY_RECORD = (
+    "SELECT batch_hash, revision, changed, paths FROM idempotency_keys "
+    "WHERE memory_id = ? AND key_hash = ?"
+)
+
+
+def key_of(row: Any) -> KeyRecord:
+    return KeyRecord(row[0], row[1], bool(row[2]), json.loads(row[3]))
+
+
+def revision_of(row: Any) -> RevisionRecord:
     return RevisionRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))

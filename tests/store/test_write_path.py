@@ -1,0 +1,167 @@
+"""The write path's shortcuts keep its guarantees: one query for an agent and its memory, a
+pipelined transaction on PostgreSQL (all or nothing, errors as the stores expect), revision 0
+recorded inside the first write that needs it, and index rows changed by the changed part."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reverie import Reverie
+from reverie.errors import NotFound, RevisionConflict
+from reverie.index import fts
+from reverie.store.dbmemories import _changed_part
+
+ADD = {"action": "add", "section": "Decisions", "text": "We deploy on Fridays."}
+
+
+def test_agent_and_memory_by_name_and_id(rv: Reverie) -> None:
+    agent, memory_id = rv.state.agent_and_memory("ada")
+    assert agent.name == "ada"
+    assert memory_id == rv.state.memory_of(agent.id)
+    assert rv.state.agent_and_memory(agent.id) == (agent, memory_id)
+
+
+def test_agent_and_memory_refuses_an_unknown_agent(rv: Reverie) -> None:
+    with pytest.raises(NotFound) as caught:
+        rv.state.agent_and_memory("nobody")
+    assert caught.value.details["agent"] == "nobody"
+    with pytest.raises(NotFound):
+        rv.memory_apply("nobody", ADD)
+
+
+def test_agent_and_memory_refuses_an_agent_without_memory(rv: Reverie) -> None:
+    agent = rv.state.get_agent("ada")
+    with rv.state.transaction() as conn:
+        conn.execute("DELETE FROM memories WHERE agent_id = ?", (agent.id,))
+    with pytest.raises(NotFound, match="has no memory"):
+        rv.state.agent_and_memory("ada")
+
+
+@pytest.fixture
+def pg(rv: Reverie, backend: str) -> Reverie:
+    if backend != "postgres":
+        pytest.skip("PostgreSQL's pipelined transactions")
+    return rv
+
+
+def revisions(rv: Reverie, memory_id: str) -> list[int]:
+    rows = rv.state.conn.execute(
+        "SELECT revision FROM revisions WHERE memory_id = ? ORDER BY revision", (memory_id,)
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def test_pipelined_reads_see_the_statements_queued_before_them(pg: Reverie) -> None:
+    _, memory_id = pg.state.agent_and_memory("ada")
+    with pg.state.transaction(pipelined=True) as conn:
+        conn.execute(
+            "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
+            (memory_id, 90, "{}"),
+        )
+        deleted = conn.execute(
+            "DELETE FROM revision_batches WHERE memory_id = ? AND revision = ?", (memory_id, 90)
+        )
+        count = conn.execute("SELECT count(*) FROM revision_batches WHERE revision = 90")
+        assert count.fetchone() == (0,)
+        assert deleted.rowcount == 1
+        assert deleted.fetchone() is None  # a statement without rows reads as none
+
+
+def test_pipelined_transaction_is_all_or_nothing(pg: Reverie) -> None:
+    _, memory_id = pg.state.agent_and_memory("ada")
+    pg.memory_apply("ada", ADD)
+    before = revisions(pg, memory_id)
+    with pytest.raises(sqlite3.IntegrityError), pg.state.transaction(pipelined=True) as conn:
+        conn.execute(
+            "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
+            (memory_id, 77, "{}"),
+        )
+        conn.execute(  # revision 1 exists: the primary key refuses it at the commit's sync
+            "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
+            (memory_id, 1, "{}"),
+        )
+    assert pg.memory_apply("ada", {**ADD, "text": "Ada leads billing."}).revision == 2
+    assert revisions(pg, memory_id) == [*before, 2]
+    row = pg.state.conn.execute(
+        "SELECT count(*) FROM revision_batches WHERE revision = 77"
+    ).fetchone()
+    assert row == (0,)
+
+
+def test_a_refused_write_leaves_the_connection_usable(pg: Reverie) -> None:
+    pg.memory_apply("ada", ADD)
+    with pytest.raises(RevisionConflict):
+        pg.memory_apply("ada", {**ADD, "text": "Stale."}, expected_revision=0)
+    assert not pg.state.conn.in_transaction
+    assert pg.memory_apply("ada", {**ADD, "text": "Fresh."}, expected_revision=1).revision == 2
+
+
+def test_the_first_write_records_a_missing_revision_0(pg: Reverie) -> None:
+    _, memory_id = pg.state.agent_and_memory("ada")
+    with pg.state.transaction() as conn:
+        for table in ("memory_lines", "memory_files", "revisions"):
+            conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
+    out = pg.memory_apply("ada", ADD)
+    assert out.revision == 1
+    assert revisions(pg, memory_id) == [0, 1]
+    assert "We deploy on Fridays." in pg.memory_read("ada").text
+    assert pg.memory_read("ada", revision=0).text.count("- ") == 0
+    assert [h.excerpt for h in pg.memory_search("ada", "deploy Fridays")] == [
+        "- We deploy on Fridays."
+    ]
+
+
+def test_a_replayed_key_answers_from_the_pipelined_read(pg: Reverie) -> None:
+    first = pg.memory_apply("ada", ADD, key="k1")
+    again = pg.memory_apply("ada", ADD, key="k1")
+    assert (again.revision, again.replayed) == (first.revision, True)
+    assert pg.memory_read("ada").revision == first.revision
+
+
+LINES = st.lists(st.sampled_from(["# T", "## S", "- a", "- b", "- c", "", "text"]), max_size=12)
+
+
+@given(LINES, LINES, LINES, LINES)
+@settings(max_examples=300, deadline=None)
+def test_changed_part_changes_the_index_rows_alike(
+    head: list[str], old: list[str], new: list[str], tail: list[str]
+) -> None:
+    a, b = "\n".join(head + old + tail), "\n".join(head + new + tail)
+    pa, pb = _changed_part(a, b)
+    for x, y in ((a, b), (b, a)):
+        full = Counter(fts.index_lines(x)) - Counter(fts.index_lines(y))
+        px, py = (pa, pb) if x == a else (pb, pa)
+        assert Counter(fts.index_lines(px)) - Counter(fts.index_lines(py)) == full
+    gone, added = _changed_part(None, b)
+    assert fts.index_lines(gone) == [] and fts.index_lines(added) == fts.index_lines(b)
+
+
+def test_changed_part_of_an_add_is_the_added_line(tmp_path: Path) -> None:
+    old = "# Memory\n\n## Decisions\n- one\n- two\n\n## Facts\n- three\n"
+    new = old.replace("- two\n", "- two\n- new\n")
+    assert _changed_part(old, new) == ("", "- new")
+
+
+def test_without_pipeline_mode_a_write_waits_statement_by_statement(
+    pg: Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+    entered: list[object] = []
+    pipeline = psycopg.Connection.pipeline
+    monkeypatch.setattr(
+        psycopg.Connection, "pipeline", lambda self: entered.append(self) or pipeline(self)
+    )
+    first = pg.memory_apply("ada", ADD, key="k2")
+    assert pg.memory_apply("ada", ADD, key="k2").replayed
+    with pytest.raises(RevisionConflict):
+        pg.memory_apply("ada", {**ADD, "text": "Stale."}, expected_revision=0)
+    assert pg.memory_apply("ada", {**ADD, "text": "Next."}).revision == first.revision + 1
+    assert entered == []
