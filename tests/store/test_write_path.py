@@ -1,21 +1,16 @@
 """The write path's shortcuts keep its guarantees: one query for an agent and its memory, a
 pipelined transaction on PostgreSQL (all or nothing, errors as the stores expect), revision 0
-recorded inside the first write that needs it, and index rows changed by the changed part."""
+recorded inside the first write that needs it. (The index rows changed by the changed part
+of a file: ``tests/core/test_line_diffs.py``.)"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
-from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from reverie import Reverie
 from reverie.errors import NotFound, RevisionConflict
-from reverie.index import fts
-from reverie.store.dbmemories import _changed_part
 
 ADD = {"action": "add", "section": "Decisions", "text": "We deploy on Fridays."}
 
@@ -122,30 +117,6 @@ def test_a_replayed_key_answers_from_the_pipelined_read(pg: Reverie) -> None:
     again = pg.memory_apply("ada", ADD, key="k1")
     assert (again.revision, again.replayed) == (first.revision, True)
     assert pg.memory_read("ada").revision == first.revision
-
-
-LINES = st.lists(st.sampled_from(["# T", "## S", "- a", "- b", "- c", "", "text"]), max_size=12)
-
-
-@given(LINES, LINES, LINES, LINES)
-@settings(max_examples=300, deadline=None)
-def test_changed_part_changes_the_index_rows_alike(
-    head: list[str], old: list[str], new: list[str], tail: list[str]
-) -> None:
-    a, b = "\n".join(head + old + tail), "\n".join(head + new + tail)
-    pa, pb = _changed_part(a, b)
-    for x, y in ((a, b), (b, a)):
-        full = Counter(fts.index_lines(x)) - Counter(fts.index_lines(y))
-        px, py = (pa, pb) if x == a else (pb, pa)
-        assert Counter(fts.index_lines(px)) - Counter(fts.index_lines(py)) == full
-    gone, added = _changed_part(None, b)
-    assert fts.index_lines(gone) == [] and fts.index_lines(added) == fts.index_lines(b)
-
-
-def test_changed_part_of_an_add_is_the_added_line(tmp_path: Path) -> None:
-    old = "# Memory\n\n## Decisions\n- one\n- two\n\n## Facts\n- three\n"
-    new = old.replace("- two\n", "- two\n- new\n")
-    assert _changed_part(old, new) == ("", "- new")
 
 
 def test_without_pipeline_mode_a_write_waits_statement_by_statement(

@@ -156,6 +156,12 @@ def _block(command: ChatCommand) -> str:
 def remember_body(current: str, command: ChatCommand) -> str:
     """``MEMORY.md`` after ``!remember``: the description and body appended as a
     ``## <name>`` section, or at the end of the section of that name when there is one."""
+    if command.name not in current:
+        # No heading can name it: the section goes at the end, without reading the others.
+        kept = current.rstrip("\n") if current.strip() else ""
+        return canonical_text(
+            (kept + "\n\n" if kept else "") + f"## {command.name}\n\n" + _block(command)
+        )
     lines = current.rstrip("\n").split("\n") if current.strip() else []
     block = _block(command).split("\n")
     existing = [s for s in sections("\n".join(lines)) if s[0] == command.name]

@@ -24,6 +24,7 @@ __all__ = [
     "Applied",
     "apply_batch",
     "canonical_text",
+    "common_ends",
     "entry_lines",
     "new_index",
     "sections",
@@ -50,6 +51,22 @@ def canonical_text(text: str) -> str:
     text = text.replace("\r\n", "\n")
     stripped = text.rstrip()
     return stripped + "\n" if stripped else ""
+
+
+def common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines ``old`` and ``new`` share at their start, and then (of the lines after
+    those) at their end: what a diff of two versions of a file can skip (an appended section
+    leaves only the new lines)."""
+    size = min(len(old), len(new))
+    if old[:size] == new[:size]:  # one text continues the other (an append): one C pass
+        return size, 0
+    head = 0
+    while old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < size - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def sections(text: str) -> list[tuple[str, int, int]]:

@@ -17,7 +17,7 @@ from reverie.config import Settings
 from reverie.errors import RefusedInput
 
 from . import chars, secrets
-from .markdown import Applied
+from .markdown import Applied, common_ends
 from .operations import Batch, SetBody, WriteTopic
 from .paths import INDEX, check_links
 
@@ -194,9 +194,13 @@ def added_lines(old: str | None, new: str | None) -> list[int]:
     a line already there once and now twice counts once as added)."""
     if not new:
         return []
-    remaining = Counter((old or "").split("\n"))
+    old_lines, new_lines = (old or "").split("\n"), new.split("\n")
+    # The lines both share from the start match each other whatever follows: an appended
+    # section costs its own lines, not the file's.
+    head, _ = common_ends(old_lines, new_lines)
+    remaining = Counter(old_lines[head:])
     added = []
-    for number, line in enumerate(new.split("\n")):
+    for number, line in enumerate(new_lines[head:], head):
         if remaining[line] > 0:
             remaining[line] -= 1
         else:

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reverie.core.markdown import common_ends
+
 from . import postings
 
 __all__ = [
@@ -147,9 +149,16 @@ def _topic(path: str) -> str:
 def replace_file(
     conn: sqlite3.Connection, memory_id: str, path: str, old: str | None, new: str | None
 ) -> None:
-    """Bring the rows of one file from its ``old`` text to its ``new`` text (a line diff)."""
-    before = Counter(index_lines(old))
-    after = Counter(index_lines(new))
+    """Bring the rows of one file from its ``old`` text to its ``new`` text (a line diff).
+
+    The rows are a multiset of lines, so the lines both texts share at their start and end
+    cancel out and are not looked at (a section appended to a long file costs its own lines).
+    """
+    old_lines = old.split("\n") if old else []
+    new_lines = new.split("\n") if new else []
+    head, tail = common_ends(old_lines, new_lines)
+    before = Counter(index_lines("\n".join(old_lines[head : len(old_lines) - tail])))
+    after = Counter(index_lines("\n".join(new_lines[head : len(new_lines) - tail])))
     for line, n in (before - after).items():
         conn.execute(
             "DELETE FROM memory_lines WHERE id IN (SELECT id FROM memory_lines "

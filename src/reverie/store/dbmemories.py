@@ -120,7 +120,7 @@ class DatabaseMemoryStore(MemoryStore):
             [(memory_id, path, rec.revision, text) for path, text in files.items()],
         )
         for path, text in files.items():
-            fts.replace_file(conn, memory_id, path, *_changed_part(before.get(path), text))
+            fts.replace_file(conn, memory_id, path, before.get(path), text)
         if batch is not None:
             conn.execute(
                 "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
@@ -275,20 +275,6 @@ class DatabaseMemoryStore(MemoryStore):
                 for path, text in self.files(memory_id, target).items():
                     fts.replace_file(conn, memory_id, path, None, text)
         return dropped
-
-
-def _changed_part(old: str | None, new: str | None) -> tuple[str, str]:
-    """``old`` and ``new`` less the lines they start and end with alike: what the index's rows
-    must change by (a line diff counts lines, so the lines both keep cancel out), found without
-    reading every line of a long ``MEMORY.md`` that one ``add`` grew by a line."""
-    a, b = (old or "").split("\n"), (new or "").split("\n")
-    head, most = 0, min(len(a), len(b))
-    while head < most and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < most - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    return "\n".join(a[head : len(a) - tail]), "\n".join(b[head : len(b) - tail])
 
 
 def _patch(path: str, old: str | None, new: str | None) -> str:

@@ -1,0 +1,362 @@
+"""Where a Slack command event's time goes over HTTP, and what two ways of going faster would
+give (issue 13: at least 200 command events/s).
+
+Three measurements, each printed as a table (``--json`` for the figures):
+
+1. **Phases** (``--phases``): ``!remember`` events over HTTP, 4 senders in another process,
+   as in ``bench/slack_bench.py``, from a memory of 200 sections. Functions of the Slack app
+   and the write pipeline are wrapped to add up, per event, the CPU time of the thread that
+   ran them and their wall time: the mapping, the memory read and the ``!remember`` text built
+   before the lock, the write under the memory lock (waiting for it included in its wall time)
+   and its parts, the answer queued in the outbox. What the server process spent beyond
+   ``dispatch`` is uvicorn and the hand-over to the worker thread.
+2. **Group commit** (``--group``): what the git and marker work of a write costs on this disk
+   when each write moves the branch, writes git's index and the working tree and creates and
+   removes the write marker (as the pipeline does now), against groups of ``G`` writes doing
+   those once per group (each write still its own blob, tree and commit). pygit2 directly, on
+   a 200-section ``MEMORY.md`` growing a section per write; the two alternate.
+3. **Workers** (``--workers``): the same HTTP run against uvicorn with 1 and with 2 worker
+   processes, each running the Slack app on the same home (``reverie serve --workers 2``
+   refuses Slack today: its outbox is posted by one process).
+
+Run::
+
+    python bench/slack_parts.py [--phases] [--group] [--workers] [--events 200] [--rounds 2]
+
+(all three when none is named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import _common
+
+sys.path.insert(0, str(_common.ROOT))  # tests.*: the local Slack and model servers
+
+import pygit2
+from pygit2.enums import FileMode
+
+import slack_bench
+from reverie import Reverie
+from reverie.config import Settings
+from reverie.slack import app as slack_app
+from reverie.slack.app import SlackSurface
+from reverie.slack.http import EventsEndpoint
+from reverie.store import memories
+from tests.llm.fake_openai_server import FakeOpenAI
+from tests.slack.conftest import (
+    BOT_TOKEN,
+    DM_SAM,
+    SAM,
+    SIGNING_SECRET,
+    serve,
+    settings_for,
+    workspace,
+)
+from tests.slack.fake_slack_server import EventSender, FakeSlack
+
+#: The memory the runs start from: 200 sections, as the HTTP rows of slack_bench.py.
+START = "# Memory\n\n" + "".join(f"## Note {i}\n\nfact {i}\n\n" for i in range(200))
+
+
+@contextmanager
+def stack() -> Iterator[tuple[Reverie, FakeSlack, FakeOpenAI, Path]]:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeSlack(bot_token=BOT_TOKEN) as slack,
+        FakeOpenAI(api_key="sk-local") as model,
+    ):
+        workspace(slack)
+        home = Path(tmp) / "home"
+        rv = Reverie(home, create=True, settings=settings_for(home, slack, model))
+        rv.create_agent("ada")
+        try:
+            yield rv, slack, model, home
+        finally:
+            rv.close()
+
+
+# 1. phases
+
+
+class Phases:
+    """CPU and wall time per wrapped function, summed over every call in any thread."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+        self._lock = threading.Lock()
+
+    def wrap(self, owner: Any, name: str, label: str) -> None:
+        inner: Callable[..., Any] = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent = (time.thread_time_ns() - cpu, time.perf_counter_ns() - wall)
+                with self._lock:
+                    row = self.totals[label]
+                    row[0], row[1], row[2] = row[0] + spent[0], row[1] + spent[1], row[2] + 1
+
+        setattr(owner, name, timed)
+
+
+#: What is wrapped: (owner, function, label); indented labels are parts of the one above.
+WRAPPED: list[tuple[Any, str, str]] = [
+    (SlackSurface, "dispatch", "dispatch: bolt, signature, the event handled"),
+    (SlackSurface, "_chat", "  mapping to channel and conversation"),
+    (slack_app, "run_command", "  the command (C2 checks and the write)"),
+    (memories.MemoryStore, "read", "    MEMORY.md read before the lock"),
+    (memories.MemoryStore, "_apply_locked", "    under the memory lock (wall: with waiting)"),
+    (memories, "apply_batch", "      the batch applied in memory"),
+    (memories.validation, "check_result", "      W4/W5 checks of the result"),
+    (memories.MemoryStore, "_begin", "      write marker"),
+    (memories.MemoryStore, "_commit", "      git objects and branch update"),
+    (memories.fts, "replace_file", "      search index rows"),
+    (memories.MemoryStore, "_after_commit", "      working tree, git index, marker removed"),
+    (Reverie, "reply", "  the answer queued in the outbox"),
+]
+
+
+def phases(events: int) -> dict[str, Any]:
+    timer = Phases()
+    saved = {(owner, name): getattr(owner, name) for owner, name, _ in WRAPPED}
+    for owner, name, label in WRAPPED:
+        timer.wrap(owner, name, label)
+    try:
+        with stack() as (rv, slack, _, _):
+            surface = SlackSurface(rv)
+            gen = serve(EventsEndpoint(surface))
+            url = next(gen)
+            sender = EventSender(slack, url, SIGNING_SECRET)
+            rv.memory_apply("ada", {"action": "set_body", "text": START})
+            sender.deliver(sender.message(SAM, DM_SAM, "!memory"))  # lookups cached from here
+            timer.totals.clear()
+            run = slack_bench.over_http(rv, sender, events, elsewhere=True)
+            next(gen, None)
+    finally:
+        for (owner, name), original in saved.items():
+            setattr(owner, name, original)
+    rows = {}
+    for _, _, label in WRAPPED:  # in the order of WRAPPED: each part under its whole
+        cpu, wall, n = timer.totals.get(label, [0, 0, 0])
+        rows[label] = {"calls": n, "cpu_ms": cpu / 1e6 / events, "wall_ms": wall / 1e6 / events}
+    return {"run": run, "per_event": rows, "load": os.getloadavg()}
+
+
+# 2. group commit
+
+
+def git_writes(count: int, group: int) -> float:
+    """CPU ms per write of ``count`` writes in groups of ``group`` (see the module's 2.)."""
+    with tempfile.TemporaryDirectory() as folder:
+        repo = pygit2.init_repository(folder)
+        sig = pygit2.Signature("reverie-chat", "chat@reverie.local", 0, 0)
+        text = START
+        root = repo.TreeBuilder()
+        root.insert("MEMORY.md", repo.create_blob(text.encode()), FileMode.BLOB)
+        head = repo.create_commit("refs/heads/main", sig, sig, "0", root.write(), [])
+        marker = Path(folder) / ".git" / "reverie-writing"
+        start = time.process_time()
+        for first in range(0, count, group):
+            marker.write_bytes(b"writing " + str(head).encode() + b"\n")
+            tip = head
+            for i in range(first, first + group):
+                text += f"## Away {i}\n\nfact {i}\n\n"
+                root = repo.TreeBuilder(repo.get(tip).peel(pygit2.Tree))
+                root.insert("MEMORY.md", repo.create_blob(text.encode()), FileMode.BLOB)
+                tip = repo.create_commit(None, sig, sig, str(i), root.write(), [tip])
+            branch = repo.references.get("refs/heads/main")
+            assert branch is not None
+            branch.set_target(tip)
+            (Path(folder) / "MEMORY.md").write_text(text)
+            index = repo.index
+            index.read(True)
+            blob = repo.get(tip).peel(pygit2.Tree)["MEMORY.md"].id
+            index.add(pygit2.IndexEntry("MEMORY.md", blob, FileMode.BLOB))
+            index.write()
+            marker.unlink()
+            head = tip
+        return (time.process_time() - start) * 1000 / count
+
+
+def group_commit(events: int, rounds: int, group: int = 4) -> list[dict[str, float]]:
+    out = []
+    for _ in range(rounds):
+        one, grouped = git_writes(events, 1), git_writes(events, group)
+        out.append(
+            {"one_ms": one, "group": group, "grouped_ms": grouped, "load": os.getloadavg()[0]}
+        )
+    return out
+
+
+# 3. workers
+
+
+def app() -> EventsEndpoint:
+    """The ASGI app of one uvicorn worker (``--factory``): the Slack app on the home in
+    ``SLACK_PARTS``."""
+    given = json.loads(os.environ["SLACK_PARTS"])
+    home = Path(given["home"])
+    rv = Reverie(home, settings=Settings.load(home, **given["settings"]))
+    return EventsEndpoint(SlackSurface(rv))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def workers(events: int, rounds: int) -> list[dict[str, Any]]:
+    out = []
+    with stack() as (rv, slack, _, home):
+        settings = {
+            "slack_bot_token": BOT_TOKEN,
+            "slack_signing_secret": SIGNING_SECRET,
+            "slack_api_url": slack.api_url,
+        }
+        env = dict(
+            os.environ,
+            SLACK_PARTS=json.dumps({"home": str(home), "settings": settings}),
+            PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+        )
+        sender = EventSender(slack, "", SIGNING_SECRET)  # one: its event ids never repeat
+        for r in range(rounds):
+            for count in (1, 2):
+                port = free_port()
+                server = subprocess.Popen(
+                    [
+                        *(sys.executable, "-m", "uvicorn", "slack_parts:app", "--factory"),
+                        *("--port", str(port), "--workers", str(count), "--log-level", "warning"),
+                    ],
+                    env=env,
+                )
+                try:
+                    sender.url = f"http://127.0.0.1:{port}/slack/events"
+                    rv.memory_apply("ada", {"action": "set_body", "text": START})
+                    warm_up(sender, 4 * count)
+                    before = rv.memory_read("ada").revision
+                    bodies = [
+                        sender.message(SAM, DM_SAM, f"!remember W{count} {r} {i} - fact {i}")
+                        for i in range(events)
+                    ]
+                    load = os.getloadavg()[0]
+                    seconds, statuses = slack_bench.send_from_child(sender.url, bodies, 4)
+                    assert statuses == [200] * events, statuses
+                    out.append(
+                        {
+                            "workers": count,
+                            "per_second": events / seconds,
+                            "saved": rv.memory_read("ada").revision - before,
+                            "events": events,
+                            "load": load,
+                        }
+                    )
+                finally:
+                    server.terminate()
+                    server.wait(30)
+    return out
+
+
+def warm_up(sender: EventSender, count: int, timeout: float = 60) -> None:
+    """Wait for the server, and let each worker cache its Slack lookups."""
+    deadline = time.monotonic() + timeout
+    done = 0
+    while done < count:
+        try:
+            sender.deliver(sender.message(SAM, DM_SAM, "!memory"))
+            done += 1
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--phases", action="store_true")
+    parser.add_argument("--group", action="store_true")
+    parser.add_argument("--workers", action="store_true")
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    every = not (args.phases or args.group or args.workers)
+    payload: dict[str, Any] = {"machine": _common.machine()}
+    text = [_common.machine_markdown(payload["machine"])]
+    if every or args.phases:
+        _common.progress(f"phases: {args.events} !remember events over HTTP")
+        found = payload["phases"] = phases(args.events)
+        run = found["run"]
+        text.append(
+            f"{run['per_second']:.0f} events/s, {run['saved']} of {run['events']} saved, "
+            f"server CPU {run['process_cpu_ms_per_event']:.2f} ms/event\n\n"
+            + _common.markdown_table(
+                ["per event", "CPU ms", "wall ms"],
+                [
+                    [
+                        "· " * ((len(label) - len(label.lstrip())) // 2) + label.strip(),
+                        f"{row['cpu_ms']:.2f}",
+                        f"{row['wall_ms']:.2f}",
+                    ]
+                    for label, row in found["per_event"].items()
+                ],
+            )
+        )
+    if every or args.group:
+        _common.progress("group commit: git and marker work per write")
+        rows = payload["group_commit"] = group_commit(2 * args.events, args.rounds)
+        text.append(
+            _common.markdown_table(
+                ["round", "one write at a time, ms/write", "groups, ms/write", "ratio", "load"],
+                [
+                    [
+                        str(i + 1),
+                        f"{r['one_ms']:.2f}",
+                        f"{r['grouped_ms']:.2f} (of {r['group']:.0f})",
+                        f"{r['one_ms'] / r['grouped_ms']:.2f}",
+                        f"{r['load']:.2f}",
+                    ]
+                    for i, r in enumerate(rows)
+                ],
+            )
+        )
+    if every or args.workers:
+        _common.progress("workers: 1 and 2 uvicorn processes")
+        found_workers = payload["workers"] = workers(args.events, args.rounds)
+        text.append(
+            _common.markdown_table(
+                ["workers", "events/s", "saved", "load"],
+                [
+                    [
+                        str(r["workers"]),
+                        f"{r['per_second']:.0f}",
+                        str(r["saved"]),
+                        f"{r['load']:.2f}",
+                    ]
+                    for r in found_workers
+                ],
+            )
+        )
+    _common.emit(args.json, payload, "\n\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
