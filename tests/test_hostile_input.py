@@ -140,6 +140,29 @@ def test_a_bad_json_file_is_named_by_its_path(
     assert code == 3 and out["error"]["message"].startswith(f"{path} is not valid JSON")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["agent", "list", "--home", "home\0"],
+        ["export", "ada", "--git", "out\0"],
+        ["agent", "create", "bo", "--soul", "soul\0.md"],
+    ],
+)
+def test_a_path_with_a_nul_character_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    rv: Reverie,
+    home: Path,
+    args: list[str],
+) -> None:
+    # Found by test_fuzz.py: click's Path option failed inside os.stat ("embedded null byte").
+    extra = [] if "--home" in args else ["--home", str(home)]
+    code, out = cli(capsys, monkeypatch, *args, *extra)
+    assert code == 2 and out["error"]["code"] == "usage_error"
+    assert "NUL character" in out["error"]["message"]
+    assert [a.name for a in rv.agents()] == ["ada"]
+
+
 # numbers past SQLite's integers
 
 

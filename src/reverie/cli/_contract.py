@@ -24,6 +24,7 @@ from reverie.api import Reverie
 from reverie.errors import NotFound, RefusedInput, ReverieError
 
 __all__ = [
+    "FilePath",
     "Options",
     "app",
     "emit",
@@ -47,6 +48,16 @@ def limit_range(high: int) -> click.IntRange:
     return click.IntRange(min=1, max=high)
 
 
+class FilePath(click.Path):
+    """A path option: a name with a NUL character (which no file can have) is a usage error
+    (exit 2) that says so, where ``click.Path`` would fail inside ``os.stat``."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if "\0" in str(value):
+            self.fail("a path cannot hold a NUL character", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @dataclass
 class Options:
     """The global options, as the root group parsed them."""
@@ -62,7 +73,7 @@ out = Console(soft_wrap=True, highlight=False)
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
-    type=click.Path(path_type=Path),
+    type=FilePath(path_type=Path),
     help="Data directory (default: $REVERIE_HOME, else ./reverie-data).",
 )
 @click.option("--json", "json_out", is_flag=True, help="Machine-readable output on stdout.")

@@ -15,6 +15,7 @@ from reverie.llm.factory import parse_model
 
 from ._contract import (
     NATURAL,
+    FilePath,
     Options,
     app,
     emit,
@@ -79,7 +80,7 @@ _FRAMING_HELP = (
 @click.option(
     "--soul",
     "soul_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=FilePath(exists=True, dir_okay=False, path_type=Path),
     help="A Markdown file: the soul's version 1 (role, personality, tone, working rules).",
 )
 @pass_opts
@@ -363,7 +364,7 @@ def migrate(opts: Options, url: str) -> None:
 
 @app.command("export")
 @click.argument("agent")
-@click.option("--git", "folder", required=True, type=click.Path(), help="A new folder.")
+@click.option("--git", "folder", required=True, type=FilePath(), help="A new folder.")
 @pass_opts
 def export(opts: Options, agent: str, folder: str) -> None:
     """Write an agent's memory out as a git repository, one commit per revision."""
