@@ -44,6 +44,7 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
+from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
 from .slots import read_slot, refills, root, says_no_more
@@ -59,6 +60,10 @@ _ENTRY = re.compile(r"^([-*+]|\d{1,3}[.)])[ \t]+(.*)$")
 # batches add entries without moving something again every time.
 _HEADROOM = 0.75
 _MESSAGE_LINE = 160
+# An update that no rule connected replaces the entry closest to it in meaning, when the
+# optional embedding model puts them at least this close (cosine; measured in
+# docs/benchmarks.md, "Fourth round").
+_CLOSE = 0.4
 
 
 def topic_slug(section: str) -> str:
@@ -103,6 +108,8 @@ class _Memory:
     context: frozenset[str] = frozenset()
     #: The messages being read, as (conversation, position).
     reading: frozenset[tuple[str, int]] = frozenset()
+    #: The optional embedding model (:mod:`.embeddings`); None: the rules alone.
+    embedder: Embedder | None = None
     #: Entries the message being read updated, with the names they lost; and entries it added.
     updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
     added: list[_Entry] = field(default_factory=list)
@@ -181,6 +188,10 @@ class _Memory:
             for e in near:
                 if e not in holders and self._outdates(new, text, e, source):
                     e.removed = True
+            if new.update and self.embedder is not None:
+                close = self._closest(text, [e for e in live if e not in holders])
+                if close is not None:
+                    close.removed = True
             return "duplicate"
         same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
@@ -189,6 +200,9 @@ class _Memory:
             return "duplicate"  # said before in other words, with more detail
         if not same and any(says_no_more(text, e.text) for e in near):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
+        if not same and new.update and self.embedder is not None:
+            close = self._closest(text, live)
+            same = [close] if close is not None else []
         if same:
             # An entry that already says this, and more, stays as it is; the others go.
             holder = next((e for e in same if _holds(e.text, text)), None)
@@ -209,6 +223,39 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _closest(self, text: str, live: list[_Entry]) -> _Entry | None:
+        """The entry an update that no rule connected to one most likely replaces, by the
+        optional embedding model (:mod:`.embeddings`): the closest in meaning, at least
+        :data:`_CLOSE`, of a compatible owner, holding a value (a name, number, day, date)
+        the update does not and lacking one it holds, and not said in this message."""
+        assert self.embedder is not None
+        new = read_slot(text)
+        best: _Entry | None = None
+        score = _CLOSE
+        retiring = {id(e) for e, _ in self.retiring}
+        for e in live:
+            if self._from_this_message(e) or id(e) in retiring:
+                continue  # a retired entry goes at the end of the message, whatever says it
+            old = read_slot(e.text)
+            if (
+                new.owner
+                and old.owner
+                and new.owner != old.owner
+                and "i"
+                not in (
+                    new.owner,
+                    old.owner,
+                )
+            ):
+                continue
+            mine, theirs = new.names | new.values, old.names | old.values
+            if not (mine - theirs and theirs - mine):
+                continue
+            close = self.embedder.similarity(text, e.text)
+            if close >= score:
+                best, score = e, close
+        return best
 
     def _outdates(self, new: Frame, text: str, e: _Entry, source: str) -> bool:
         """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
@@ -264,7 +311,7 @@ class _Memory:
                 if e is target or e.removed or e.original is not None:
                     continue
                 said = strip_source(e.text)
-                if any(re.search(rf"\b{re.escape(n)}\b", said.lower()) for n in lost):
+                if _names_any(said, lost):
                     cited = [format_source(*s) for s in parse_sources(e.text)]
                     own = [format_source(*s) for s in parse_sources(target.text)]
                     sources = " ".join(dict.fromkeys([*own, *cited]))
@@ -295,6 +342,7 @@ class _Memory:
             value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
             for e in targets:
                 e.text = f"{value.sub(lambda _: st.new, strip_source(e.text))} {source}"
+                self.updated.append((e, frozenset({st.old.lower()})))
             return "updated"
         new = entry_frame(text)
         named = [
@@ -302,6 +350,7 @@ class _Memory:
         ]
         if named:
             named[0].text = f"{text} {source}"
+            self.updated.append((named[0], frozenset({st.old.lower()})))
             for other in named[1:]:
                 other.removed = True
             return "updated"
@@ -547,6 +596,21 @@ def _holds(entry: str, text: str) -> bool:
     return bool(said) and f" {said} " in f" {meaning(entry)} "
 
 
+def _names_any(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` names one of ``names``, whole or by its first word ("Shipton's
+    delivery charge" names "Shipton Mill": a firm is called by the first word of its name)."""
+    low = text.lower()
+    for name in names:
+        parts = name.split()
+        if re.search(rf"\b{re.escape(name)}\b", low):
+            return True
+        lead = parts[0]
+        firm = len(parts) > 1 and len(lead) > 3 and lead not in lx.STOP_WORDS
+        if firm and re.search(rf"\b{re.escape(lead)}\b", low):
+            return True
+    return False
+
+
 def _gives_up(st: Statement) -> bool:
     """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
     against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
@@ -660,9 +724,13 @@ class OfflineReviewer:
     are 0.
     """
 
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+
     def review(self, batch: ReviewInput) -> ReviewOutput:
         """Propose operations that bring the memory up to date with ``batch.turns``."""
         memory = _Memory.parse(batch.index, batch.topics)
+        memory.embedder = self.embedder
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
