@@ -25,6 +25,8 @@ TOPICS = {
     "drugs": ("drugs", "signed", "covetrus", "centaur"),
     "hours": ("open", "weekdays", "saturdays"),
     "cake": ("cake",),
+    "visits": ("house calls",),
+    "delivery": ("deliver",),
 }
 
 
@@ -112,6 +114,29 @@ def test_r6_the_extra_replaces_only_for_an_update_that_holds_another_value() -> 
     said = [user("We changed how the drugs are stored now.")]
     after = index_after(review(said, "c3", index, embedder), index)
     assert any("Centaur" in e for e in entries(after))
+
+
+@pytest.mark.parametrize("with_model", [False, True])
+@pytest.mark.parametrize(
+    ("old", "said"),
+    [
+        # Read as a fact that says something ended, with no value of its own.
+        ("Dr. Okafor does house calls on Friday afternoons.", "We no longer do house calls."),
+        # Read as a retirement whose thing no entry names in these words.
+        ("We deliver through Deliveroo.", "We stopped doing deliveries altogether."),
+    ],
+)
+def test_r6_an_ending_said_in_other_words_removes_the_closest_entry_with_the_extra(
+    old: str, said: str, with_model: bool
+) -> None:
+    embedder = Embedder(topical) if with_model else None
+    first = [user(old), bot("Noted."), user("We open at 8 on weekdays.")]
+    index = index_after(review(first, "c1", None, embedder))
+    out = review([user(said), bot("Noted.")], "c2", index, embedder)
+    after = index_after(out, index) if out.operations else index
+    kept = entries(after)
+    assert any("open at 8 on weekdays" in e for e in kept)
+    assert any(old.rstrip(".") in e for e in kept) is not with_model
 
 
 def test_load_follows_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -64,6 +64,9 @@ _MESSAGE_LINE = 160
 # optional embedding model puts them at least this close (cosine; measured in
 # docs/benchmarks.md, "Fourth round").
 _CLOSE = 0.4
+_CLOSE_ENDED = 0.5
+# A statement that says something ended, was given up, or is no longer so.
+_ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
 
 
 def topic_slug(section: str) -> str:
@@ -188,7 +191,7 @@ class _Memory:
             for e in near:
                 if e not in holders and self._outdates(new, text, e, source):
                     e.removed = True
-            if new.update and self.embedder is not None:
+            if (new.update or _ENDS.search(text)) and self.embedder is not None:
                 close = self._closest(text, [e for e in live if e not in holders])
                 if close is not None:
                     close.removed = True
@@ -200,7 +203,7 @@ class _Memory:
             return "duplicate"  # said before in other words, with more detail
         if not same and any(says_no_more(text, e.text) for e in near):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
-        if not same and new.update and self.embedder is not None:
+        if not same and (new.update or _ENDS.search(text)) and self.embedder is not None:
             close = self._closest(text, live)
             same = [close] if close is not None else []
         if same:
@@ -228,11 +231,14 @@ class _Memory:
         """The entry an update that no rule connected to one most likely replaces, by the
         optional embedding model (:mod:`.embeddings`): the closest in meaning, at least
         :data:`_CLOSE`, of a compatible owner, holding a value (a name, number, day, date)
-        the update does not and lacking one it holds, and not said in this message."""
+        the update does not and lacking one it holds, and not said in this message. A
+        statement that says something ended ("we no longer do house calls") needs no value of
+        its own, but a closer entry: :data:`_CLOSE_ENDED`."""
         assert self.embedder is not None
         new = read_slot(text)
+        ends = bool(_ENDS.search(text))
         best: _Entry | None = None
-        score = _CLOSE
+        score = _CLOSE_ENDED if ends else _CLOSE
         retiring = {id(e) for e, _ in self.retiring}
         for e in live:
             if self._from_this_message(e) or id(e) in retiring:
@@ -250,7 +256,7 @@ class _Memory:
             ):
                 continue
             mine, theirs = new.names | new.values, old.names | old.values
-            if not (mine - theirs and theirs - mine):
+            if not ends and not (mine - theirs and theirs - mine):
                 continue
             close = self.embedder.similarity(text, e.text)
             if close >= score:
@@ -380,6 +386,13 @@ class _Memory:
             else:
                 e.removed = True
             gone += 1
+        if not gone and self.embedder is not None:
+            # Named in other words ("we stopped doing deliveries" after "we deliver through
+            # Deliveroo"): the entry closest in meaning, if close enough, goes.
+            close = self._closest(st.text, [e for e in self.live() if not _cites(e.text, source)])
+            if close is not None:
+                close.removed = True
+                gone += 1
         return "removed" if gone else "nothing to remove"
 
     def replace_retired(self, text: str, source: str) -> bool:
