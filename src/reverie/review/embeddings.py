@@ -31,6 +31,7 @@ Encode = Callable[[list[str]], Sequence[Sequence[float]]]
 
 _SPEAKER = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}: (?=\S)")
 _MODES = ("auto", "on", "off")
+_CACHED = 50_000  # vectors kept (about 3 KB each)
 
 
 class Embedder:
@@ -47,13 +48,20 @@ class Embedder:
 
     def similarity(self, a: str, b: str) -> float:
         """The cosine of the two statements' vectors, in [-1, 1]."""
-        ka, kb = _plain(a), _plain(b)
-        missing = [k for k in dict.fromkeys((ka, kb)) if k not in self._vectors]
+        return self.similarities(a, [b])[0]
+
+    def similarities(self, text: str, others: list[str]) -> list[float]:
+        """The cosine of ``text``'s vector with each of ``others``' (one model call for every
+        text not seen before)."""
+        keys = [_plain(t) for t in (text, *others)]
+        missing = [k for k in dict.fromkeys(keys) if k not in self._vectors]
         if missing:
+            if len(self._vectors) + len(missing) > _CACHED:
+                self._vectors.clear()  # a long-lived process: start again rather than grow
             for k, v in zip(missing, self._encode(missing), strict=True):
                 self._vectors[k] = tuple(float(x) for x in v)
-        va, vb = self._vectors[ka], self._vectors[kb]
-        return sum(x * y for x, y in zip(va, vb, strict=True))
+        mine = self._vectors[keys[0]]
+        return [sum(x * y for x, y in zip(mine, self._vectors[k], strict=True)) for k in keys[1:]]
 
 
 def _plain(text: str) -> str:
@@ -77,7 +85,13 @@ def load(mode: str = "auto") -> Embedder | None:
             "review_embeddings is on but the extra is not installed: "
             "pip install 'reverie[review-embeddings]' (see README)."
         )
-    return None if encode is None else Embedder(encode)
+    return None if encode is None else _shared(encode)
+
+
+@functools.cache
+def _shared(encode: Encode) -> Embedder:
+    """One embedder per encoder: vectors cached across batches and reviews."""
+    return Embedder(encode)
 
 
 @functools.cache

@@ -237,31 +237,24 @@ class _Memory:
         assert self.embedder is not None
         new = read_slot(text)
         ends = bool(_ENDS.search(text))
-        best: _Entry | None = None
-        score = _CLOSE_ENDED if ends else _CLOSE
         retiring = {id(e) for e, _ in self.retiring}
+        candidates: list[_Entry] = []
         for e in live:
             if self._from_this_message(e) or id(e) in retiring:
                 continue  # a retired entry goes at the end of the message, whatever says it
             old = read_slot(e.text)
-            if (
-                new.owner
-                and old.owner
-                and new.owner != old.owner
-                and "i"
-                not in (
-                    new.owner,
-                    old.owner,
-                )
-            ):
-                continue
+            people = {new.owner, old.owner}
+            if new.owner and old.owner and len(people) > 1 and "i" not in people:
+                continue  # two people's facts
             mine, theirs = new.names | new.values, old.names | old.values
             if not ends and not (mine - theirs and theirs - mine):
                 continue
-            close = self.embedder.similarity(text, e.text)
-            if close >= score:
-                best, score = e, close
-        return best
+            candidates.append(e)
+        if not candidates:
+            return None
+        scores = self.embedder.similarities(text, [e.text for e in candidates])
+        score, at = max((s, -i) for i, s in enumerate(scores))  # the first of equals
+        return candidates[-at] if score >= (_CLOSE_ENDED if ends else _CLOSE) else None
 
     def _outdates(self, new: Frame, text: str, e: _Entry, source: str) -> bool:
         """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
