@@ -18,7 +18,7 @@ that changes nothing, and precision.
 Run::
 
     PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|test3|test4|both|all|every]
-        [--details] [--reviewer offline|model] [--json]
+        [--details] [--reviewer offline|model] [--embeddings off|on] [--json]
 
 ``both`` is dev and test, ``all`` adds test2 and test3 (the default: every development set),
 ``every`` adds the held-out test4. ``--details`` lists what went wrong per conversation, for the
@@ -83,20 +83,23 @@ def _fmt(value: Any, kind: str) -> str:
     return f"{value:,}"
 
 
-def reviewer_factory(name: str) -> Any:
-    """The reviewer to run: the offline one, or the model reviewer with a scripted model."""
+def reviewer_factory(name: str, embeddings: str = "off") -> Any:
+    """The reviewer to run: the offline one (with the embedding extra when ``embeddings`` is
+    ``on``), or the model reviewer with a scripted model."""
     if name == "offline":
+        from reverie.review import embeddings as extra
         from reverie.review.offline import OfflineReviewer
 
-        return lambda conv: OfflineReviewer
+        embedder = extra.load(embeddings)
+        return lambda conv: lambda: OfflineReviewer(embedder)
     from tests.review.corpus_model import scripted_reviewer
 
     return scripted_reviewer
 
 
-def run(half: str, reviewer: str) -> list[Result]:
+def run(half: str, reviewer: str, embeddings: str = "off") -> list[Result]:
     """Review every conversation of ``half`` into homes under a temporary directory."""
-    make = reviewer_factory(reviewer)
+    make = reviewer_factory(reviewer, embeddings)
     out = []
     with tempfile.TemporaryDirectory(prefix="review-corpus-") as tmp:
         for conv in load(half):
@@ -137,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         "--half", choices=[*DEVELOPMENT, HELD_OUT, "both", "all", "every"], default="all"
     )
     parser.add_argument("--reviewer", choices=["offline", "model"], default="offline")
+    parser.add_argument(
+        "--embeddings",
+        choices=["off", "on"],
+        default="off",
+        help="offline reviewer: the MiniLM extra (reverie[review-embeddings]) on or off",
+    )
     parser.add_argument("--details", action="store_true", help="what went wrong (not test4)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     for half in halves:
         progress(f"reviewing the {half} half with the {args.reviewer} reviewer ...")
         started = time.perf_counter()
-        results[half] = run(half, args.reviewer)
+        results[half] = run(half, args.reviewer, args.embeddings)
         figures[half] = totals(results[half])
         figures[half]["seconds"] = round(time.perf_counter() - started, 1)
     table = markdown_table(
@@ -175,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     for half in DEVELOPMENT:  # never test4: it is held out
         if args.details and half in results:
             text += ["", f"What went wrong on the {half} half:", "", *details(results[half])]
-    _common.emit(args.json, {"reviewer": args.reviewer, "halves": figures}, "\n".join(text))
+    _common.emit(
+        args.json,
+        {"reviewer": args.reviewer, "embeddings": args.embeddings, "halves": figures},
+        "\n".join(text),
+    )
     return 0
 
 

@@ -80,6 +80,9 @@ class Settings:
     #: One model request: seconds before it is abandoned, and retries on 429, 5xx, lost links.
     model_timeout_seconds: int = 120
     model_max_retries: int = 2
+    #: Offline reviewer: the MiniLM sentence model (``reverie[review-embeddings]``) for updates
+    #: no rule connects: ``auto`` (used when installed), ``on`` (required) or ``off``.
+    review_embeddings: str = "auto"
     #: Model reviewer: prompt budget (estimated at four characters a token) and answer size.
     model_prompt_tokens: int = 24_000
     model_answer_tokens: int = 4096

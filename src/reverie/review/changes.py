@@ -199,6 +199,13 @@ def supersedes(new: Frame, old: Frame) -> bool:
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     if new.update and turns_around(new.text, old.text):
         return True  # "large Safari uploads work now" after "uploads ... fail on Safari"
+    dotted = any("." in v for _, v in new.versions + old.versions)
+    if (
+        dotted
+        and version_change(new, old)
+        and (new.same_owner(old) or "we" in new.owner + old.owner)
+    ):
+        return True  # "Kenji upgraded Airflow to 2.9" after "we schedule with Airflow 2.6"
     shared = new.skeleton & old.skeleton
     smaller = min(len(new.skeleton), len(old.skeleton))
     # Nothing but values on one side ("Standup is on Mondays at 9"): the words agree.

@@ -53,6 +53,10 @@ _CLASS_PATTERNS = {
 }
 WORD = re.compile(r"[A-Za-z0-9][\w.+#'/&-]*[\w+#]|[A-Za-z0-9]")
 _VERSIONED = re.compile(r"\b([A-Z][\w.+#-]*?|[a-z][\w+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
+# "upgraded Airflow to 2.9": the tool and its new version apart, a dotted version only.
+_UPGRADED = re.compile(
+    r"\b(?:upgraded|updated|bumped|moved|migrated)\s+([A-Z][\w.+#-]*)\s+to\s+v?(\d+(?:\.\d+)+)\b"
+)
 TITLE = r"(?:Dr\.?|Mr\.?|Mrs\.?|Ms\.?|Prof\.?|Professor|Inspector|Sergeant|Grandma|Grandpa)"
 _NAME_WORD = r"(?-i:[A-Z][A-Za-z-]*(?:'[A-Z][A-Za-z-]*)?)"  # "Ava", "O'Brien"; not "Ava's"
 _NAME = re.compile(rf"^(?P<n>(?:{TITLE}\s+)?{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})(?:'s)?\b")
@@ -277,6 +281,9 @@ def _versions(text: str) -> tuple[tuple[str, str], ...]:
         if plain and not is_verb(following):
             continue  # "SOC 2 audit", "Pixel 8 case": a name with a number, not a version
         out.append((low, version))
+    for m in _UPGRADED.finditer(text):
+        if m.group(1) not in lx.NAME_STOP:
+            out.append((m.group(1).lower(), m.group(2)))
     return tuple(out)
 
 

@@ -44,6 +44,7 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
+from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
 from .slots import read_slot, refills, root, says_no_more
@@ -59,6 +60,13 @@ _ENTRY = re.compile(r"^([-*+]|\d{1,3}[.)])[ \t]+(.*)$")
 # batches add entries without moving something again every time.
 _HEADROOM = 0.75
 _MESSAGE_LINE = 160
+# An update that no rule connected replaces the entry closest to it in meaning, when the
+# optional embedding model puts them at least this close (cosine; measured in
+# docs/benchmarks.md, "Fourth round").
+_CLOSE = 0.4
+_CLOSE_ENDED = 0.5
+# A statement that says something ended, was given up, or is no longer so.
+_ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
 
 
 def topic_slug(section: str) -> str:
@@ -103,6 +111,8 @@ class _Memory:
     context: frozenset[str] = frozenset()
     #: The messages being read, as (conversation, position).
     reading: frozenset[tuple[str, int]] = frozenset()
+    #: The optional embedding model (:mod:`.embeddings`); None: the rules alone.
+    embedder: Embedder | None = None
     #: Entries the message being read updated, with the names they lost; and entries it added.
     updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
     added: list[_Entry] = field(default_factory=list)
@@ -181,6 +191,10 @@ class _Memory:
             for e in near:
                 if e not in holders and self._outdates(new, text, e, source):
                     e.removed = True
+            if (new.update or _ENDS.search(text)) and self.embedder is not None:
+                close = self._closest(text, [e for e in live if e not in holders])
+                if close is not None:
+                    close.removed = True
             return "duplicate"
         same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
@@ -189,6 +203,9 @@ class _Memory:
             return "duplicate"  # said before in other words, with more detail
         if not same and any(says_no_more(text, e.text) for e in near):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
+        if not same and (new.update or _ENDS.search(text)) and self.embedder is not None:
+            close = self._closest(text, live)
+            same = [close] if close is not None else []
         if same:
             # An entry that already says this, and more, stays as it is; the others go.
             holder = next((e for e in same if _holds(e.text, text)), None)
@@ -209,6 +226,35 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _closest(self, text: str, live: list[_Entry]) -> _Entry | None:
+        """The entry an update that no rule connected to one most likely replaces, by the
+        optional embedding model (:mod:`.embeddings`): the closest in meaning, at least
+        :data:`_CLOSE`, of a compatible owner, holding a value (a name, number, day, date)
+        the update does not and lacking one it holds, and not said in this message. A
+        statement that says something ended ("we no longer do house calls") needs no value of
+        its own, but a closer entry: :data:`_CLOSE_ENDED`."""
+        assert self.embedder is not None
+        new = read_slot(text)
+        ends = bool(_ENDS.search(text))
+        retiring = {id(e) for e, _ in self.retiring}
+        candidates: list[_Entry] = []
+        for e in live:
+            if self._from_this_message(e) or id(e) in retiring:
+                continue  # a retired entry goes at the end of the message, whatever says it
+            old = read_slot(e.text)
+            people = {new.owner, old.owner}
+            if new.owner and old.owner and len(people) > 1 and "i" not in people:
+                continue  # two people's facts
+            mine, theirs = new.names | new.values, old.names | old.values
+            if not ends and not (mine - theirs and theirs - mine):
+                continue
+            candidates.append(e)
+        if not candidates:
+            return None
+        scores = self.embedder.similarities(text, [e.text for e in candidates])
+        score, at = max((s, -i) for i, s in enumerate(scores))  # the first of equals
+        return candidates[-at] if score >= (_CLOSE_ENDED if ends else _CLOSE) else None
 
     def _outdates(self, new: Frame, text: str, e: _Entry, source: str) -> bool:
         """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
@@ -264,7 +310,7 @@ class _Memory:
                 if e is target or e.removed or e.original is not None:
                     continue
                 said = strip_source(e.text)
-                if any(re.search(rf"\b{re.escape(n)}\b", said.lower()) for n in lost):
+                if _names_any(said, lost):
                     cited = [format_source(*s) for s in parse_sources(e.text)]
                     own = [format_source(*s) for s in parse_sources(target.text)]
                     sources = " ".join(dict.fromkeys([*own, *cited]))
@@ -295,6 +341,7 @@ class _Memory:
             value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
             for e in targets:
                 e.text = f"{value.sub(lambda _: st.new, strip_source(e.text))} {source}"
+                self.updated.append((e, frozenset({st.old.lower()})))
             return "updated"
         new = entry_frame(text)
         named = [
@@ -302,6 +349,7 @@ class _Memory:
         ]
         if named:
             named[0].text = f"{text} {source}"
+            self.updated.append((named[0], frozenset({st.old.lower()})))
             for other in named[1:]:
                 other.removed = True
             return "updated"
@@ -331,6 +379,13 @@ class _Memory:
             else:
                 e.removed = True
             gone += 1
+        if not gone and self.embedder is not None:
+            # Named in other words ("we stopped doing deliveries" after "we deliver through
+            # Deliveroo"): the entry closest in meaning, if close enough, goes.
+            close = self._closest(st.text, [e for e in self.live() if not _cites(e.text, source)])
+            if close is not None:
+                close.removed = True
+                gone += 1
         return "removed" if gone else "nothing to remove"
 
     def replace_retired(self, text: str, source: str) -> bool:
@@ -547,6 +602,21 @@ def _holds(entry: str, text: str) -> bool:
     return bool(said) and f" {said} " in f" {meaning(entry)} "
 
 
+def _names_any(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` names one of ``names``, whole or by its first word ("Shipton's
+    delivery charge" names "Shipton Mill": a firm is called by the first word of its name)."""
+    low = text.lower()
+    for name in names:
+        parts = name.split()
+        if re.search(rf"\b{re.escape(name)}\b", low):
+            return True
+        lead = parts[0]
+        firm = len(parts) > 1 and len(lead) > 3 and lead not in lx.STOP_WORDS
+        if firm and re.search(rf"\b{re.escape(lead)}\b", low):
+            return True
+    return False
+
+
 def _gives_up(st: Statement) -> bool:
     """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
     against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
@@ -660,9 +730,13 @@ class OfflineReviewer:
     are 0.
     """
 
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+
     def review(self, batch: ReviewInput) -> ReviewOutput:
         """Propose operations that bring the memory up to date with ``batch.turns``."""
         memory = _Memory.parse(batch.index, batch.topics)
+        memory.embedder = self.embedder
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where

@@ -50,9 +50,10 @@ def reviewer_for(rv: Reverie, agent: Agent) -> Reviewer:
         reviewer = model_reviewer_from_settings(dataclasses.replace(rv.settings, model=model))
         if reviewer is not None:
             return reviewer
+    from . import embeddings
     from .offline import OfflineReviewer
 
-    return OfflineReviewer()
+    return OfflineReviewer(embeddings.load(rv.settings.review_embeddings))
 
 
 def run_review(

