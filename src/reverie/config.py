@@ -82,7 +82,7 @@ class Settings:
     model_max_retries: int = 2
     #: Offline reviewer: the MiniLM sentence model (``reverie[review-embeddings]``) for updates
     #: no rule connects: ``auto`` (used when installed), ``on`` (required) or ``off``.
-    review_embeddings: str = "auto"
+    review_embeddings: str = field(default="auto", metadata={"choices": ("auto", "on", "off")})
     #: Model reviewer: prompt budget (estimated at four characters a token) and answer size.
     model_prompt_tokens: int = 24_000
     model_answer_tokens: int = 4096
@@ -118,7 +118,7 @@ class Settings:
         for f in dataclasses.fields(cls):
             raw = os.environ.get(f.metadata.get("env", f"REVERIE_{f.name.upper()}"))
             if raw is not None and raw != "":
-                values[f.name] = _coerce(f.name, f.type, raw)
+                values[f.name] = _coerce(f.name, f.type, raw, f.metadata.get("choices"))
         if home is not None:
             values["home"] = Path(home)
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -139,9 +139,11 @@ def git_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
-def _coerce(name: str, type_name: Any, raw: str) -> Any:
-    kind = str(type_name)
+def _coerce(name: str, type_name: Any, raw: str, choices: tuple[str, ...] | None = None) -> Any:
+    kind = str(type_name) if choices is None else "one of " + ", ".join(choices)
     try:
+        if choices is not None and raw not in choices:
+            raise ValueError(raw)
         if kind == "int":
             return int(raw)
         if kind == "bool":

@@ -252,6 +252,12 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("access_code", "The alarm code is 59130, in case the sitter asks.", "59130"),
     ("access_code", "The lockbox at the Fenwick rental is 7229.", "7229"),
     ("access_code", "Door PIN: 4471", "4471"),
+    # payment cards (test4 of the review corpus found none were caught): a valid check digit
+    # alone, or a word of cards beside a number typed wrong
+    ("payment_card", "the practice card is 4539 1488 " + "0343 6467, exp 02/29", "4539 1488"),
+    ("payment_card", "charge it to 4539148803" + "436467 please", "4539148803"),
+    ("payment_card", "paid by card, 5412 7534 " + "9812 0045 exp 11/27", "5412 7534"),
+    ("payment_card", "our Amex is 3782-822463-" + "10006", "3782-822463-"),
     ("access_code", "the gate code is 4#19 now", "4#19"),
 ]
 
@@ -368,6 +374,15 @@ BENIGN: list[str] = [
     "eyJ is how base64-encoded JSON starts",
     "blob eyJ" + fake(B64URL, 30, 204) + " is one base64 value, not a token",
     "call +1 555 0142 3377",
+    # numbers that are not a card: a phone, an order, a failed check digit with no word of
+    # cards, the providers' test numbers, a made-up run of one digit, too many digits
+    "call 0207 946 0958 or 07700 900123",
+    "order 4539148803436468 shipped",
+    "tracking 5412 7534 9812 0045 arrives Tuesday",
+    "in staging use 4242 4242 4242 4242 and any future expiry",
+    "4000 0000 0000 0002 is the card that always declines",
+    "invoice 4539 1488 0343 6467 1234 is paid",
+    "1234 5678 9012 3456",
     "MAC 3c:22:fb:1a:9e:04",
     # references the docs promise never to flag (issue 10: these four were refused)
     "password: ${DB_PASSWORD}",

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from reverie.config import Settings
 from reverie.core.markdown import new_index
-from reverie.errors import ReverieError
+from reverie.errors import RefusedInput
 from reverie.review import embeddings
 from reverie.review.embeddings import Embedder
 from reverie.review.offline import OfflineReviewer
@@ -141,12 +142,23 @@ def test_r6_an_ending_said_in_other_words_removes_the_closest_entry_with_the_ext
 
 def test_load_follows_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert embeddings.load("off") is None
-    with pytest.raises(ReverieError, match="review_embeddings"):
+    with pytest.raises(RefusedInput, match="review_embeddings") as caught:
         embeddings.load("sometimes")
+    assert caught.value.code == "invalid_setting"
     monkeypatch.setattr(embeddings, "_minilm", lambda: None)  # the extra not installed
     assert embeddings.load("auto") is None
-    with pytest.raises(ReverieError, match="not installed"):
+    with pytest.raises(RefusedInput, match="not installed") as caught:
         embeddings.load("on")
+    assert caught.value.code == "invalid_setting"
+
+
+def test_the_setting_refuses_a_value_it_does_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REVERIE_REVIEW_EMBEDDINGS", "yes")
+    with pytest.raises(RefusedInput, match="one of auto, on, off") as caught:
+        Settings.load("/tmp/unused-home")
+    assert caught.value.code == "invalid_setting"
+    monkeypatch.setenv("REVERIE_REVIEW_EMBEDDINGS", "off")
+    assert Settings.load("/tmp/unused-home").review_embeddings == "off"
 
 
 def test_the_packaged_model_ranks_an_update_above_another_fact() -> None:

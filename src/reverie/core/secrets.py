@@ -120,6 +120,7 @@ _LABELS: Final[dict[str, str]] = {
     "docker_auth": "registry login in a Docker config",
     "netrc_password": "password in a .netrc line",
     "access_code": "access code (alarm, door, gate, lockbox, PIN)",
+    "payment_card": "payment card number",
     "url_password": "password inside a URL",
     "bearer_token": "bearer or Authorization header token",
     "generic_assignment": "secret assigned to a key, token or password field",
@@ -653,6 +654,71 @@ def _check_access_code(match: re.Match[str]) -> _Span | None:
     return start, start + len(value)
 
 
+# A payment card number: 13-19 digits, written whole or in the groups cards print (4-4-4-4,
+# Amex and Diners 4-6-5 and 4-6-4), one separator throughout, with a card network's prefix
+# and either a valid Luhn check digit or a word of cards beside it ("card", "exp", "cvv": a
+# number typed wrong is still the card). A phone number, an order number or a date almost
+# never passes (a random number passes the check digit one time in ten, the prefix and
+# grouping rarely). The payment providers' published test numbers, and numbers that are
+# mostly one digit, are talk about testing, not a card.
+_PAYMENT_CARD = r"(?<![\w.,/+-])(?P<value>\d(?:[ -]?+\d){12,18}+)(?![\w/]|[.,-]\d)"
+_CARD_GROUPS: Final[frozenset[tuple[int, ...]]] = frozenset(
+    {(4, 4, 4, 4), (4, 4, 4, 1), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 4, 4, 3), (4, 6, 5),
+     (4, 6, 4), (4, 4, 5), (4, 4, 4, 4, 1), (4, 4, 4, 4, 2)}
+)  # fmt: skip
+_CARD_PREFIX = re.compile(
+    r"4\d{12}(?:\d{3}){0,2}"  # Visa: 13, 16 or 19 digits
+    r"|(?:5[1-5]\d\d|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720)\d{12}"  # Mastercard
+    r"|3[47]\d{13}"  # American Express
+    r"|(?:6011|65\d\d|64[4-9]\d)\d{12,15}"  # Discover
+    r"|35(?:2[89]|[3-8]\d)\d{12,15}"  # JCB
+    r"|3(?:0[0-5]|[689]\d)\d{11,16}"  # Diners Club
+    r"|62\d{14,17}"  # UnionPay
+)
+
+
+_CARD_WORDS = re.compile(
+    r"(?i:card|visa|mastercard|amex|american express|discover|cvv|cvc|exp|expiry|expires|"
+    r"credit|debit)(?![a-z])"
+)
+_TEST_CARDS: Final[frozenset[str]] = frozenset(
+    {"4242424242424242", "4111111111111111", "4012888888881881", "4000056655665556",
+     "5555555555554444", "5105105105105100", "5200828282828210", "2223003122003222",
+     "378282246310005", "371449635398431", "6011111111111117", "6011000990139424",
+     "3530111333300000", "3566002020360505", "30569309025904", "38520000023237",
+     "6200000000000005"}
+)  # fmt: skip
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _check_payment_card(match: re.Match[str]) -> _Span | None:
+    value = match["value"]
+    digits = "".join(c for c in value if c.isdigit())
+    separators = {c for c in value if not c.isdigit()}
+    if len(separators) > 1 or not (13 <= len(digits) <= 19):
+        return None
+    if separators:
+        groups = tuple(len(g) for g in re.split(r"[ -]", value))
+        if groups not in _CARD_GROUPS:
+            return None
+    if not _CARD_PREFIX.fullmatch(digits) or digits in _TEST_CARDS:
+        return None
+    if max(Counter(digits).values()) >= len(digits) - 4:
+        return None  # 4000 0000 0000 0002: a test or made-up number
+    if not _luhn(digits):
+        start, end = match.span("value")
+        if not _CARD_WORDS.search(match.string, max(0, start - 40), end + 40):
+            return None
+    return match.span("value")
+
+
 # Userinfo is found after "://" so the scheme needs no pattern of its own.
 _URL_PASSWORD = (
     r"(?<=://)(?P<user>[^\s:/?#@\[\]]{0,128}+):(?P<password>[^\s/?#@]{1,256}+)@"
@@ -1005,6 +1071,11 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
         ("code", "pin", "combination", "combo", "lockbox", "lock box", "keysafe", "key safe"),
         _regex_scanner(_ACCESS_CODE, _check_access_code),
         folded=True,
+    ),
+    _detector(
+        "payment_card",
+        tuple("23456"),  # the first digit of every prefix above
+        _regex_scanner(_PAYMENT_CARD, _check_payment_card),
     ),
     _detector("url_password", ("://",), _regex_scanner(_URL_PASSWORD, _check_url_password)),
     _detector(

