@@ -57,7 +57,7 @@ from .store.reviews import BatchRecord, ReviewLog
 from .store.souls import SoulDraft, SoulReceipt, SoulStore, SoulVersion
 from .store.state import Agent, Member, RevisionRecord, SQLiteState
 from .store.tokens import AdminSession, TokenInfo, TokenStore
-from .store.turns import TurnLog, TurnRecord
+from .store.turns import TurnLog, TurnRecord, Unanswered
 
 __all__ = ["Reverie"]
 
@@ -1485,3 +1485,10 @@ class Reverie:
         """
         self.conversations.get(conversation_id)
         return self.turns.for_conversation(conversation_id, start, end)
+
+    def unanswered(self, message_prefix: str, since: float) -> list[Unanswered]:
+        """The people's messages recorded with an id that starts with ``message_prefix``
+        (a chat surface's, ``slack:``) at ``since`` (epoch seconds) or later that no turn
+        finished answering and nothing followed: turns a stop cut short, for the surface to
+        run again when it starts (:meth:`turn` with the same ``message_id`` runs it once)."""
+        return self.turns.unanswered(message_prefix, since)

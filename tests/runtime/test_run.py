@@ -524,3 +524,27 @@ def test_i3_approved_instructions_reach_the_next_run(ws: Reverie) -> None:
         and "Answer in English." in nxt.calls[0].system
     )
     assert later.turn.instructions_version == 1
+
+
+def test_unanswered_finds_the_turns_a_stop_cut_short(ws: Reverie) -> None:
+    # A surface records the person's message (with its event's id) before it acknowledges the
+    # chat and runs the turn; a stop in between leaves the message without a finished turn.
+    cut, done, other, old = (dm(ws) for _ in range(4))
+    ws.append_message(cut, "user", "When do we deploy?", author="sam", message_id="slack:E1")
+    ws.append_message(done, "user", "Who is on call?", author="sam", message_id="slack:E2")
+    ws.turn(done, "Who is on call?", author="sam", message_id="slack:E2", provider=script("Olga."))
+    ws.append_message(other, "user", "Hi there", author="sam", message_id="web:E3")
+    ws.append_message(old, "user", "Old one", author="sam", message_id="slack:E4")
+    since = ws.conversation(old).last_message_at
+    assert since is not None
+    found = ws.unanswered("slack:", since - 3600)
+    assert [(u.conversation_id, u.agent, u.author, u.text, u.message_id) for u in found] == [
+        (cut, "ada", "sam", "When do we deploy?", "slack:E1"),
+        (old, "ada", "sam", "Old one", "slack:E4"),
+    ]
+    assert [u.message_id for u in ws.unanswered("slack:", since + 1)] == []
+    # The turn run again on the same message answers it, once.
+    ws.turn(cut, "When do we deploy?", author="sam", message_id="slack:E1", provider=script("Tue."))
+    assert assistant_texts(ws, cut) == ["Tue."]
+    ws.delete_conversation(old)
+    assert ws.unanswered("slack:", since - 3600) == []

@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from reverie.runtime.run import STALE_NOTICE
+from reverie.slack import app as slack_app
+from reverie.slack.app import SlackSurface
+from reverie.slack.mapping import channel_ref
 from tests.llm.fake_openai_server import Received, Scripted, ToolUse
 from tests.slack.conftest import BOT_TOKEN, DM_SAM, OPS, SAM, SIGNING_SECRET, Stack
 
@@ -242,3 +245,62 @@ def test_secrets_stay_out_of_logs_and_reprs(stack: Stack, caplog: pytest.LogCapt
     assert BOT_TOKEN not in caplog.text and SIGNING_SECRET not in caplog.text
     assert BOT_TOKEN not in repr(stack.rv.settings)
     assert SIGNING_SECRET not in repr(stack.rv.settings)
+
+
+def test_a_turn_cut_short_by_a_stop_is_answered_once_when_the_app_starts_again(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stop falls after the message is recorded and Slack acknowledged, before the model ran
+    # (Slack will not deliver the event again: it was acknowledged).
+    monkeypatch.setattr(stack.surface, "_run_turn", lambda *args: None)
+    body, status = stack.say(SAM, DM_SAM, "When do we deploy?")
+    assert status == 200
+    stack.settle()
+    assert stack.texts() == []
+    conv = f"slack:{DM_SAM}:{body['event']['ts']}"
+    assert stack.rv.turn_log(conv) == []
+    # Started again (a new surface on the same home, as a new process would be).
+    stack.model.answer("On Tuesdays.")
+    again = SlackSurface(stack.rv)
+    try:
+        assert again.resume() == 1
+        assert again.wait_idle(timeout=60)
+        again.worker.deliver_pending()
+        answer = stack.slack.posted(DM_SAM)[-1]
+        assert (answer["text"], answer["thread_ts"]) == ("On Tuesdays.", body["event"]["ts"])
+        assert [t.outcome for t in stack.rv.turn_log(conv)] == ["delivered"]
+        # Answered now: neither this start nor the next runs it again.
+        assert again.resume() == 0
+        assert SlackSurface(stack.rv).resume() == 0
+    finally:
+        again.stop()
+    assert stack.texts() == ["On Tuesdays."]
+    assert len(stack.model.requests) == 1
+
+
+def test_only_recent_turns_are_resumed_and_a_lost_grant_is_said(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack.rv.ensure_channel(channel_ref(OPS), "channel")
+    stack.rv.grant("ada", channel_ref(OPS))
+    monkeypatch.setattr(stack.surface, "_run_turn", lambda *args: None)
+    stack.say(SAM, DM_SAM, "When do we deploy?")
+    stack.say(SAM, OPS, "who is on call?", mention=True)
+    stack.settle()
+    # Older than the window: left unanswered rather than answered late.
+    monkeypatch.setattr(slack_app, "RESUME_SECONDS", -60)
+    assert SlackSurface(stack.rv).resume() == 0
+    monkeypatch.undo()
+    # The channel's grant was revoked while the app was down: the refusal, not an answer.
+    stack.rv.revoke("ada", channel_ref(OPS))
+    stack.model.answer("On Tuesdays.")
+    again = SlackSurface(stack.rv)
+    try:
+        assert again.resume() == 1  # the DM
+        assert again.wait_idle(timeout=60)
+        again.worker.deliver_pending()
+    finally:
+        again.stop()
+    assert stack.texts(DM_SAM) == ["On Tuesdays."]
+    (refusal,) = stack.texts(OPS)
+    assert refusal.startswith("I can't answer here: agent ada has no active grant")

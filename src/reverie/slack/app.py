@@ -26,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -44,6 +45,7 @@ from .delivery import DeliveryWorker
 from .directory import Directory, SlackUser
 from .home import home_view
 from .mapping import (
+    PREFIX,
     Chat,
     channel_ref,
     conversation_ref,
@@ -55,6 +57,11 @@ from .text import from_slack, mentions
 __all__ = ["HTTPAnswer", "SlackSurface"]
 
 log = logging.getLogger(__name__)
+
+#: A turn that a stop cut short (its message recorded and Slack acknowledged, its answer never
+#: given) is run again when the app starts if the message is at most this old; an older one
+#: is left unanswered rather than answered late.
+RESUME_SECONDS = 15 * 60
 
 #: Message subtypes that are a person speaking; edits, deletions, joins and bots are not.
 _SPOKEN = (None, "thread_broadcast", "file_share")
@@ -152,8 +159,33 @@ class SlackSurface:
         return SocketModeHandler(self.app, token)
 
     def start(self) -> None:
-        """Start posting the outbox (a background thread)."""
+        """Start posting the outbox (a background thread), and run again the turns that a
+        stop cut short (:meth:`resume`)."""
         self.worker.start()
+        self.resume()
+
+    def resume(self) -> int:
+        """Run again, on the turn workers, the turns of the last :data:`RESUME_SECONDS` that
+        a stop cut short: a person's message recorded (and Slack acknowledged) with no
+        finished turn and nothing after it. The turn binds to the same message (its event's
+        key), so it runs once; where the agent has lost its grant meanwhile, the refusal is
+        posted instead. Returns how many were started."""
+        started = 0
+        for m in self.rv.unanswered(PREFIX, time.time() - RESUME_SECONDS):
+            channel = m.conversation_id.removeprefix(PREFIX).split(":", 1)[0]
+            with self._lock:
+                if m.message_id in self._running:
+                    continue
+            if not self._admitted(channel_ref(channel), m.agent):
+                self._refuse(m.conversation_id, m.agent, channel, m.message_id)
+                continue
+            log.info("Answering %s, which a stop left unanswered", m.message_id)
+            with self._lock:
+                self._running[m.message_id] = self._turns.submit(
+                    self._run_turn, m.agent, m.conversation_id, m.author, m.text, m.message_id
+                )
+            started += 1
+        return started
 
     def stop(self) -> None:
         """Finish the turns under way, then stop posting."""
@@ -312,23 +344,23 @@ class SlackSurface:
 
     # turns
 
-    def _admitted(self, chat: Chat) -> bool:
-        if self.rv.channel(chat.base).kind == "dm":
+    def _admitted(self, base: str, agent: str) -> bool:
+        if self.rv.channel(base).kind == "dm":
             return True
-        return any(
-            g.channel_id == chat.base and g.status == "active" for g in self.rv.grants(chat.agent)
+        return any(g.channel_id == base and g.status == "active" for g in self.rv.grants(agent))
+
+    def _refuse(self, conversation: str, agent: str, channel: str, key: str) -> None:
+        self.rv.reply(
+            conversation,
+            f"I can't answer here: agent {agent} has no active grant in this channel. "
+            f"An admin can add one with `reverie grant {agent} --slack-channel {channel}`.",
+            key=key,
         )
+        self.worker.wake()
 
     def _start_turn(self, chat: Chat, user: SlackUser, text: str, key: str) -> None:
-        if not self._admitted(chat):
-            self.rv.reply(
-                chat.conversation,
-                f"I can't answer here: agent {chat.agent} has no active grant in this channel. "
-                f"An admin can add one with `reverie grant {chat.agent} --slack-channel "
-                f"{chat.channel}`.",
-                key=key,
-            )
-            self.worker.wake()
+        if not self._admitted(chat.base, chat.agent):
+            self._refuse(chat.conversation, chat.agent, chat.channel, key)
             return
         with self._lock:
             if key in self._running:
@@ -343,7 +375,9 @@ class SlackSurface:
                 channel_id=chat.source,
                 message_id=key,
             )
-            self._running[key] = self._turns.submit(self._run_turn, chat, user.member, text, key)
+            self._running[key] = self._turns.submit(
+                self._run_turn, chat.agent, chat.conversation, user.member, text, key
+            )
 
     def _provider(self, agent: str) -> ChatProvider:
         """The agent's model, built once per model name (an SDK client is slow to build)."""
@@ -356,14 +390,16 @@ class SlackSurface:
                 self._providers[model] = provider
         return provider
 
-    def _run_turn(self, chat: Chat, member: str, text: str, key: str) -> None:
+    def _run_turn(
+        self, agent: str, conversation: str, member: str | None, text: str, key: str
+    ) -> None:
         try:
-            provider = self.provider or self._provider(chat.agent)
-            self.rv.turn(chat.conversation, text, author=member, message_id=key, provider=provider)
+            provider = self.provider or self._provider(agent)
+            self.rv.turn(conversation, text, author=member, message_id=key, provider=provider)
         except ReverieError as exc:
-            self.rv.reply(chat.conversation, f"I could not answer: {exc.message}", key=key)
+            self.rv.reply(conversation, f"I could not answer: {exc.message}", key=key)
         except Exception:
-            log.exception("A Slack turn failed in conversation %s", chat.conversation)
+            log.exception("A Slack turn failed in conversation %s", conversation)
         finally:
             with self._lock:
                 self._running.pop(key, None)

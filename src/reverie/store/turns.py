@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .state import SQLiteState
 
-__all__ = ["OUTCOMES", "SCHEMA", "Session", "TurnLog", "TurnRecord"]
+__all__ = ["OUTCOMES", "SCHEMA", "Session", "TurnLog", "TurnRecord", "Unanswered"]
 
 OUTCOMES = ("running", "delivered", "dropped_stale", "model_error")
 
@@ -108,6 +108,19 @@ class TurnRecord:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class Unanswered:
+    """A person's message that no finished turn answered and nothing followed: a turn that a
+    stop cut short (a chat surface records the message before it acknowledges the chat)."""
+
+    conversation_id: str
+    agent: str
+    author: str | None
+    text: str
+    message_id: str
+    at: float
+
+
 def session_key(conversation_id: str, revision: int | None) -> str:
     """``conv@r7``, or ``conv@off`` for a run without memory (P4)."""
     return f"{conversation_id}@{'off' if revision is None else f'r{revision}'}"
@@ -177,6 +190,24 @@ class TurnLog:
             f"SELECT {_COLUMNS} FROM turns WHERE id = ?", (turn_id,)
         ).fetchone()
         return _record(row) if row else None
+
+    def unanswered(self, message_prefix: str, since: float) -> list[Unanswered]:
+        """The people's messages recorded with an id that starts with ``message_prefix`` at
+        ``since`` or later, in live conversations, that are the last message of their
+        conversation and have no finished turn (none, or one left ``running``), oldest first."""
+        key = "id:" + message_prefix
+        rows = self.state.conn.execute(
+            "SELECT m.conversation_id, a.name, m.author, m.text, m.fingerprint, m.created_at "
+            "FROM conversations c JOIN agents a ON a.id = c.agent_id "
+            "JOIN messages m ON m.conversation_id = c.id AND m.position = c.message_count - 1 "
+            "WHERE c.deleted = 0 AND c.last_message_at >= ? AND m.role = 'user' "
+            "AND m.created_at >= ? AND substr(m.fingerprint, 1, ?) = ? "
+            "AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = m.conversation_id "
+            "AND t.request_position = m.position AND t.outcome <> 'running') "
+            "ORDER BY m.created_at",
+            (since, since, len(key), key),
+        ).fetchall()
+        return [Unanswered(r[0], r[1], r[2], r[3], r[4][3:], float(r[5])) for r in rows]
 
     def for_conversation(
         self, conversation_id: str, start: int = 0, end: int | None = None
