@@ -162,7 +162,10 @@ class SlackSurface:
         """Start posting the outbox (a background thread), and run again the turns that a
         stop cut short (:meth:`resume`)."""
         self.worker.start()
-        self.resume()
+        try:
+            self.resume()
+        except ReverieError:  # the state store is down, say: new events still get answered
+            log.exception("Could not look for the turns a stop cut short")
 
     def resume(self) -> int:
         """Run again, on the turn workers, the turns of the last :data:`RESUME_SECONDS` that
