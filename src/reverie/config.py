@@ -18,9 +18,11 @@ from typing import Any
 
 from .errors import RefusedInput
 
-__all__ = ["Settings", "export_home", "git_environment"]
+__all__ = ["REVIEW_EMBEDDINGS", "Settings", "export_home", "git_environment"]
 
 MIB = 1024 * 1024
+#: The values of ``review_embeddings`` (the offline reviewer's optional sentence model).
+REVIEW_EMBEDDINGS = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class Settings:
     model_max_retries: int = 2
     #: Offline reviewer: the MiniLM sentence model (``reverie[review-embeddings]``) for updates
     #: no rule connects: ``auto`` (used when installed), ``on`` (required) or ``off``.
-    review_embeddings: str = field(default="auto", metadata={"choices": ("auto", "on", "off")})
+    review_embeddings: str = field(default="auto", metadata={"choices": REVIEW_EMBEDDINGS})
     #: Model reviewer: prompt budget (estimated at four characters a token) and answer size.
     model_prompt_tokens: int = 24_000
     model_answer_tokens: int = 4096

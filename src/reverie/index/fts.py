@@ -283,7 +283,7 @@ def pg_terms(text: str) -> list[str]:
     return ["'" + t.replace("'", "''").replace("\\", "") + "'" for t in content_terms(text)]
 
 
-def pg_ranked(rows: str, scope: str, weights: str = "{0.1, 0.2, 0.4, 1.0}") -> str:
+def pg_ranked(rows: str, scope: str, weights: str = postings.WEIGHTS) -> str:
     """PostgreSQL's ranking, shaped like BM25: for each query word, its inverse document
     frequency among ``rows`` (a table and its alias ``x``) that ``scope`` admits, times
     ``ts_rank`` of the word with the field ``weights`` (D, C, B, A), divided by one plus the

@@ -24,8 +24,9 @@ from typing import Any
 
 __all__ = ["MIGRATION", "check", "repair", "search", "search_sql"]
 
-#: The field weights (D, C, B, A) of a memory line: its own words A, its topic's C (the
-#: default of :func:`reverie.index.fts.pg_ranked`), as migration 103 wrote them.
+#: The field weights (D, C, B, A) of a memory line: its own words A, its topic's C; the
+#: default of :func:`reverie.index.fts.pg_ranked`, and what migration 103 wrote into the
+#: postings (a change here needs a migration that refills them).
 WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
 
 #: Migration 103 (in :data:`reverie.store.postgres.EXTRA_MIGRATIONS`): the tables, the

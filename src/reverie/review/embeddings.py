@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from reverie.config import REVIEW_EMBEDDINGS
 from reverie.errors import RefusedInput
 
 from .frames import strip_source
@@ -30,7 +31,6 @@ __all__ = ["Embedder", "load"]
 Encode = Callable[[list[str]], Sequence[Sequence[float]]]
 
 _SPEAKER = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}: (?=\S)")
-_MODES = ("auto", "on", "off")
 _CACHED = 50_000  # vectors kept (about 3 KB each)
 
 
@@ -75,9 +75,9 @@ def load(mode: str = "auto") -> Embedder | None:
         RefusedInput: ``invalid_setting``: ``mode`` is not one of auto, on, off (the settings
             refuse such a value first); or it is ``on`` and the extra is not installed.
     """
-    if mode not in _MODES:
+    if mode not in REVIEW_EMBEDDINGS:
         raise RefusedInput(
-            f"review_embeddings must be one of {', '.join(_MODES)}, not {mode!r}.",
+            f"review_embeddings must be one of {', '.join(REVIEW_EMBEDDINGS)}, not {mode!r}.",
             code="invalid_setting",
             setting="review_embeddings",
         )
