@@ -70,10 +70,16 @@ its "before" figures before the reviewer was changed. It was measured twice, bef
 the third round, in aggregate only; from the fourth round on it is development data
 (:data:`THIRD`).
 
-**The held-out set** ``test4`` (:data:`HELD_OUT`, ids ``t4-``) was written fresh for the fourth
-round and committed with its "before" figures before the reviewer was changed again. It is
-never tuned on: it is measured with ``bench/review_corpus.py --half test4`` in aggregate only,
-once before and once after the round.
+``test4`` was written fresh for the fourth round (ids ``t4-``) and committed with its "before"
+figures before the reviewer was changed again. It was measured twice, before and after the
+fourth round, in aggregate only; from the fifth round on it is development data
+(:data:`FOURTH`).
+
+**The held-out set** ``test5`` (:data:`HELD_OUT`, ids ``t5-``) was written fresh for the fifth
+round, by someone who had not read the reviewer or the other sets, and committed with its
+"before" figures before the reviewer was changed again. It is never tuned on: it is measured
+with ``bench/review_corpus.py --half test5`` in aggregate only, once before and once after the
+round.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ __all__ = [
     "CORPUS",
     "DEVELOPMENT",
     "ENDED",
+    "FOURTH",
     "HALVES",
     "HELD_OUT",
     "NEVER_KINDS",
@@ -109,10 +116,12 @@ HALVES = ("dev", "test")
 SECOND = "test2"
 #: Written for the third round; held out then, development data since the fourth.
 THIRD = "test3"
+#: Written for the fourth round; held out then, development data since the fifth.
+FOURTH = "test4"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD)
-#: Written for the fourth round and never tuned on.
-HELD_OUT = "test4"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH)
+#: Written for the fifth round and never tuned on.
+HELD_OUT = "test5"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -162,14 +171,16 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2``, ``test3`` or ``test4`` when its id starts
-    with ``t2-``, ``t3-`` or ``t4-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test5`` when its id starts with
+    ``t2-`` to ``t5-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
     if conversation_id.startswith("t3-"):
         return THIRD
     if conversation_id.startswith("t4-"):
+        return FOURTH
+    if conversation_id.startswith("t5-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

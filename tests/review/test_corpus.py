@@ -11,6 +11,7 @@ from tests.review.corpus_format import (
     HELD_OUT,
     SECOND,
     THIRD,
+    FOURTH,
     fact,
     half,
     load,
@@ -25,7 +26,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert {half(f"x-{i}") for i in range(20)} == set(HALVES)
     assert half("t2-clinic-intro") == SECOND == "test2"
     assert half("t3-vet-intro") == THIRD == "test3"
-    assert half("t4-any-intro") == HELD_OUT == "test4"
+    assert half("t4-any-intro") == FOURTH == "test4"
+    assert half("t5-any-intro") == HELD_OUT == "test5"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -62,7 +64,7 @@ def test_the_corpus_is_large_and_varied() -> None:
         }
 
 
-@pytest.mark.parametrize("which", [SECOND, THIRD, HELD_OUT])
+@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, HELD_OUT])
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
     conversations = load(which)
     assert len(conversations) >= (80 if which == SECOND else 100)
