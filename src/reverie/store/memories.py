@@ -526,7 +526,7 @@ class MemoryStore:
                 if write in waiting:
                     waiting.remove(write)
             for w in group:
-                if not w.done.is_set():
+                if w.outcome is None and w.error is None:  # not answered yet
                     w.fail(exc)
             if not isinstance(exc, Exception):
                 raise
