@@ -1353,7 +1353,7 @@ class Reverie:
         Raises:
             PermissionDenied: ``memory_off``, ``no_grant``, ``inactive_member``,
                 ``not_in_channel``.  RefusedInput: ``chat_command_too_large``, W3-W5 rules.
-            NotFound: no such conversation.  RevisionConflict: memory kept moving (rare).
+            NotFound: no such conversation.
         """
         if not command.writes:
             raise RefusedInput(
@@ -1377,33 +1377,15 @@ class Reverie:
         if command.action == "update":
             request = {"action": "set_body", "text": update_body(command), "message": message}
             return self.memories.apply(memory_id, request, writer="chat", key=key)
-        # !remember appends to the text as it is now: read, build, write expecting that
-        # revision. A retry is answered from its key first, since its batch, built from a
-        # newer text, would no longer match the one the key saved.
-        for _ in range(5):
-            answered = self.memories.answered(memory_id, key)
-            if answered is not None:
-                return answered
-            current = self.memories.read(memory_id)
-            request = {
-                "action": "set_body",
-                "text": remember_body(current.text, command),
-                "message": message,
-            }
-            try:
-                return self.memories.apply(
-                    memory_id, request, writer="chat", expected_revision=current.revision, key=key
-                )
-            except RevisionConflict:
-                continue  # another write landed in between: build on it
-            except RefusedInput as exc:
-                if exc.code != "idempotency_key_reused":
-                    raise
-                # The same event, delivered twice at once, was saved by the other delivery.
-        raise RevisionConflict(
-            "Memory kept changing while this command was saved; send it again. Nothing changed.",
-            current_revision=self.memories.current(memory_id).revision,
-        )
+        # !remember appends to the text as it is when the write holds the memory's lock: the
+        # store builds the batch there, so concurrent commands neither conflict nor redo. A
+        # retry (even two deliveries at once) is answered from its key, whatever the text is.
+
+        def build(current: str | None) -> dict[str, str]:
+            text = remember_body(current or "", command)
+            return {"action": "set_body", "text": text, "message": message}
+
+        return self.memories.apply(memory_id, writer="chat", key=key, build=build)
 
     # the agent's turn (SPEC P1-P4, X1, X2)
 

@@ -104,10 +104,10 @@ class SlackSurface:
         self._lock = threading.Lock()
         # The state database takes one writer at a time, and a second one waits in SQLite's
         # busy handler, which sleeps 1, 2, 5, 10 ms and more between tries: events handled at
-        # once take turns here instead for their writes (the conversation, the command's write,
-        # its answer), while their Slack lookups and checks run side by side. It also keeps
-        # two !remember events from reading the same revision, where all but one would
-        # conflict and redo their work.
+        # once take turns here instead for their conversation and answer, while their Slack
+        # lookups and checks run side by side. The command's own write queues on the memory's
+        # lock instead, where the writes waiting together are saved as one group (one state
+        # transaction), and a !remember is built there from the newest text.
         self._writing = threading.Lock()
         self.app = self._build()
 
@@ -260,7 +260,6 @@ class SlackSurface:
                 command,
                 user,
                 key=key,
-                one_at_a_time=self._writing,
             )
             with self._writing:
                 self.rv.reply(chat.conversation, answer, key=key)

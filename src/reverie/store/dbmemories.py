@@ -28,12 +28,12 @@ from typing import Any
 from reverie.config import Settings
 from reverie.core import validation
 from reverie.core.markdown import apply_batch, new_index
-from reverie.core.operations import Batch
+from reverie.core.operations import parse_batch
 from reverie.core.paths import INDEX
 from reverie.errors import StorageFault
 from reverie.index import fts
 
-from .memories import MemoryStore, WriteOutcome, _check_expected, _key_hash, _message, _summary
+from .memories import MemoryStore, WriteOutcome, _check_expected, _message, _summary, _Write
 from .postgres import PostgresState
 from .state import KEY_RECORD, LATEST_REVISION, KeyRecord, RevisionRecord, key_of, revision_of
 
@@ -135,16 +135,8 @@ class DatabaseMemoryStore(MemoryStore):
         latest = self.state.latest(memory_id)
         return latest if latest is not None else self.create(memory_id)
 
-    def _apply_locked(
-        self,
-        memory_id: str,
-        batch: Batch,
-        writer: str,
-        expected_revision: int | None,
-        key: str | None,
-        conversation_id: str | None,
-    ) -> WriteOutcome:
-        key_hash = _key_hash(key) if key else None
+    def _apply_locked(self, memory_id: str, write: _Write) -> WriteOutcome:
+        key_hash, writer, conversation_id = write.key_hash, write.writer, write.conversation_id
         with self.state.transaction(pipelined=True) as conn:
             # One round trip: the lock, then (run in order, so under it) the newest revision,
             # what the key did before and the newest MEMORY.md, which most writes change.
@@ -156,8 +148,8 @@ class DatabaseMemoryStore(MemoryStore):
             created = row is None  # revision 0 not recorded yet: it is, in this transaction
             latest = self._first(conn, memory_id) if created else revision_of(row)
             if seen is not None and (row := seen.fetchone()) is not None:
-                return self._replay(key_of(row), batch)
-            _check_expected(latest, expected_revision)
+                return self._replay(key_of(row), write.batch)
+            _check_expected(latest.revision, write.expected_revision)
             index_row = index.fetchone()
             if created:
                 index_row = (new_index(),)
@@ -167,6 +159,11 @@ class DatabaseMemoryStore(MemoryStore):
                     return self._file(memory_id, latest, path)
                 return None if index_row is None or index_row[0] is None else str(index_row[0])
 
+            batch = write.batch
+            if batch is None:  # built under the lock, from the newest MEMORY.md
+                assert write.build is not None
+                batch = parse_batch(write.build(read(INDEX)))
+                validation.check_request(batch, self.settings)
             applied = apply_batch(batch, read)
             validation.check_result(applied, self.settings)
             diagnostics = [{"code": code, "message": note} for code, note in applied.notes]

@@ -315,10 +315,14 @@ class GitRepo:
         changes: Mapping[str, str | None],
         message: str,
         writer: str,
+        *,
+        move: bool = True,
     ) -> str:
         """Commit ``changes`` (path to new text, ``None`` deletes) on top of ``parent``.
 
-        The branch moves only if its tip is still ``parent``: that is the commit point.
+        The branch moves only if its tip is still ``parent``: that is the commit point. With
+        ``move=False`` only the objects are written (a group commit's chain, whose branch
+        :meth:`advance` moves once, to its last commit).
         """
         try:
             repo = self._repo
@@ -351,20 +355,31 @@ class GitRepo:
         # short or missing: every object of the commit is read back before the branch moves.
         self.verify_tree(str(tree))
         self.verify(str(oid), "a commit")
+        if move:
+            self.advance(parent, str(oid))
+        return str(oid)
+
+    def advance(self, parent: str | None, oid: str) -> None:
+        """Move the branch from ``parent`` to the commit ``oid`` (a descendant whose objects
+        are written and checked): the commit point.
+
+        Raises:
+            StorageFault: the branch is no longer at ``parent``, or could not be moved.
+        """
+        repo = self._repo
         try:
             if parent is None:
-                repo.references.create(BRANCH, oid)
+                repo.references.create(BRANCH, pygit2.Oid(hex=oid))
             else:
                 # set_target moves the branch only if its tip is still the one it read: a
                 # compare-and-swap that backs up the memory lock.
                 ref = repo.references.get(BRANCH)
                 if ref is None or str(ref.target) != parent:
                     raise pygit2.GitError(f"the branch is no longer at {parent}")
-                ref.set_target(oid)
+                ref.set_target(pygit2.Oid(hex=oid))
         except (pygit2.GitError, OSError) as exc:
             raise _fault("commit", self.path, exc) from exc
-        self._moved(parent, str(oid), "commit")
-        return str(oid)
+        self._moved(parent, oid, "commit")
 
     def _moved(self, before: str | None, after: str, action: str) -> None:
         """Check that the branch now points at ``after``. On a nearly full disk libgit2 has

@@ -6,6 +6,23 @@ apply the batch in memory and check what it would write, then commit to git (the
 point), record the revision, the key and the index rows in one state-database transaction,
 and refresh the working tree. A crash anywhere leaves either the old revision or a commit that
 the next writer or reader rolls forward from its trailers.
+
+Group commit: the threads of one process queue for a memory's lock, and the one that gets it
+writes the queued writes with its own (at most :data:`GROUP_MAX`, in the order they came), each
+through the steps above against the state the writes before it left: its own key, expected
+revision and checks, its own revision and commit, the commits a chain (each one's parent the
+one before). A write that is refused is left out and the next builds on the last good state.
+The group then writes the marker once (its parent the revision before the group), moves the
+branch once, to the last commit (the commit point of all of them), records every revision,
+index row and key in one transaction, refreshes the working tree and git's index once and
+removes the marker; only then is any of its writes answered. If the transaction fails, every
+write of the group is refused and the branch goes back. A crash leaves the old revision (the
+branch not moved) or the whole chain, which recovery rolls forward commit by commit. A write
+with nobody queued behind it is a group of one: one commit that moves the branch, as before.
+
+A batch can also be built under the lock (``apply(build=...)``), from the ``MEMORY.md`` the
+writes before it left: a chat ``!remember`` appends to the newest text without an expected
+revision, so concurrent commands neither conflict nor redo.
 """
 
 from __future__ import annotations
@@ -17,14 +34,14 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 from reverie.config import Settings
 from reverie.core import validation
-from reverie.core.markdown import apply_batch, new_index
+from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import Batch, parse_batch
 from reverie.core.paths import INDEX, normalize_source
 from reverie.errors import NotFound, PermissionDenied, RefusedInput, RevisionConflict, StorageFault
@@ -71,6 +88,49 @@ class WriteOutcome:
         }
 
 
+#: A batch made under the memory's lock from the current ``MEMORY.md`` (``None`` if none).
+Builder = Callable[[str | None], Any]
+
+#: The most writes one holder of a memory's lock writes as a group.
+GROUP_MAX = 16
+_LOCK_TIMEOUT = 30.0
+
+
+@dataclass(eq=False)
+class _Write:
+    """One write on its way through the pipeline, and, once ``done``, its answer."""
+
+    batch: Batch | None  # None until ``build`` made it, under the lock
+    build: Builder | None
+    writer: str
+    expected_revision: int | None
+    key_hash: str | None
+    conversation_id: str | None
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: WriteOutcome | None = None
+    error: BaseException | None = None
+    # set while its group is written
+    applied: Applied | None = None
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    revision: int = 0
+    record: RevisionRecord | None = None  # None: the write changed nothing
+    key_record: KeyRecord | None = None
+
+    def answer(self, outcome: WriteOutcome) -> None:
+        self.outcome, self.error = outcome, None
+
+    def fail(self, exc: BaseException) -> None:
+        self.outcome, self.error = None, exc
+
+    def result(self) -> WriteOutcome:
+        """The outcome, or the error raised."""
+        if self.error is not None:
+            raise self.error
+        if self.outcome is None:
+            raise StorageFault("The write was not answered; read the memory before writing again.")
+        return self.outcome
+
+
 @dataclass(frozen=True)
 class MemoryFile:
     """A memory file as read at one revision."""
@@ -90,6 +150,7 @@ class MemoryStore:
         self._local = threading.local()
         self._thread_locks: dict[str, threading.Lock] = {}
         self._thread_locks_guard = threading.Lock()
+        self._waiting: dict[str, list[_Write]] = {}  # writes queued for the lock, per memory
         if settings.durable:
             fsync_objects()
         (root / "memories").mkdir(parents=True, exist_ok=True)
@@ -187,7 +248,7 @@ class MemoryStore:
         return self._locked(memory_id)
 
     @contextlib.contextmanager
-    def _locked(self, memory_id: str, timeout: float = 30.0) -> Iterator[None]:
+    def _locked(self, memory_id: str, timeout: float = _LOCK_TIMEOUT) -> Iterator[None]:
         # The threads of this process queue on a lock of their own before the file lock:
         # a waiting thread is woken the moment the holder releases it, where the file lock's
         # polling could leave the memory idle for up to 10 ms after each write.
@@ -337,15 +398,21 @@ class MemoryStore:
     def apply(
         self,
         memory_id: str,
-        request: Any,
+        request: Any = None,
         *,
         writer: str,
         writers_mode: str = "review_only",
         expected_revision: int | None = None,
         key: str | None = None,
         conversation_id: str | None = None,
+        build: Builder | None = None,
     ) -> WriteOutcome:
         """Apply a batch through the whole pipeline (W1-W10).
+
+        ``build``, given instead of ``request``, makes the batch under the memory's lock from
+        the current ``MEMORY.md`` (its text, ``None`` where there is none): a write that adds
+        to the text as it is (a chat ``!remember``) needs no expected revision then. A key it
+        used before is answered whatever the memory became since, as the same event again.
 
         Raises:
             RefusedInput: the batch breaks a rule (W2-W5, W7); with ``stop_retrying`` in its
@@ -376,12 +443,22 @@ class MemoryStore:
                 code="memory_read_only",
                 writer=writer,
             )
+        if (request is None) == (build is None):
+            raise TypeError("apply takes a request or a builder, not both or neither")
         try:
-            batch = parse_batch(request)
-            validation.check_request(batch, self.settings)
-            outcome = self._apply_locked(
-                memory_id, batch, writer, expected_revision, key, conversation_id
+            batch = None
+            if build is None:
+                batch = parse_batch(request)
+                validation.check_request(batch, self.settings)
+            write = _Write(
+                batch,
+                build,
+                writer,
+                expected_revision,
+                _key_hash(key) if key else None,
+                conversation_id,
             )
+            outcome = self._apply_locked(memory_id, write)
         except RefusedInput as exc:
             if conversation_id:
                 self._count_refusal(memory_id, conversation_id, exc)
@@ -402,82 +479,226 @@ class MemoryStore:
             )
             exc.args = (exc.message,)
 
-    def _apply_locked(
-        self,
-        memory_id: str,
-        batch: Batch,
-        writer: str,
-        expected_revision: int | None,
-        key: str | None,
-        conversation_id: str | None,
-    ) -> WriteOutcome:
-        key_hash = _key_hash(key) if key else None
-        with self.lock(memory_id):
-            latest = self._recover(memory_id)
-            if key_hash is not None:
-                seen = self.state.key(memory_id, key_hash)
-                if seen is not None:
-                    return self._replay(seen, batch)
-            _check_expected(latest, expected_revision)
-            repo = self.repo(memory_id)
-            applied = apply_batch(batch, lambda path: repo.read(path, latest.oid))
-            validation.check_result(applied, self.settings)
-            diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
-            if not applied.files:
-                with self.state.transaction() as conn:
-                    if key_hash is not None:
-                        self.state.record_key(
-                            conn,
-                            memory_id,
-                            key_hash,
-                            KeyRecord(batch.digest(), latest.revision, False, []),
-                        )
-                    if conversation_id:
-                        self.state.clear_failures(conn, memory_id, conversation_id)
-                return WriteOutcome(False, latest.revision, [], diagnostics)
-            paths = sorted(applied.files)
-            revision = latest.revision + 1
-            message = _message(
-                _summary(batch, writer, paths),
-                writer,
-                revision,
-                key_hash,
-                batch.digest() if key_hash else None,
-            )
-            self.state.refuse_if_degraded()
-            self._begin(memory_id, latest.oid)
-            oid = self._commit(memory_id, repo, latest.oid, applied.files, message, writer)
-            rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
+    def _apply_locked(self, memory_id: str, write: _Write) -> WriteOutcome:
+        """Queue ``write``, and take the memory's lock: whoever holds it writes the queued
+        writes of this process with its own, as one group (at most :data:`GROUP_MAX`). A
+        write taken into another thread's group is answered once that group is recorded."""
+        with self._thread_locks_guard:
+            queue = self._thread_locks.setdefault(memory_id, threading.Lock())
+            waiting = self._waiting.setdefault(memory_id, [])
+            waiting.append(write)
+        if not queue.acquire(timeout=_LOCK_TIMEOUT):
+            with self._thread_locks_guard:
+                mine = write in waiting
+                if mine:
+                    waiting.remove(write)
+            if mine:
+                raise StorageFault(
+                    f"Another writer in this process has held memory {memory_id} for over "
+                    f"{_LOCK_TIMEOUT:.0f} s; try again.",
+                    memory=memory_id,
+                )
+            write.done.wait()  # a holder took it into its group: the answer follows
+            return write.result()
+        try:
+            if not write.done.is_set():
+                self._lead(memory_id, write, waiting)
+        finally:
+            queue.release()
+        return write.result()
+
+    def _lead(self, memory_id: str, write: _Write, waiting: list[_Write]) -> None:
+        """Under this process's lock of the memory: take the file lock and write ``write``
+        with the writes queued behind it; every write of the group ends answered."""
+        group = [write]
+        try:
+            with file_lock(self.root / "locks" / f"{memory_id}.lock", _LOCK_TIMEOUT):
+                with self._thread_locks_guard:
+                    # In the order they came, with this thread's own write among them.
+                    group = waiting[:GROUP_MAX]
+                    if write not in group:
+                        group[-1] = write
+                    for w in group:
+                        waiting.remove(w)
+                self._write_group(memory_id, group)
+        except BaseException as exc:
+            with self._thread_locks_guard:
+                if write in waiting:
+                    waiting.remove(write)
+            for w in group:
+                if w.outcome is None and w.error is None:  # not answered yet
+                    w.fail(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            for w in group:
+                w.done.set()
+
+    def _write_group(self, memory_id: str, group: list[_Write]) -> None:
+        """Write ``group`` in order, each write checked against the state the ones before it
+        left (its own key, expected revision, batch and W3-W5 checks, its own revision and
+        commit: a chain), then record them all: one marker, one branch move, one state
+        transaction, one refresh of the working tree. A refused write is left out; the next
+        builds on the last good state. Call with the memory's lock held."""
+        latest = self._recover(memory_id)
+        repo = self.repo(memory_id)
+        overlay: dict[str, str | None] = {}  # the files the group changed so far
+        keys: dict[str, KeyRecord] = {}  # the keys the group used so far
+        tip, revision = latest.oid, latest.revision
+        staged: list[_Write] = []  # answered once recorded
+        marked = False
+        chain = len(group) > 1  # a lone write commits and moves the branch in one call
+
+        def read(path: str) -> str | None:
+            return overlay[path] if path in overlay else repo.read(path, latest.oid)
+
+        for w in group:
             try:
-                with self.state.transaction() as conn:
-                    self.state.record_revision(conn, memory_id, rec)
-                    for path, text in applied.files.items():
-                        fts.replace_file(conn, memory_id, path, applied.before[path], text)
-                    if key_hash is not None:
-                        self.state.record_key(
-                            conn,
-                            memory_id,
-                            key_hash,
-                            KeyRecord(batch.digest(), revision, True, paths),
+                if w.key_hash is not None:
+                    seen = keys.get(w.key_hash) or self.state.key(memory_id, w.key_hash)
+                    if seen is not None:
+                        w.answer(self._replay(seen, w.batch))
+                        continue
+                _check_expected(revision, w.expected_revision)
+                batch = w.batch
+                if batch is None:
+                    assert w.build is not None
+                    batch = w.batch = parse_batch(w.build(read(INDEX)))
+                    validation.check_request(batch, self.settings)
+                applied = apply_batch(batch, read)
+                validation.check_result(applied, self.settings)
+                w.diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
+                w.applied = applied
+                if not applied.files:
+                    w.revision = revision
+                    if w.key_hash is not None:
+                        w.key_record = keys[w.key_hash] = KeyRecord(
+                            batch.digest(), revision, False, []
                         )
-                    if conversation_id:
-                        self.state.clear_failures(conn, memory_id, conversation_id)
-            except Exception as exc:  # whatever failed, the write must not appear later
-                fault = exc if isinstance(exc, StorageFault) else storage_fault(exc, "recording")
-                if exc is not fault:
-                    fault.__cause__ = exc
-                try:
-                    now = self.state.latest(memory_id)
-                except Exception:  # whether it was recorded cannot be told
-                    raise StorageFault(
-                        f"{fault.message} Whether the write was saved cannot be told now: read "
-                        "the memory (or run `reverie doctor`) before writing again.",
-                        code=fault.code,
-                    ) from exc
-                if now is None or now.oid != oid:  # not recorded: refused, and undone
-                    self._refused_after_commit(memory_id, repo, latest.oid, oid, fault)
-            diagnostics += self._after_commit(memory_id, repo, paths, revision)
-        return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
+                    staged.append(w)
+                    continue
+                paths = sorted(applied.files)
+                batch_hash = batch.digest() if w.key_hash else None
+                message = _message(
+                    _summary(batch, w.writer, paths), w.writer, revision + 1, w.key_hash, batch_hash
+                )
+                if not marked:
+                    self.state.refuse_if_degraded()
+                    self._begin(memory_id, latest.oid)
+                    marked = True
+                oid = self._commit(
+                    memory_id, repo, tip, applied.files, message, w.writer, move=not chain
+                )
+            except Exception as exc:
+                w.fail(exc)
+                continue
+            revision += 1
+            tip = oid
+            overlay.update(applied.files)
+            w.revision = revision
+            w.record = RevisionRecord(revision, oid, time.time(), w.writer, message, paths)
+            if w.key_hash is not None:
+                w.key_record = keys[w.key_hash] = KeyRecord(batch.digest(), revision, True, paths)
+            staged.append(w)
+        if marked and tip == latest.oid:  # every commit failed: nothing to undo
+            with contextlib.suppress(OSError):
+                self._marker(memory_id).unlink(missing_ok=True)
+        if not staged:
+            return
+        if chain and tip != latest.oid:
+            fault = self._advance(memory_id, repo, latest.oid, tip)
+            if fault is not None:
+                for w in staged:
+                    w.fail(fault)
+                return
+        try:
+            with self.state.transaction() as conn:
+                for w in staged:
+                    assert w.applied is not None and w.batch is not None
+                    if w.record is not None:
+                        self.state.record_revision(conn, memory_id, w.record)
+                        for path, text in w.applied.files.items():
+                            fts.replace_file(conn, memory_id, path, w.applied.before[path], text)
+                    if w.key_hash is not None:
+                        assert w.key_record is not None
+                        self.state.record_key(conn, memory_id, w.key_hash, w.key_record)
+                    if w.conversation_id:
+                        self.state.clear_failures(conn, memory_id, w.conversation_id)
+        except Exception as exc:  # whatever failed, no write of the group may appear later
+            lost = self._unrecorded(memory_id, repo, latest.oid, tip, exc)
+            if lost is not None:
+                for w in staged:
+                    w.fail(lost)
+                return
+        diagnostics: list[dict[str, Any]] = []
+        if tip != latest.oid:
+            changed = sorted({p for w in staged if w.record is not None for p in w.record.paths})
+            diagnostics = self._after_commit(memory_id, repo, changed, revision, latest.revision)
+        for w in staged:
+            assert w.applied is not None
+            if w.record is None:
+                w.answer(WriteOutcome(False, w.revision, [], w.diagnostics))
+                continue
+            w.answer(
+                self._written(
+                    w.applied.files.get(INDEX),
+                    w.revision,
+                    w.record.paths,
+                    w.diagnostics + diagnostics,
+                )
+            )
+
+    def _unrecorded(
+        self, memory_id: str, repo: GitRepo, parent: str, tip: str, exc: Exception
+    ) -> StorageFault | None:
+        """The fault of writes whose state transaction failed; their commits (``parent`` to
+        ``tip``, if any) are undone. ``None`` when they were recorded after all."""
+        fault = exc if isinstance(exc, StorageFault) else storage_fault(exc, "recording")
+        if exc is not fault:
+            fault.__cause__ = exc
+        if tip == parent:
+            return fault
+        try:
+            now = self.state.latest(memory_id)
+        except Exception:  # whether it was recorded cannot be told
+            unknown = StorageFault(
+                f"{fault.message} Whether the write was saved cannot be told now: read "
+                "the memory (or run `reverie doctor`) before writing again.",
+                code=fault.code,
+            )
+            unknown.__cause__ = exc
+            return unknown
+        if now is None or now.oid != tip:  # not recorded: refused, and undone
+            try:
+                self._refused_after_commit(memory_id, repo, parent, tip, fault)
+            except StorageFault as refused:
+                return refused
+        return None
+
+    def _advance(self, memory_id: str, repo: GitRepo, parent: str, tip: str) -> StorageFault | None:
+        """Move the branch from a group's parent to its last commit (the group's commit
+        point); on failure the fault, the branch back at ``parent`` and the marker removed."""
+        try:
+            repo.advance(parent, tip)
+        except StorageFault as exc:
+            return self._undo_group(memory_id, repo, parent, exc)
+        return None
+
+    def _undo_group(
+        self, memory_id: str, repo: GitRepo, parent: str, exc: StorageFault
+    ) -> StorageFault:
+        """The fault of a group whose branch move failed: if the branch moved after all it
+        goes back to ``parent``; the marker is removed."""
+        head = repo.head()
+        fault = exc
+        if head is not None and head != parent:
+            try:
+                self._refused_after_commit(memory_id, repo, parent, head, exc)
+            except StorageFault as refused:
+                fault = refused
+        with contextlib.suppress(OSError):
+            self._marker(memory_id).unlink(missing_ok=True)
+        return fault
 
     def _written(
         self, index: str | None, revision: int, paths: list[str], diagnostics: list[Any]
@@ -502,8 +723,14 @@ class MemoryStore:
         files: dict[str, str | None],
         message: str,
         writer: str,
+        *,
+        move: bool = True,
     ) -> str:
-        """Commit under the marker; a failure before the branch moved removes the marker."""
+        """Commit under the marker; a failure before the branch moved removes the marker.
+        ``move=False``: a link of a group's chain, only its objects written (the group's
+        marker stays for the links after it)."""
+        if not move:
+            return repo.commit(parent, files, message, writer, move=False)
         try:
             return repo.commit(parent, files, message, writer)
         except StorageFault as exc:
@@ -535,9 +762,10 @@ class MemoryStore:
         ) from exc
 
     def _after_commit(
-        self, memory_id: str, repo: GitRepo, paths: list[str], revision: int
+        self, memory_id: str, repo: GitRepo, paths: list[str], revision: int, before: int
     ) -> list[dict[str, Any]]:
-        """Refresh the working tree, pack when due, remove the marker. The write is recorded
+        """Refresh the working tree, pack when due (a multiple of ``pack_every`` passed from
+        revision ``before`` to ``revision``), remove the marker. The writes are recorded
         already: what fails here is reported, never raised."""
         try:
             repo.checkout(paths)
@@ -551,7 +779,8 @@ class MemoryStore:
                 }
             ]
         diagnostics = []
-        if self.settings.pack_every > 0 and revision % self.settings.pack_every == 0:
+        every = self.settings.pack_every
+        if every > 0 and revision // every > before // every:
             diagnostics += _pack(repo)  # under the marker: a kill here is recovered too
         with contextlib.suppress(OSError):
             self._marker(memory_id).unlink(missing_ok=True)
@@ -580,8 +809,10 @@ class MemoryStore:
             return None
         return WriteOutcome(seen.changed, seen.revision, seen.paths, [], replayed=True)
 
-    def _replay(self, seen: KeyRecord, batch: Batch) -> WriteOutcome:
-        if seen.batch_hash and seen.batch_hash != batch.digest():
+    def _replay(self, seen: KeyRecord, batch: Batch | None) -> WriteOutcome:
+        """The answer to a key seen before: what it saved, when ``batch`` is the same one
+        (``None``: a batch still to be built, from a text that may have moved on since)."""
+        if batch is not None and seen.batch_hash and seen.batch_hash != batch.digest():
             raise RefusedInput(
                 "This idempotency key was already used for a different write; use a new key "
                 "for a new write.",
@@ -748,17 +979,17 @@ class MemoryStore:
         return Counter((p, t) for p, t in rows)
 
 
-def _check_expected(latest: RevisionRecord, expected_revision: int | None) -> None:
-    """W6: a write made at a revision that is not the newest is refused.
+def _check_expected(current: int, expected_revision: int | None) -> None:
+    """W6: a write made at a revision that is not the newest (``current``) is refused.
 
     Raises:
         RevisionConflict: with the current revision.
     """
-    if expected_revision is not None and expected_revision != latest.revision:
+    if expected_revision is not None and expected_revision != current:
         raise RevisionConflict(
-            f"The memory is at revision {latest.revision}, not {expected_revision}: "
+            f"The memory is at revision {current}, not {expected_revision}: "
             "it changed since you read it. Read it again and redo your change on top.",
-            current_revision=latest.revision,
+            current_revision=current,
             expected_revision=expected_revision,
         )
 
