@@ -11,14 +11,21 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from reverie.core.secrets import CREDENTIAL_KINDS, CredentialFinding, describe, find_credentials
+from reverie.core.secrets import (
+    CREDENTIAL_KINDS,
+    QUANTITY_AFTER,
+    CredentialFinding,
+    describe,
+    find_credentials,
+)
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
@@ -551,6 +558,8 @@ def test_surrounding_words_do_not_hide_a_secret(
     prefix: str, case: tuple[str, str, str], suffix: str
 ) -> None:
     kind, sentence, secret = case
+    # "PIN: 4471" then " KG..." reads as a weight, on purpose: a code is never a quantity.
+    assume(kind != "access_code" or not re.match(QUANTITY_AFTER, suffix))
     text = prefix + sentence + suffix
     start = len(prefix) + sentence.index(secret)
     findings = find_credentials(text)
@@ -568,6 +577,8 @@ def test_glued_letters_do_not_hide_keyword_shapes(
     prefix: str, case: tuple[str, str, str], suffix: str
 ) -> None:
     kind, sentence, secret = case
+    # "PIN: 4471" then " KG..." reads as a weight, on purpose: a code is never a quantity.
+    assume(kind != "access_code" or not re.match(QUANTITY_AFTER, suffix))
     text = prefix + sentence + suffix
     start = len(prefix) + sentence.index(secret)
     findings = find_credentials(text)

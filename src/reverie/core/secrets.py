@@ -67,7 +67,13 @@ from typing import Final
 
 from .chars import strip_invisible
 
-__all__ = ["CREDENTIAL_KINDS", "CredentialFinding", "describe", "find_credentials"]
+__all__ = [
+    "CREDENTIAL_KINDS",
+    "QUANTITY_AFTER",
+    "CredentialFinding",
+    "describe",
+    "find_credentials",
+]
 
 
 @dataclass(frozen=True)
@@ -628,11 +634,12 @@ def _check_netrc(match: re.Match[str]) -> _Span | None:
 # are nothing but a code, "the lockbox at the rental is 7229". The code's name is followed at
 # once by the verb or a colon; only a lockbox or key safe may have a few words between (and
 # then a verb, never a colon: "(source: c-7#0-2)" after any text is a citation).
-_CODE_VALUE = (
-    r"(?P<value>[A-Za-z0-9#*-]{3,16}+)(?![A-Za-z0-9#*-])"
-    r"(?![ \t]*(?i:mm|cm|km|kg|ft|feet|foot|inch|inches|lbs?|pounds|percent|degrees|years?|"
-    r"months?|weeks?|days?|hours?|minutes?|seconds?|am|pm|[%\u00b0])(?![A-Za-z]))"
+# A number followed by one of these is a quantity or a time ("4471 kg", "7 am"), not a code.
+QUANTITY_AFTER = (
+    r"[ \t]*(?i:mm|cm|km|kg|ft|feet|foot|inch|inches|lbs?|pounds|percent|degrees|years?|"
+    r"months?|weeks?|days?|hours?|minutes?|seconds?|am|pm|[%\u00b0])(?![A-Za-z])"
 )
+_CODE_VALUE = r"(?P<value>[A-Za-z0-9#*-]{3,16}+)(?![A-Za-z0-9#*-])(?!" + QUANTITY_AFTER + ")"
 _ACCESS_CODE = (
     r"(?i:\b(?:(?:(?:alarm|door|gate|garage|entry|keypad|building|entrance|access|security|"
     r"front[ -]door|back[ -]door|lock ?box|key ?safe|safe)[ \t]+"

@@ -9,9 +9,6 @@ retried event is answered from its idempotency key and writes nothing (W7).
 
 from __future__ import annotations
 
-import contextlib
-from contextlib import AbstractContextManager
-
 from reverie.api import Reverie
 from reverie.config import Settings
 from reverie.core.chat import HELP, ChatCommand
@@ -43,10 +40,8 @@ def run_command(
     user: SlackUser,
     *,
     key: str,
-    one_at_a_time: AbstractContextManager[object] | None = None,
 ) -> list[str]:
-    """Run ``command``, said by ``user`` in ``chat``; the answer, as one or more messages.
-    ``one_at_a_time`` is held around the write itself (not the Slack lookups before it)."""
+    """Run ``command``, said by ``user`` in ``chat``; the answer, as one or more messages."""
     agent = chat.agent
     memory_on = rv.conversation(chat.conversation).memory_on
     if command.action == "help":
@@ -70,8 +65,7 @@ def run_command(
         head = f"{agent}'s MEMORY.md at revision {current.revision}:"
         pieces = chunks(current.text.rstrip("\n") or "(empty)", MAX_MESSAGE_CHARS)
         return [head] + [f"```\n{p}\n```" for p in pieces]
-    held = one_at_a_time or contextlib.nullcontext()
-    return [_write(rv, directory, chat, command, user, key=key, one_at_a_time=held)]
+    return [_write(rv, directory, chat, command, user, key=key)]
 
 
 def _status(rv: Reverie, agent: str, memory_on: bool) -> str:
@@ -98,7 +92,6 @@ def _write(
     user: SlackUser,
     *,
     key: str,
-    one_at_a_time: AbstractContextManager[object],
 ) -> str:
     in_chat = True
     if chat.kind != "dm":
@@ -110,15 +103,14 @@ def _write(
                 f"{exc.code}), and a write needs that. {_NOTHING} Try again in a moment."
             )
     try:
-        with one_at_a_time:
-            outcome = rv.chat_write(
-                chat.conversation,
-                command,
-                author=user.member,
-                channel_id=chat.source,
-                in_chat=in_chat,
-                key=key,
-            )
+        outcome = rv.chat_write(
+            chat.conversation,
+            command,
+            author=user.member,
+            channel_id=chat.source,
+            in_chat=in_chat,
+            key=key,
+        )
     except ReverieError as exc:
         return exc.message if _NOTHING in exc.message else f"{exc.message} {_NOTHING}"
     if not outcome.changed:

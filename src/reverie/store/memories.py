@@ -800,15 +800,6 @@ class MemoryStore:
         validation.check_result(applied, self.settings)
         return sorted(applied.files)
 
-    def answered(self, memory_id: str, key: str) -> WriteOutcome | None:
-        """What the write with idempotency key ``key`` answered (W7), or None when no write
-        used it. A caller that builds its batch from the current text (a chat ``!remember``)
-        asks first, so that a retry is answered even after memory moved on."""
-        seen = self.state.key(memory_id, _key_hash(key))
-        if seen is None:
-            return None
-        return WriteOutcome(seen.changed, seen.revision, seen.paths, [], replayed=True)
-
     def _replay(self, seen: KeyRecord, batch: Batch | None) -> WriteOutcome:
         """The answer to a key seen before: what it saved, when ``batch`` is the same one
         (``None``: a batch still to be built, from a text that may have moved on since)."""
