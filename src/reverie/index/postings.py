@@ -163,24 +163,23 @@ ALTER TABLE memory_word_counts ADD PRIMARY KEY (memory_id, word);
 ALTER TABLE memory_postings ADD PRIMARY KEY (key, line_id) INCLUDE (w);
 CREATE FUNCTION reverie_postings_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    WITH c AS (
+    WITH p AS MATERIALIZED (
+        SELECT p.* FROM added n, reverie_postings_of(n.memory_id, n.id, n.tsv, n.words) p
+    ), c AS (
         INSERT INTO memory_word_counts AS c (memory_id, word, n)
         SELECT memory_id, word, count(*) FROM (
-            SELECT n.memory_id, u.lexeme AS word FROM added n, unnest(n.tsv) u
-            UNION ALL SELECT memory_id, '' FROM added
+            SELECT memory_id, word FROM p UNION ALL SELECT memory_id, '' FROM added
         ) x GROUP BY memory_id, word
         ON CONFLICT (memory_id, word) DO UPDATE SET n = c.n + excluded.n
         RETURNING c.memory_id, c.word, c.key
     )
     INSERT INTO memory_postings (key, line_id, w)
-    SELECT c.key, p.line_id, p.w
-    FROM added n, reverie_postings_of(n.memory_id, n.id, n.tsv, n.words) p, c
-    WHERE c.memory_id = p.memory_id AND c.word = p.word;
+    SELECT c.key, p.line_id, p.w FROM p JOIN c ON c.memory_id = p.memory_id AND c.word = p.word;
     RETURN NULL;
 END $$;
 CREATE FUNCTION reverie_postings_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    WITH r AS (
+    WITH r AS MATERIALIZED (
         SELECT o.memory_id, u.lexeme AS word, o.id FROM removed o, unnest(o.tsv) u
     ), c AS (
         UPDATE memory_word_counts c SET n = c.n - x.n
@@ -191,10 +190,10 @@ BEGIN
         ) x
         WHERE c.memory_id = x.memory_id AND c.word = x.word
         RETURNING c.memory_id, c.word, c.key
+    ), gone AS MATERIALIZED (
+        SELECT c.key, r.id FROM r JOIN c ON c.memory_id = r.memory_id AND c.word = r.word
     )
-    DELETE FROM memory_postings p USING r, c
-    WHERE c.memory_id = r.memory_id AND c.word = r.word
-        AND p.key = c.key AND p.line_id = r.id;
+    DELETE FROM memory_postings p USING gone WHERE p.key = gone.key AND p.line_id = gone.id;
     RETURN NULL;
 END $$;
 CREATE FUNCTION reverie_postings_refill(memory TEXT) RETURNS void LANGUAGE sql AS $$
