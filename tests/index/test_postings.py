@@ -180,6 +180,13 @@ def test_postings_follow_every_change_of_the_lines(rv: Reverie) -> None:
     assert postings_of(rv, bob) == 0
     assert postings_of(rv, memory_id) > 0
     assert strays(rv) == 0
+    # remade whole, every memory at once: the same postings and ranking
+    want = ranked_from_postings(rv, memory_id, "staging database port")
+    with rv.state.transaction() as conn:
+        postings.repair(conn)
+    assert all_in_step(rv)
+    assert strays(rv) == 0
+    assert alike(ranked_from_postings(rv, memory_id, "staging database port"), want)
 
 
 def test_a_database_made_before_the_postings_gets_them_when_opened(

@@ -153,11 +153,13 @@ CREATE TABLE memory_postings (
 );
 INSERT INTO memory_word_counts (memory_id, word, n)
 SELECT * FROM reverie_word_counts_of(NULL) ORDER BY 1, 2;
+ANALYZE memory_word_counts;
 INSERT INTO memory_postings (key, line_id, w)
-SELECT c.key, p.line_id, p.w
-FROM memory_lines x, reverie_postings_of(x.memory_id, x.id, x.tsv, x.words) p,
-    memory_word_counts c
-WHERE c.memory_id = p.memory_id AND c.word = p.word
+WITH p AS MATERIALIZED (
+    SELECT p.* FROM memory_lines x, reverie_postings_of(x.memory_id, x.id, x.tsv, x.words) p
+)
+SELECT c.key, p.line_id, p.w FROM p JOIN memory_word_counts c
+    ON c.memory_id = p.memory_id AND c.word = p.word
 ORDER BY 1, 2;
 ALTER TABLE memory_word_counts ADD PRIMARY KEY (memory_id, word);
 ALTER TABLE memory_postings ADD PRIMARY KEY (key, line_id) INCLUDE (w);
@@ -196,20 +198,33 @@ BEGIN
     DELETE FROM memory_postings p USING gone WHERE p.key = gone.key AND p.line_id = gone.id;
     RETURN NULL;
 END $$;
-CREATE FUNCTION reverie_postings_refill(memory TEXT) RETURNS void LANGUAGE sql AS $$
-    DELETE FROM memory_postings p USING memory_word_counts c
-    WHERE p.key = c.key AND (memory IS NULL OR c.memory_id = memory);
-    DELETE FROM memory_postings WHERE memory IS NULL;
-    DELETE FROM memory_word_counts WHERE memory IS NULL OR memory_id = memory;
+CREATE FUNCTION reverie_postings_refill(memory TEXT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF memory IS NULL THEN
+        DELETE FROM memory_postings;
+        DELETE FROM memory_word_counts;
+    ELSE
+        DELETE FROM memory_postings p USING memory_word_counts c
+        WHERE c.memory_id = memory AND p.key = c.key;
+        DELETE FROM memory_word_counts WHERE memory_id = memory;
+    END IF;
     INSERT INTO memory_word_counts (memory_id, word, n)
     SELECT * FROM reverie_word_counts_of(memory);
+    WITH x AS MATERIALIZED (
+        SELECT x.memory_id, x.id, x.tsv, x.words FROM memory_lines x WHERE memory IS NULL
+        UNION ALL
+        SELECT x.memory_id, x.id, x.tsv, x.words FROM memory_lines x WHERE x.memory_id = memory
+    ), p AS MATERIALIZED (
+        SELECT p.* FROM x, reverie_postings_of(x.memory_id, x.id, x.tsv, x.words) p
+    ), c AS MATERIALIZED (
+        SELECT c.memory_id, c.word, c.key FROM memory_word_counts c
+        WHERE memory IS NULL
+        UNION ALL
+        SELECT c.memory_id, c.word, c.key FROM memory_word_counts c WHERE c.memory_id = memory
+    )
     INSERT INTO memory_postings (key, line_id, w)
-    SELECT c.key, p.line_id, p.w
-    FROM memory_lines x, reverie_postings_of(x.memory_id, x.id, x.tsv, x.words) p,
-        memory_word_counts c
-    WHERE (memory IS NULL OR x.memory_id = memory)
-        AND c.memory_id = p.memory_id AND c.word = p.word;
-$$;
+    SELECT c.key, p.line_id, p.w FROM p JOIN c ON c.memory_id = p.memory_id AND c.word = p.word;
+END $$;
 CREATE TRIGGER memory_lines_postings_added AFTER INSERT ON memory_lines
     REFERENCING NEW TABLE AS added
     FOR EACH STATEMENT EXECUTE FUNCTION reverie_postings_added();
