@@ -176,7 +176,8 @@ BEGIN
         RETURNING c.memory_id, c.word, c.key
     )
     INSERT INTO memory_postings (key, line_id, w)
-    SELECT c.key, p.line_id, p.w FROM p JOIN c ON c.memory_id = p.memory_id AND c.word = p.word;
+    SELECT c.key, p.line_id, p.w FROM p JOIN c ON c.memory_id = p.memory_id AND c.word = p.word
+    ORDER BY 1, 2;
     RETURN NULL;
 END $$;
 CREATE FUNCTION reverie_postings_removed() RETURNS trigger LANGUAGE plpgsql AS $$
