@@ -125,9 +125,11 @@ SELECT reverie_postings_refill(NULL);
 #: Migration 104: the postings keyed by their memory and word's number in the counts
 #: (``memory_word_counts.key``) instead of the two texts. The tables are made again and
 #: filled from the lines in key order before their primary keys are built, so that the
-#: indexes start packed; the triggers and the refill take the key from the counts. The GIN
-#: index of ``memory_lines.tsv`` goes: since 103 no search reads it, and every write paid for
-#: it (history search keeps its own, ``history_docs_tsv``).
+#: indexes start packed; the triggers and the refill take the key from the counts, and add
+#: postings in key order (a new memory's keys are the newest: its postings then go to the
+#: end of the index in order and fill its pages, where line order would split them half
+#: full). The GIN index of ``memory_lines.tsv`` goes: since 103 no search reads it, and every
+#: write paid for it (history search keeps its own, ``history_docs_tsv``).
 MIGRATION_104 = """
 DROP TRIGGER memory_lines_postings_added ON memory_lines;
 DROP TRIGGER memory_lines_postings_removed ON memory_lines;
@@ -224,7 +226,8 @@ BEGIN
         SELECT c.memory_id, c.word, c.key FROM memory_word_counts c WHERE c.memory_id = memory
     )
     INSERT INTO memory_postings (key, line_id, w)
-    SELECT c.key, p.line_id, p.w FROM p JOIN c ON c.memory_id = p.memory_id AND c.word = p.word;
+    SELECT c.key, p.line_id, p.w FROM p JOIN c ON c.memory_id = p.memory_id AND c.word = p.word
+    ORDER BY 1, 2;
 END $$;
 CREATE TRIGGER memory_lines_postings_added AFTER INSERT ON memory_lines
     REFERENCING NEW TABLE AS added
