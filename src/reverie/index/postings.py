@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MIGRATION", "MIGRATION_104", "check", "repair", "search", "search_sql"]
+__all__ = ["MIGRATION", "MIGRATION_104", "check", "kept_sql", "repair", "search", "search_sql"]
 
 #: The field weights (D, C, B, A) of a memory line: its own words A, its topic's C; the
 #: default of :func:`reverie.index.fts.pg_ranked`, and what migration 103 wrote into the
