@@ -361,7 +361,9 @@ def _before_103(rv: Reverie, query: str) -> list[Any]:
 
 def _search_before_103(conn: Any, memory_id: str, query: str, limit: int) -> list[Any]:
     """Memory search on PostgreSQL as it was before migration 103: ``pg_ranked`` over the
-    memory's lines (a GIN match and ``ts_rank`` of each matching line's ``tsv``)."""
+    memory's lines (a GIN match and ``ts_rank`` of each matching line's ``tsv``). Since
+    migration 104 dropped the GIN index of ``memory_lines``, its matches come from the
+    memory's rows instead: the same rows and scores, not the old query's time."""
     from reverie.index import fts
 
     terms = fts.pg_terms(query)

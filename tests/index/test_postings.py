@@ -1,6 +1,7 @@
-"""Memory search on PostgreSQL ranks from postings (``index/postings.py``, migration 103):
-the same scores as ranking the lines themselves, postings kept in step with the lines by every
-change, filled on a database made before them, and checked and rebuilt by ``reverie doctor``."""
+"""Memory search on PostgreSQL ranks from postings (``index/postings.py``, migrations 103 and
+104): the same scores as ranking the lines themselves, postings kept in step with the lines by
+every change, filled on a database made before them, moved in place from 103's text keys to
+104's numbers, and checked and rebuilt by ``reverie doctor``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from reverie import Reverie
 from reverie.config import Settings
 from reverie.index import fts, postings
+from reverie.store.postgres import _split
 from tests.conftest import PostgresServer
 
 LINES = [
@@ -78,9 +80,42 @@ def ranked_from_postings(rv: Reverie, memory_id: str, query: str) -> list[tuple[
     return [(str(t), float(r)) for _, t, r in rows]
 
 
+def alike(new: list[tuple[str, float]], old: list[tuple[str, float]]) -> bool:
+    """The same lines with the same scores, up to the last bits of a sum (its terms may be
+    added in another order) and so the order of lines whose scores are equal."""
+    scores = dict(old)
+    return sorted(t for t, _ in new) == sorted(scores) and all(
+        s == pytest.approx(scores[t], rel=1e-12) for t, s in new
+    )
+
+
 def all_in_step(rv: Reverie) -> bool:
     ids = [str(r[0]) for r in rv.state.conn.execute("SELECT id FROM memories").fetchall()]
     return all(postings.check(rv.state.conn, m) for m in ids)
+
+
+def postings_of(rv: Reverie, memory_id: str) -> int:
+    row = rv.state.conn.execute(
+        f"SELECT count(*) FROM ({postings.kept_sql()}) k", (memory_id,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def strays(rv: Reverie) -> int:
+    """Postings whose key no counts row holds, or one whose word no line holds any more."""
+    row = rv.state.conn.execute(
+        "SELECT count(*) FROM memory_postings p WHERE NOT EXISTS (SELECT 1 FROM "
+        "memory_word_counts c WHERE c.key = p.key AND c.n > 0)"
+    ).fetchone()
+    return int(row[0]) if row else -1
+
+
+def key_of(conn: Any, memory_id: str, word: str) -> Any:
+    row = conn.execute(
+        "SELECT key FROM memory_word_counts WHERE memory_id = ? AND word = ?", (memory_id, word)
+    ).fetchone()
+    assert row is not None, word
+    return row[0]
 
 
 def line_count(rv: Reverie, memory_id: str) -> Any:
@@ -142,9 +177,16 @@ def test_postings_follow_every_change_of_the_lines(rv: Reverie) -> None:
     bob = memory(rv, "bob")
     rv.delete_agent("bob")
     assert all_in_step(rv)
-    assert rv.state.conn.execute(
-        "SELECT count(*) FROM memory_postings WHERE memory_id = ?", (bob,)
-    ).fetchone() == (0,)
+    assert postings_of(rv, bob) == 0
+    assert postings_of(rv, memory_id) > 0
+    assert strays(rv) == 0
+    # remade whole, every memory at once: the same postings and ranking
+    want = ranked_from_postings(rv, memory_id, "staging database port")
+    with rv.state.transaction() as conn:
+        postings.repair(conn)
+    assert all_in_step(rv)
+    assert strays(rv) == 0
+    assert alike(ranked_from_postings(rv, memory_id, "staging database port"), want)
 
 
 def test_a_database_made_before_the_postings_gets_them_when_opened(
@@ -154,6 +196,7 @@ def test_a_database_made_before_the_postings_gets_them_when_opened(
     want = ranked_from_postings(rv, memory_id, "staging database port")
     with rv.state.transaction() as conn:  # back to migration 102
         conn.execute("DROP TABLE memory_postings, memory_word_counts")
+        conn.execute("CREATE INDEX memory_lines_tsv ON memory_lines USING GIN (tsv)")
         conn.execute("DROP TRIGGER memory_lines_postings_added ON memory_lines")
         conn.execute("DROP TRIGGER memory_lines_postings_removed ON memory_lines")
         for name in (
@@ -165,11 +208,11 @@ def test_a_database_made_before_the_postings_gets_them_when_opened(
         ):
             conn.execute(f"DROP FUNCTION reverie_{name}")
         conn.execute("DROP FUNCTION reverie_word_query")
-        conn.execute("DELETE FROM reverie_migrations WHERE version = 103")
+        conn.execute("DELETE FROM reverie_migrations WHERE version IN (103, 104)")
     rv.close()
     with Reverie(settings=Settings.load(tmp_path / "home", database_url=url)) as again:
         assert all_in_step(again)
-        assert ranked_from_postings(again, memory_id, "staging database port") == want
+        assert alike(ranked_from_postings(again, memory_id, "staging database port"), want)
         assert again.memory_search("ada", "tea")[0].excerpt.startswith("- Ada prefers green tea")
 
 
@@ -177,16 +220,14 @@ def test_doctor_rebuilds_postings_that_disagree_with_the_lines(rv: Reverie) -> N
     memory_id = memory(rv)
     assert rv.doctor("ada").findings == []
     with rv.state.transaction() as conn:
+        conn.execute("DELETE FROM memory_postings WHERE key = ?", (key_of(conn, memory_id, "tea"),))
         conn.execute(
-            "DELETE FROM memory_postings WHERE memory_id = ? AND word = 'tea'", (memory_id,)
+            "UPDATE memory_postings SET w = w * 2 WHERE key = ?",
+            (key_of(conn, memory_id, "port"),),
         )
         conn.execute(
-            "UPDATE memory_postings SET w = w * 2 WHERE memory_id = ? AND word = 'port'",
-            (memory_id,),
-        )
-        conn.execute(
-            "INSERT INTO memory_postings (memory_id, word, line_id, w) VALUES (?, 'ghost', 0, 1)",
-            (memory_id,),
+            "INSERT INTO memory_postings (key, line_id, w) VALUES (?, 0, 1)",
+            (key_of(conn, memory_id, "green"),),
         )
         conn.execute(
             "UPDATE memory_word_counts SET n = n + 1 WHERE memory_id = ? AND word = 'green'",
@@ -208,3 +249,59 @@ def test_doctor_rebuilds_postings_that_disagree_with_the_lines(rv: Reverie) -> N
         )
     assert len(rv.doctor("ada").findings) == 1
     assert all_in_step(rv)
+
+
+def back_to_103(conn: Any) -> None:
+    """Undo migration 104 and remake 103's tables, triggers and postings from the lines: a
+    database as the code before 104 left it (the lines, their GIN index, text-keyed
+    postings)."""
+    conn.execute("DROP TRIGGER memory_lines_postings_added ON memory_lines")
+    conn.execute("DROP TRIGGER memory_lines_postings_removed ON memory_lines")
+    conn.execute("DROP TABLE memory_postings, memory_word_counts")
+    for name in ("postings_added()", "postings_removed()", "postings_refill(TEXT)"):
+        conn.execute(f"DROP FUNCTION reverie_{name}")
+    for name in ("postings_of", "word_counts_of", "word_query"):
+        conn.execute(f"DROP FUNCTION reverie_{name}")
+    conn.execute("CREATE INDEX memory_lines_tsv ON memory_lines USING GIN (tsv)")
+    for statement in _split(postings.MIGRATION):
+        conn.execute(statement)
+    conn.execute("DELETE FROM reverie_migrations WHERE version = 104")
+
+
+def test_a_database_with_103s_postings_moves_to_104_in_place(
+    rv: Reverie, url: str, tmp_path: Path
+) -> None:
+    memory_id = memory(rv)
+    want = {q: ranked_from_postings(rv, memory_id, q) for q in QUERIES}
+    with rv.state.transaction() as conn:
+        back_to_103(conn)
+        old = conn.execute(
+            "SELECT word, line_id, w FROM memory_postings WHERE memory_id = ? "
+            "ORDER BY word, line_id",
+            (memory_id,),
+        ).fetchall()
+    rv.close()
+    assert len(old) > 20  # 103's postings, keyed by the memory's and the word's text
+    with Reverie(settings=Settings.load(tmp_path / "home", database_url=url)) as again:
+        conn = again.state.conn
+        assert all_in_step(again)
+        assert sorted(conn.execute(postings.kept_sql(), (memory_id,)).fetchall()) == sorted(old)
+        for query in QUERIES:
+            assert alike(ranked_from_postings(again, memory_id, query), want[query]), query
+        # a posting is three numbers now, and the lines' GIN index is gone
+        columns = conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'memory_postings' AND table_schema = current_schema() "
+            "ORDER BY ordinal_position"
+        ).fetchall()
+        assert [tuple(c) for c in columns] == [
+            ("key", "bigint"),
+            ("line_id", "bigint"),
+            ("w", "double precision"),
+        ]
+        assert conn.execute("SELECT to_regclass('memory_lines_tsv')").fetchone() == (None,)
+        # and the triggers of 104 keep them: a write after the move
+        again.memory_apply("ada", {"action": "add", "text": "Tea again, green tea"})
+        assert all_in_step(again)
+        assert strays(again) == 0
+        assert again.memory_search("ada", "green tea")[0].excerpt == "- Tea again, green tea"

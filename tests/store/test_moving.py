@@ -102,7 +102,7 @@ def test_d2_embedded_to_postgres_to_git_keeps_every_revision(
                 memory_id = moved.state.memory_of(moved.agent(agent).id)
                 assert postings.check(moved.state.conn, memory_id)
                 assert moved.state.conn.execute(
-                    "SELECT count(*) > 0 FROM memory_postings WHERE memory_id = ?", (memory_id,)
+                    f"SELECT count(*) > 0 FROM ({postings.kept_sql()}) k", (memory_id,)
                 ).fetchone() == (True,)
             assert [h.conversation for h in moved.context_search("ada", "vpn")] == ["c1"]
             # the moved memory takes writes, revisions continuing where they were

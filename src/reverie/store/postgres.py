@@ -11,7 +11,8 @@ translates it. A statement is translated once and cached:
 * ``rowid`` (insertion order) becomes the ``seq`` column PostgreSQL's tables get for it;
 * in a schema, ``INTEGER`` becomes ``BIGINT``, ``REAL`` ``DOUBLE PRECISION``, an ``INTEGER
   PRIMARY KEY`` an identity column; SQLite's FTS5 tables and triggers are left out (search
-  is a ``tsvector`` column with a GIN index, see :data:`EXTRA_MIGRATIONS`).
+  reads ``tsvector`` columns: history through a GIN index, memories through postings kept
+  from them, see :data:`EXTRA_MIGRATIONS`).
 
 PostgreSQL's errors leave this seam as the ``sqlite3`` exception of the same meaning
 (``IntegrityError`` for a broken constraint, ``OperationalError`` for a lost connection), so
@@ -112,6 +113,9 @@ EXTRA_MIGRATIONS: list[str] = [
     """,
     # 103: memory search ranks from a postings table kept by triggers (index/postings.py).
     postings.MIGRATION,
+    # 104: the postings keyed by a number per memory and word, not the two texts; the GIN
+    # index of memory_lines.tsv, which no search reads since 103, dropped.
+    postings.MIGRATION_104,
 ]
 
 # Lock classes: the first key of PostgreSQL's two-key advisory locks.
