@@ -7,11 +7,11 @@ import pytest
 from tests.review.corpus_format import (
     CORPUS,
     DEVELOPMENT,
+    FOURTH,
     HALVES,
     HELD_OUT,
     SECOND,
     THIRD,
-    FOURTH,
     fact,
     half,
     load,

@@ -109,7 +109,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
                 return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
         m = re.match(
-            r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"
+            r"^(?:the |our |my )?(?P<w>[^,;:]+?) "  # one thing, not a clause before a comma
+            r"(?:is|are|was|were|has been|have been|got)(?: now)?"
             rf" (?:{_ENDED.pattern})",
             text,
             re.I,
@@ -119,7 +120,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...").
         after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", text[m.end() :])
         return _thing(m["w"]), after["rest"] if after else ""
-    m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    m = _LAPSED.search(text) or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     if not m:
         return None
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
@@ -146,12 +147,21 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     return thing, rest
 
 
+# "I let the Trados licence expire", "we let the contract lapse": what was let go.
+_LAPSED = re.compile(
+    r"\blet\s+(?:the\s+|my\s+|our\s+)?(?P<v>.+?)\s+(?:expire|lapse|run out)\b(?P<rest>.*)", re.I
+)
+
+
 def _only_when(thing: str) -> bool:
     """Whether ``thing`` names a day or a date only ("July 4", "the Friday after"), not a
     thing that happens on one ("Saturday hours")."""
     words = thing.split()
     return bool(words) and all(
-        _WHEN.match(w) or w.lower() in ("on", "the", "and", "of", "after", "before") for w in words
+        _WHEN.fullmatch(w)
+        or re.fullmatch(r"\d{1,4}(?:st|nd|rd|th)?", w)  # not "5D": a camera, not a day
+        or w.lower() in ("on", "the", "and", "of", "after", "before")
+        for w in words
     )
 
 
@@ -169,6 +179,7 @@ def _stems(text: str, *, generic: bool) -> frozenset[str]:
 
 _GENERIC = lx.STOP_WORDS | lx.words(
     "job account subscription plan tool service app thing stuff membership store box use using "
+    "licence license contract "
     "hours hour session sessions time times slot slots"
 )
 
