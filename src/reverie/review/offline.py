@@ -231,7 +231,7 @@ class _Memory:
                         other.removed = True
                 return "duplicate"
             lost = read_slot(same[0].text).names - read_slot(text).names
-            same[0].text = f"{text} {source}"
+            same[0].text = f"{self._keep_rest(same[0], new, text)} {source}"
             self.updated.append((same[0], lost))
             for other in same[1:]:
                 other.removed = True
@@ -242,6 +242,23 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _keep_rest(self, e: _Entry, new: Frame, text: str) -> str:
+        """What an entry that ``text`` updates says after the update: ``text``, and the
+        entry's other sentences when only some of them are outdated ("Celeste's editor is
+        Philippa Grange. The manuscript is due to her on 1 November." keeps the editor)."""
+        said = [s for _, _, s in sentences(_body(e.text))]
+        if len(said) < 2:
+            return text
+        outdated = [
+            s for s in said if supersedes(new, entry_frame(s)) or refills(text, s, told=True)
+        ]
+        if not outdated or len(outdated) == len(said):
+            return text
+        kept = [s.rstrip() for s in said if s not in outdated and not _holds(text, s)]
+        at = said.index(outdated[0])
+        kept.insert(min(at, len(kept)), (text if at == 0 else _body(text)).rstrip())
+        return " ".join(k if k.endswith((".", "!", "?")) else f"{k}." for k in kept)
 
     def _value_link(self, text: str, live: list[_Entry]) -> tuple[_Entry, Measure, Measure] | None:
         """The one entry whose value ``text``, said as an update or a correction, replaces:

@@ -335,6 +335,7 @@ def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
     # "Netflix costs £10" is not about "the gym": the old subject is not in the new statement
     # (but for words of the slot's kind), and the new one has a subject of its own.
     lost = {w for w in old.head - new_words if not _CATEGORY.get(w, frozenset()) & new.cats}
+    lost -= {root(w) for w in old.owner.split()}  # "Lucia's head baker": Lucia owns the slot
     other_subject = (new.subject & new_names) - old_names or new.head - old_words
     if old.head and lost == old.head and other_subject and not new_names & old_names:
         return False
