@@ -831,3 +831,16 @@ def test_a_self_introduction_keeps_what_the_speaker_says_of_themselves_next() ->
     )
     texts = [op["text"] for op in out.operations]
     assert any("Rui Costa" in t and "locksmith" in t and "landlords" in t for t in texts), texts
+
+
+def test_r6_a_person_who_left_gives_their_role_to_who_took_it() -> None:
+    index = index_after(review(turns("c1", user("Our bookkeeper is Ingrid, ask her about VAT."))))
+    out = review(
+        turns("c2", user("Ingrid left for Deloitte. Tomas is doing the bookkeeping now.")), index
+    )
+    after = index_after(out, index)
+    assert "Tomas" in after and "Our bookkeeper is Ingrid" not in after
+    # Leave is not leaving: the contact stays.
+    index = index_after(review(turns("c1", user("Our contact at Nuvem is Bea Costa."))))
+    out = review(turns("c2", user("Bea is on maternity leave until August.")), index)
+    assert "Our contact at Nuvem is Bea Costa" in index_after(out, index)

@@ -96,6 +96,12 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     if m and not weekly and m["w"].split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
         return _thing(m["w"]), ""  # "Homework club isn't happening this year"
     if kind == "name":
+        # "Hattie left for Ubisoft", "Callum left the band": a person no longer in the role
+        # memory gives them; who takes it may follow. (Leave is not leaving: "Beatriz is on
+        # maternity leave until August" keeps her as the contact.)
+        m = _DEPARTED.match(text)
+        if m:
+            return m["who"], m["rest"].strip(" .,;:()")
         # "Mila quit swimming": a person gives something up; what follows is said too.
         m = re.match(
             rf"^(?P<who>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) (?:has |have )?"
@@ -146,6 +152,14 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     ).strip()
     return thing, rest
 
+
+_DEPARTED = re.compile(
+    rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w-]+)(?: (?-i:[A-Z][\w-]+))?)(?:'s| has| is| was)? "
+    r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
+    r"club|school|agency)\b)|resigned\b|handed in (?:his|her|their) notice\b)"
+    r"(?P<rest>.*)$",
+    re.I,
+)
 
 # "I let the Trados licence expire", "we let the contract lapse": what was let go.
 _LAPSED = re.compile(
