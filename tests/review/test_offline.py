@@ -835,12 +835,35 @@ def test_a_self_introduction_keeps_what_the_speaker_says_of_themselves_next() ->
 
 def test_r6_a_person_who_left_gives_their_role_to_who_took_it() -> None:
     index = index_after(review(turns("c1", user("Our bookkeeper is Ingrid, ask her about VAT."))))
-    out = review(
-        turns("c2", user("Ingrid left for Deloitte. Tomas is doing the bookkeeping now.")), index
-    )
+    out = review(turns("c2", user("Ingrid left for Deloitte, Tomas does the books now.")), index)
     after = index_after(out, index)
     assert "Tomas" in after and "Our bookkeeper is Ingrid" not in after
     # Leave is not leaving: the contact stays.
     index = index_after(review(turns("c1", user("Our contact at Nuvem is Bea Costa."))))
     out = review(turns("c2", user("Bea is on maternity leave until August.")), index)
     assert "Our contact at Nuvem is Bea Costa" in index_after(out, index)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "gone"),
+    [
+        (
+            "We decided on a hiring freeze until March.",
+            "The board cancelled the hiring freeze.",
+            "freeze",
+        ),
+        ("Our sponsor this year is Birch & Co.", "Birch & Co didn't renew.", "Birch"),
+        (
+            "We do home visits on Mondays.",
+            "We no longer do home visits, too costly.",
+            "home visits",
+        ),
+        ("Yoga is on Wednesdays at 7pm.", "We've taken yoga off the timetable.", "Yoga is on"),
+    ],
+)
+def test_r6_retirements_said_in_other_shapes(first: str, then: str, gone: str) -> None:
+    index = index_after(review(turns("c1", user(first))))
+    assert gone in index
+    out = review(turns("c2", user(then)), index)
+    after = index_after(out, index) if out.operations else index
+    assert gone not in after.replace(then, "")

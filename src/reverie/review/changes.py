@@ -121,12 +121,23 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
+        m = m or _NOT_RENEWED.match(text)
         if not m:
+            # "Leadership cancelled the code freeze": whoever ends it, it ended.
+            ended = _CALLED_OFF_BY.match(text)
+            if ended:
+                thing = _thing(ended["v"])
+                if thing and not _only_when(thing):
+                    return thing, ended["rest"].strip(" .,;")
             return None
         # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...").
         after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", text[m.end() :])
         return _thing(m["w"]), after["rest"] if after else ""
-    m = _LAPSED.search(text) or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    m = (
+        _LAPSED.search(text)
+        or _TAKEN_OFF.search(text)
+        or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    )
     if not m:
         return None
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
@@ -158,6 +169,23 @@ _DEPARTED = re.compile(
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
     r"club|school|agency)\b)|resigned\b|handed in (?:his|her|their) notice\b)"
     r"(?P<rest>.*)$",
+    re.I,
+)
+
+_NOT_RENEWED = re.compile(
+    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:didn't|did not|won't|will not|isn't going to) renew\b",
+    re.I,
+)
+_CALLED_OFF_BY = re.compile(
+    r"^(?:the\s+)?[^,;:]{2,40}? (?:has |have )?(?:cancel+ed|scrapped|axed|discontinued|called off)"
+    r"\s+(?:the |our |its |their )?(?P<v>[^,;.!?]+)(?P<rest>.*)$",
+    re.I,
+)
+
+# "We've taken spin off the timetable": what is no longer offered.
+_TAKEN_OFF = re.compile(
+    r"\b(?:taken|took|take|taking)\s+(?P<v>[^,;.]+?)\s+off\s+(?:the\s+|our\s+)?(?:timetable|"
+    r"menu|schedule|rota|list|website|price list|books)\b(?P<rest>.*)",
     re.I,
 )
 

@@ -805,6 +805,8 @@ def _gives_up(st: Statement) -> bool:
     """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
     against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
     owner = set(st.frame.owner)
+    if re.search(r"\b(?:cancel+ed|scrapped|closed|cut|shut|axed|discontinued)\b", st.text, re.I):
+        return False  # "Leadership cancelled the code freeze": ended for everyone
     return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
 
 
