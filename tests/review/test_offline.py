@@ -867,3 +867,17 @@ def test_r6_retirements_said_in_other_shapes(first: str, then: str, gone: str) -
     out = review(turns("c2", user(then)), index)
     after = index_after(out, index) if out.operations else index
     assert gone not in after.replace(then, "")
+
+
+def test_r6_of_two_values_an_update_replaces_the_one_next_to_what_it_names() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("Our callout is £60 for the first hour then £40 an hour after."),
+            bot("Noted."),
+            user("put the callout up to £70, diesel is dear"),
+        )
+    )
+    index = index_after(out)
+    assert "Our callout is £70 for the first hour then £40 an hour after." in index
+    assert "£60" not in index

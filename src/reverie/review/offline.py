@@ -306,11 +306,19 @@ class _Memory:
                 ]
                 if any(m.value in ours for m in olds) and not _UPDATE.search(text):
                     continue  # the old value said again beside another: no update
-                if len({m.value for m in olds}) != 1 or len({m.value for m in news}) != 1:
+                if len({m.value for m in news}) != 1:
+                    continue
+                common = words & slot.words
+                if len({m.value for m in olds}) > 1:
+                    # "call out is £65 first hour then £45 an hour after": the value next to
+                    # the words the update shares with the entry ("put the call out up to £75").
+                    near = _nearest(e.text, olds, common)
+                    olds = [near] if near is not None else olds
+                if len({m.value for m in olds}) != 1:
                     continue
                 old = olds[0]
                 told = old.value in named or old.value.split(" ")[0] in named
-                shared = bool(words & slot.words)
+                shared = bool(common)
                 if told or shared or (leaning and self._just_before(e)):
                     found.append((e, old, news[0]))
                     break
@@ -757,6 +765,23 @@ def _names_any(text: str, names: frozenset[str]) -> bool:
         if firm and re.search(rf"\b{re.escape(lead)}\b", low):
             return True
     return False
+
+
+def _nearest(entry: str, values: list[Measure], words: frozenset[str]) -> Measure | None:
+    """Of ``values`` said in ``entry``, the one closest to where it says one of ``words``
+    (stems), when one is closer than the others; else None."""
+    body = strip_source(entry)
+    spots = [m.start() for m in re.finditer(r"[\w'-]+", body) if root(m.group(0).lower()) in words]
+    if not spots:
+        return None
+    scored = sorted(
+        (min(abs(body.find(v.said) - at) for at in spots), i)
+        for i, v in enumerate(values)
+        if body.find(v.said) >= 0
+    )
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    return values[scored[0][1]]
 
 
 def _denied(text: str, m: Measure) -> bool:

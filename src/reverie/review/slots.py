@@ -351,7 +351,7 @@ _DAY_WORDS = "|".join(
 )
 _ORDINAL = r"\d{1,2}(?:st|nd|rd|th)?"
 _MEASURE = re.compile(
-    rf"(?P<money>[$£€]\s?\d[\d,]*(?:\.\d+)?(?:k\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:euros?|dollars?|"
+    rf"(?P<money>[$£€]\s?\d+(?:,\d{{3}})*(?:\.\d+)?(?:k\b)?|\b\d+(?:,\d{{3}})*(?:\.\d+)?\s?(?:euros?|dollars?|"
     rf"pounds?|quid|eur|gbp|usd|cad)\b)"
     rf"|(?P<percent>\b\d+(?:\.\d+)?\s?(?:%|percent\b|per cent\b))"
     rf"|(?P<date>(?:\b(?:{_DAY_WORDS})s?,?\s+(?:the\s+)?)?(?:\b{_ORDINAL}\s+(?:of\s+)?"
