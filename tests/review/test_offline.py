@@ -720,3 +720,164 @@ def test_r6_a_person_giving_something_up_keeps_what_they_took_up_and_idles_clean
     assert "Mila quit swimming. She does climbing on Wednesday evenings now." in index2
     # Every turn again, against the memory it made: nothing changes.
     assert review([*first, *second], index2).operations == []
+
+
+# fifth round: values by kind, corrections, lessons, progress, tool output, introductions
+
+
+def test_r6_a_corrected_value_is_written_into_its_entry() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("Our hourly rate is £50 for repairs."),
+            bot("Noted."),
+            user("sorry, wrong, £50 was last year, it's £55 now"),
+        )
+    )
+    index = index_after(out)
+    assert "£55" in index and "£50" not in index
+    # One entry, citing both messages: the statement and its correction.
+    assert "Sam: Our hourly rate is £55 for repairs. (source: c1#0-3)" in index
+
+
+def test_r6_a_value_of_the_same_kind_replaces_the_old_one_across_sessions() -> None:
+    index = index_after(review(turns("c1", user("Our deposit for weddings is 25% at booking."))))
+    out = review(turns("c2", user("We raised the deposit, it is 35 percent from May.")), index)
+    after = index_after(out, index)
+    assert "35 percent" in after and "25%" not in after
+
+
+def test_r6_a_value_the_user_denies_is_never_taken_as_the_new_one() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("Dana does the Wednesday deliveries."),
+            bot("Got it, Dana does the Monday deliveries."),
+            user("wednesday, not monday"),
+        )
+    )
+    index = index_after(out)
+    # The wrong read-back is not kept, and "not monday" does not rewrite the entry.
+    assert "Wednesday" in index and "Monday" not in index
+
+
+def test_r6_a_lesson_keeps_its_fix_with_its_cause() -> None:
+    out = review(
+        turns(
+            "c1",
+            user(
+                "The label printer kept jamming. Problem was the cheap label rolls. "
+                "Now we only buy the Zebra rolls."
+            ),
+        )
+    )
+    texts = [op["text"] for op in out.operations]
+    assert any("jamming" in t and "Zebra rolls" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we've packed 30 boxes today, good going",
+        "I have translated about 2000 words so far this morning",
+        "We've done 12 viewings this week, a record",
+    ],
+)
+def test_a_count_of_what_was_got_through_is_progress(text: str) -> None:
+    assert review(turns("c1", user(text))).operations == []
+
+
+def test_r5_an_assistant_repeating_tool_output_is_not_kept() -> None:
+    said = "The deploy script reads build_cache.tar from the shared drive."
+
+    def kept(position: int) -> bool:
+        batch = [
+            Turn("c1", 0, "user", "sam", "where does the deploy get its cache?", T),
+            Turn("c1", position, "assistant", None, said, T + 2),
+        ]
+        return any("build_cache.tar" in op["text"] for op in review(batch).operations)
+
+    assert kept(1)  # said by the assistant right after the question: kept
+    # After a message the reviewer was not given (a tool's output, R5), the identifiers the
+    # assistant repeats are the tool's.
+    assert not kept(2)
+
+
+def test_r6_a_plan_called_off_by_name_is_retired() -> None:
+    index = index_after(review(turns("c1", user("We decided to open a second shop in Leeds."))))
+    assert "Leeds" in index
+    out = review(turns("c2", user("scrap the Leeds plan, the rents are too high.")), index)
+    assert "second shop in Leeds" not in index_after(out, index)
+
+
+def test_r6_an_update_of_one_sentence_of_an_entry_keeps_the_others() -> None:
+    index = new_index().replace(
+        "## Project state\n",
+        "## Project state\n- Sam's editor is Jo Bell. The draft is due to her on 3 May."
+        " (source: c0#0-1)\n",
+    )
+    out = review(turns("c1", user("Jo gave me until 20 June for the draft now.")), index)
+    after = index_after(out, index)
+    assert "editor is Jo Bell" in after and "20 June" in after and "3 May" not in after
+
+
+def test_a_self_introduction_keeps_what_the_speaker_says_of_themselves_next() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("Hello, I am Rui Costa, a locksmith in Porto. I work mostly for landlords."),
+            author="rui",
+        )
+    )
+    texts = [op["text"] for op in out.operations]
+    assert any("Rui Costa" in t and "locksmith" in t and "landlords" in t for t in texts), texts
+
+
+def test_r6_a_person_who_left_gives_their_role_to_who_took_it() -> None:
+    index = index_after(review(turns("c1", user("Our bookkeeper is Ingrid, ask her about VAT."))))
+    out = review(turns("c2", user("Ingrid left for Deloitte, Tomas does the books now.")), index)
+    after = index_after(out, index)
+    assert "Tomas" in after and "Our bookkeeper is Ingrid" not in after
+    # Leave is not leaving: the contact stays.
+    index = index_after(review(turns("c1", user("Our contact at Nuvem is Bea Costa."))))
+    out = review(turns("c2", user("Bea is on maternity leave until August.")), index)
+    assert "Our contact at Nuvem is Bea Costa" in index_after(out, index)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "gone"),
+    [
+        (
+            "We decided on a hiring freeze until March.",
+            "The board cancelled the hiring freeze.",
+            "freeze",
+        ),
+        ("Our sponsor this year is Birch & Co.", "Birch & Co didn't renew.", "Birch"),
+        (
+            "We do home visits on Mondays.",
+            "We no longer do home visits, too costly.",
+            "home visits",
+        ),
+        ("Yoga is on Wednesdays at 7pm.", "We've taken yoga off the timetable.", "Yoga is on"),
+    ],
+)
+def test_r6_retirements_said_in_other_shapes(first: str, then: str, gone: str) -> None:
+    index = index_after(review(turns("c1", user(first))))
+    assert gone in index
+    out = review(turns("c2", user(then)), index)
+    after = index_after(out, index) if out.operations else index
+    assert gone not in after.replace(then, "")
+
+
+def test_r6_of_two_values_an_update_replaces_the_one_next_to_what_it_names() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("Our callout is £60 for the first hour then £40 an hour after."),
+            bot("Noted."),
+            user("put the callout up to £70, diesel is dear"),
+        )
+    )
+    index = index_after(out)
+    assert "Our callout is £70 for the first hour then £40 an hour after." in index
+    assert "£60" not in index

@@ -96,6 +96,12 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     if m and not weekly and m["w"].split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
         return _thing(m["w"]), ""  # "Homework club isn't happening this year"
     if kind == "name":
+        # "Hattie left for Ubisoft", "Callum left the band": a person no longer in the role
+        # memory gives them; who takes it may follow. (Leave is not leaving: "Beatriz is on
+        # maternity leave until August" keeps her as the contact.)
+        m = _DEPARTED.match(text)
+        if m:
+            return m["who"], m["rest"].strip(" .,;:()")
         # "Mila quit swimming": a person gives something up; what follows is said too.
         m = re.match(
             rf"^(?P<who>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) (?:has |have )?"
@@ -109,17 +115,29 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
                 return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
         m = re.match(
-            r"^(?:the |our |my )?(?P<w>.+?) (?:is|are|was|were|has been|have been|got)(?: now)?"
+            r"^(?:the |our |my )?(?P<w>[^,;:]+?) "  # one thing, not a clause before a comma
+            r"(?:is|are|was|were|has been|have been|got)(?: now)?"
             rf" (?:{_ENDED.pattern})",
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
+        m = m or _NOT_RENEWED.match(text)
         if not m:
+            # "Leadership cancelled the code freeze": whoever ends it, it ended.
+            ended = _CALLED_OFF_BY.match(text)
+            if ended:
+                thing = _thing(ended["v"])
+                if thing and not _only_when(thing):
+                    return thing, ended["rest"].strip(" .,;")
             return None
         # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...").
         after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", text[m.end() :])
         return _thing(m["w"]), after["rest"] if after else ""
-    m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    m = (
+        _LAPSED.search(text)
+        or _TAKEN_OFF.search(text)
+        or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
+    )
     if not m:
         return None
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
@@ -146,12 +164,46 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     return thing, rest
 
 
+_DEPARTED = re.compile(
+    rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w-]+)(?: (?-i:[A-Z][\w-]+))?)(?:'s| has| is| was)? "
+    r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
+    r"club|school|agency)\b)|resigned\b|handed in (?:his|her|their) notice\b)"
+    r"(?P<rest>.*)$",
+    re.I,
+)
+
+_NOT_RENEWED = re.compile(
+    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:didn't|did not|won't|will not|isn't going to) renew\b",
+    re.I,
+)
+_CALLED_OFF_BY = re.compile(
+    r"^(?:the\s+)?[^,;:]{2,40}? (?:has |have )?(?:cancel+ed|scrapped|axed|discontinued|called off)"
+    r"\s+(?:the |our |its |their )?(?P<v>[^,;.!?]+)(?P<rest>.*)$",
+    re.I,
+)
+
+# "We've taken spin off the timetable": what is no longer offered.
+_TAKEN_OFF = re.compile(
+    r"\b(?:taken|took|take|taking)\s+(?P<v>[^,;.]+?)\s+off\s+(?:the\s+|our\s+)?(?:timetable|"
+    r"menu|schedule|rota|list|website|price list|books)\b(?P<rest>.*)",
+    re.I,
+)
+
+# "I let the Trados licence expire", "we let the contract lapse": what was let go.
+_LAPSED = re.compile(
+    r"\blet\s+(?:the\s+|my\s+|our\s+)?(?P<v>.+?)\s+(?:expire|lapse|run out)\b(?P<rest>.*)", re.I
+)
+
+
 def _only_when(thing: str) -> bool:
     """Whether ``thing`` names a day or a date only ("July 4", "the Friday after"), not a
     thing that happens on one ("Saturday hours")."""
     words = thing.split()
     return bool(words) and all(
-        _WHEN.match(w) or w.lower() in ("on", "the", "and", "of", "after", "before") for w in words
+        _WHEN.fullmatch(w)
+        or re.fullmatch(r"\d{1,4}(?:st|nd|rd|th)?", w)  # not "5D": a camera, not a day
+        or w.lower() in ("on", "the", "and", "of", "after", "before")
+        for w in words
     )
 
 
@@ -169,6 +221,7 @@ def _stems(text: str, *, generic: bool) -> frozenset[str]:
 
 _GENERIC = lx.STOP_WORDS | lx.words(
     "job account subscription plan tool service app thing stuff membership store box use using "
+    "licence license contract "
     "hours hour session sessions time times slot slots"
 )
 

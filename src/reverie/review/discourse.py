@@ -73,7 +73,28 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     said = sentences(text)
     cue = [bool(_LESSON.search(s)) for _, _, s in said]
     out: list[tuple[int, int, str]] = []
+    joined_lesson = False  # the last unit holds a lesson's cause
+    introducing = False  # the last unit is the speaker introducing themselves
     for i, (start, end, sentence) in enumerate(said):
+        if out and introducing and _about_speaker(sentence) and _statement(sentence, role):
+            before = out[-1]
+            joined = f"{before[2]} {sentence}"
+            if len(joined) <= MAX_JOINED:
+                out[-1] = (before[0], end, joined)  # "I live in Kraków": still who they are
+                continue
+        # "Fiona here." alone is read as naming the speaker, and what follows ("I'm a nurse
+        # ...") names them when written: only a fuller introduction takes what follows.
+        introducing = (
+            i == 0
+            and _names_speaker(sentence, speaker)
+            and read(clean(sentence), role=role, speaker=speaker or "Someone") != "introduction"
+        )
+        if out and i > 0 and joined_lesson and _remedy(sentence, role):
+            before = out[-1]
+            joined = f"{before[2]} {sentence}"
+            if len(joined) <= MAX_JOINED:
+                out[-1] = (before[0], end, joined)  # the fix, kept with what it fixes
+                continue
         if out and i > 0:
             lesson = cue[i] or (cue[i - 1] and i + 1 < len(said) and cue[i + 1])
             leans = lesson or _opens_leaning(sentence) or _fragment(sentence)
@@ -86,6 +107,44 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
                 and _stands(before[2], role, speaker, lesson)
             ):
                 out[-1] = (before[0], end, joined)
+                joined_lesson = joined_lesson or lesson
                 continue
         out.append((start, end, sentence))
+        joined_lesson = cue[i] and _stands(sentence, role, speaker, True)
     return out
+
+
+def _names_speaker(text: str, speaker: str) -> bool:
+    """Whether a message's first sentence is the speaker saying who they are ("Steve Mackie.",
+    "Hello, I am Katarzyna Wiśniewska, freelance translator ..."): it holds their name."""
+    first = speaker.split(" ")[0] if speaker else ""
+    if len(first) < 2 or first.lower() in ("user", "the"):
+        return False
+    opener = re.search(
+        rf"(?<![\w'])(?:i am|i'm|this is|my name is|it's)?\s*{re.escape(first)}\b", text, re.I
+    )
+    return opener is not None and opener.start() <= 12
+
+
+def _about_speaker(text: str) -> bool:
+    """Whether a sentence goes on about the speaker or their firm ("I live in Kraków", "we
+    cover Swindon") or is a verbless piece of the introduction ("Mackie Motors, independent
+    garage in Paisley")."""
+    return bool(re.match(r"^(?:i|i'm|i've|my|we|we're|our)\b", text, re.I)) or _fragment(text)
+
+
+_REMEDY = re.compile(
+    r"^\W*(?:(?:so|and)\s+)?(?:now\b|fix\b|fixed\b|the fix\b|solution\b|since then\b|"
+    r"from now on\b|these days\b|going forward\b|(?:i|we)\s+(?:now|always|never)\b)",
+    re.I,
+)
+
+
+def _remedy(text: str, role: str) -> bool:
+    """Whether a sentence after a lesson's cause says what is done about it now ("Now it sits
+    in a bain-marie", "fix: we stream them per biome now", "now i always do a pressure drop
+    test"): it opens with a word of remedy and is no question, request, secret or small talk."""
+    if not _REMEDY.match(text) or text.rstrip().endswith("?"):
+        return False
+    reason = skip_reason(clean(text), role)
+    return reason is None or reason in ("transient", "reaction")

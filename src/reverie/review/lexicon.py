@@ -300,7 +300,7 @@ LESSON_CUES = phrase_list(
     the fix | fixed it | fix is | fix was | fixed by | the solution
     solution was | workaround | the reason | comes from | came from | come from
     means that | happens because | happened because
-    the problem was | the issue was | lesson | lesson learned | lessons learned | takeaway
+    problem was | issue was | lesson | lesson learned | lessons learned | takeaway
     til | note to self | prevents it | avoids | found why | found out why | figured out why
     worked out why | sorted it | solved it | fixes it
     """
@@ -409,14 +409,18 @@ RETIRE_VERBS = phrase_list(
     decommissioned | got rid of | ditched | killed | sunset | sunsetted | turned off
     shut down | deleted | uninstalled | moved off | moved away from | cancelled | canceled
     cut | closed | gave up on | gave up | given up on | given up | are not on
-    are no longer on | aren't on | 're not on | 're no longer on | sold
+    are no longer on | aren't on | 're not on | 're no longer on | sold | we're off | are off
+    no longer do | no longer offer | no longer take | no longer sell | no longer stock
+    no longer provide | no longer accept | no longer carry | no longer run
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".
 ENDED_STATES = phrase_list(
     """
     retired | decommissioned | shut down | turned off | gone | removed | cancelled | canceled
-    dropped | no longer used | discontinued | scrapped | done with | no more
+    dropped | no longer used | discontinued | scrapped | done with | no more | switched off
+    shut off | expired | lapsed | didn't renew | did not renew | won't be renewing
+    isn't renewing | is not renewing
     """
 )
 #: States whose negation says a thing has stopped: "homework club isn't happening this year".

@@ -47,7 +47,7 @@ from .discourse import units
 from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .sentences import clauses, sentences
-from .slots import read_slot, refills, root, says_no_more
+from .slots import Measure, measures, read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
 from .statements import PEOPLE, Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
@@ -67,6 +67,10 @@ _CLOSE = 0.4
 _CLOSE_ENDED = 0.5
 # A statement that says something ended, was given up, or is no longer so.
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
+# A statement that says it updates or corrects something.
+_UPDATE = lx.phrases(
+    [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
+)
 
 
 def topic_slug(section: str) -> str:
@@ -116,6 +120,8 @@ class _Memory:
     #: Entries the message being read updated, with the names they lost; and entries it added.
     updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
     added: list[_Entry] = field(default_factory=list)
+    #: The text of the message being read.
+    message: str = ""
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -195,6 +201,9 @@ class _Memory:
                 close = self._closest(text, [e for e in live if e not in holders])
                 if close is not None:
                     close.removed = True
+            linked = self._value_link(text, [e for e in live if e not in holders])
+            if linked is not None:
+                linked[0].removed = True  # said again: the older value it replaced goes too
             return "duplicate"
         same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
@@ -203,6 +212,13 @@ class _Memory:
             return "duplicate"  # said before in other words, with more detail
         if not same and any(says_no_more(text, e.text) for e in near):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
+        if not same:
+            linked = self._value_link(text, live)
+            if linked is not None and self._thin(text, linked[0]):
+                return self._substitute(*linked, source)
+            same = [linked[0]] if linked is not None else []
+            if linked is not None:
+                self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
         if not same and (new.update or _ENDS.search(text)) and self.embedder is not None:
             close = self._closest(text, live)
             same = [close] if close is not None else []
@@ -215,7 +231,7 @@ class _Memory:
                         other.removed = True
                 return "duplicate"
             lost = read_slot(same[0].text).names - read_slot(text).names
-            same[0].text = f"{text} {source}"
+            same[0].text = f"{self._keep_rest(same[0], new, text)} {source}"
             self.updated.append((same[0], lost))
             for other in same[1:]:
                 other.removed = True
@@ -226,6 +242,137 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _keep_rest(self, e: _Entry, new: Frame, text: str) -> str:
+        """What an entry that ``text`` updates says after the update: ``text``, and the
+        entry's other sentences when only some of them are outdated ("Celeste's editor is
+        Philippa Grange. The manuscript is due to her on 1 November." keeps the editor)."""
+        said = [s for _, _, s in sentences(_body(e.text))]
+        if len(said) < 2:
+            return text
+        outdated = [
+            s for s in said if supersedes(new, entry_frame(s)) or refills(text, s, told=True)
+        ]
+        if not outdated or len(outdated) == len(said):
+            return text
+        kept = [s.rstrip() for s in said if s not in outdated and not _holds(text, s)]
+        at = said.index(outdated[0])
+        kept.insert(min(at, len(kept)), (text if at == 0 else _body(text)).rstrip())
+        return " ".join(k if k.endswith((".", "!", "?")) else f"{k}." for k in kept)
+
+    def _value_link(self, text: str, live: list[_Entry]) -> tuple[_Entry, Measure, Measure] | None:
+        """The one entry whose value ``text``, said as an update or a correction, replaces:
+        ``(entry, old value, new value)``, or None. The entry holds one value of a kind
+        (:func:`.slots.measures`: money, a percentage, a date, a time, a length of time, a
+        weekday) that the statement does not, and the statement one of that kind that the entry
+        does not; what the entry is about is what the two share: a word that is not generic
+        (the statement's or its message's: "deadline", "deposit"), or the message names the old
+        value ("£58 was last year", "6 was killing me"), or the statement leans on the message
+        just before it ("it's $4,200 now"). Owners that are other people do not meet; an entry
+        this message made is not replaced by it. More than one such entry: none (ambiguous)."""
+        given = tuple(m for m in measures(text) if not _denied(text, m))
+        # "the 6th" is the day of "October 6": one date, not another.
+        message = self.message or text
+        if not given or not (_UPDATE.search(text) or _UPDATE.search(message)):
+            return None
+        mine = read_slot(text)
+        words = (mine.words | read_slot(message).words) - _LOOSE
+        named = {m.value for m in measures(message)} | set(re.findall(r"\b\d+\b", message))
+        leaning = bool(_LEANS.match(_body(text)) or _PRONOUN_VALUE.search(text))
+        found: list[tuple[_Entry, Measure, Measure]] = []
+        for e in live:
+            if self._from_this_message(e):
+                continue
+            held = measures(e.text)
+            slot = read_slot(e.text)
+            if (
+                mine.owner
+                and slot.owner
+                and mine.owner != slot.owner
+                and "i"
+                not in (
+                    mine.owner,
+                    slot.owner,
+                )
+            ):
+                continue
+            for kind in {m.kind for m in given} & {m.kind for m in held}:
+                theirs = {m.value for m in held if m.kind == kind}
+                theirs |= {v.split(" ")[0] for v in theirs}
+                ours = {m.value for m in given if m.kind == kind}
+                news = [m for m in given if m.kind == kind and m.value not in theirs]
+                olds = [
+                    m for m in held if m.kind == kind and m.value not in {n.value for n in news}
+                ]
+                if any(m.value in ours for m in olds) and not _UPDATE.search(text):
+                    continue  # the old value said again beside another: no update
+                if len({m.value for m in news}) != 1:
+                    continue
+                common = words & slot.words
+                if len({m.value for m in olds}) > 1:
+                    # "call out is £65 first hour then £45 an hour after": the value next to
+                    # the words the update shares with the entry ("put the call out up to £75").
+                    near = _nearest(e.text, olds, common)
+                    olds = [near] if near is not None else olds
+                if len({m.value for m in olds}) != 1:
+                    continue
+                old = olds[0]
+                told = old.value in named or old.value.split(" ")[0] in named
+                shared = bool(common)
+                if told or shared or (leaning and self._just_before(e)):
+                    found.append((e, old, news[0]))
+                    break
+        return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
+
+    def _just_before(self, e: _Entry) -> bool:
+        """Whether ``e`` came from one of the two messages before the one being read."""
+        start = min((p for _, p in self.reading), default=-1)
+        return any(
+            (conv, p) in {(c, start - 1) for c, _ in self.reading}
+            or (conv, p) in {(c, start - 2) for c, _ in self.reading}
+            for conv, a, b in parse_sources(e.text)
+            for p in range(a, b)
+        )
+
+    def _thin(self, text: str, e: _Entry) -> bool:
+        """Whether ``text`` says nothing of its own beside the new value: it leans on what came
+        before ("it's $4,200 now") or its words are the entry's."""
+        mine, theirs = read_slot(text), read_slot(e.text)
+        leans = _LEANS.match(_body(text)) or _PRONOUN_VALUE.search(text)
+        return bool(leans) or not (mine.words - theirs.words - _LOOSE)
+
+    def _substitute(self, e: _Entry, old: Measure, new: Measure, source: str) -> str:
+        """Write ``new`` where ``e`` says ``old`` ("labour rate is £58 an hour" -> "... £64 an
+        hour"), citing the messages of both; an entry that then says what another says goes."""
+        body = strip_source(e.text)
+        at = body.find(old.said)
+        if at < 0:
+            return "nothing to change"
+        body = body[:at] + new.said + body[at + len(old.said) :]
+        # The entry cites what this batch read (the runner's rule): the new message, widened
+        # to the old one when both are of one conversation ("...#0-3"); else the new message
+        # alone, which must then say what the entry is about.
+        conv, start, end = parse_sources(source)[0]
+        same = [(a, b) for c, a, b in parse_sources(e.text) if c == conv]
+        if same:
+            start, end = min([start, *(a for a, _ in same)]), max([end, *(b for _, b in same)])
+        elif not _words(body) & _words(self.message):
+            return "nothing to change"
+        e.text = f"{body} {format_source(conv, start, end)}"
+        said = meaning(e.text)
+        if any(o is not e and meaning(o.text) == said for o in self.live()):
+            e.removed = True
+            return "duplicate"
+        self.updated.append((e, frozenset({old.said.lower()})))
+        return "updated"
+
+    def value_fix(self, clause: str, source: str) -> str | None:
+        """A clause not kept on its own ("sorry thats wrong, £58 was last year, its £64 now")
+        that corrects one value of an entry: the entry now says the new value."""
+        linked = self._value_link(clause, self.live())
+        if linked is None:
+            return None
+        return self._substitute(*linked, source)
 
     def _closest(self, text: str, live: list[_Entry]) -> _Entry | None:
         """The entry an update that no rule connected to one most likely replaces, by the
@@ -283,6 +430,7 @@ class _Memory:
         """Before a message is read: the names of entries it names (:attr:`context`). The
         people talking, and a name most entries hold, are who the talk is between, not the
         value of a slot: they make no context."""
+        self.message = text
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {w.strip(".'") for w in said}
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
@@ -310,7 +458,7 @@ class _Memory:
                 if e is target or e.removed or e.original is not None:
                     continue
                 said = strip_source(e.text)
-                if _names_any(said, lost):
+                if _names_any(said, lost) or _says_value(said, lost):
                     cited = [format_source(*s) for s in parse_sources(e.text)]
                     own = [format_source(*s) for s in parse_sources(target.text)]
                     sources = " ".join(dict.fromkeys([*own, *cited]))
@@ -423,7 +571,9 @@ class _Memory:
     def settle_retired(self) -> None:
         """At the end of a message: an entry whose retired thing nothing replaced goes."""
         for e, _ in self.retiring:
-            e.removed = True
+            # An entry this message rewrote since ("Opsgenie handles alerts now" took the
+            # place of "Paging goes through PagerDuty") says the new thing: it stays.
+            e.removed = e.removed or not self._from_this_message(e)
         self.retiring.clear()
 
     # the outcome
@@ -617,10 +767,71 @@ def _names_any(text: str, names: frozenset[str]) -> bool:
     return False
 
 
+def _nearest(entry: str, values: list[Measure], words: frozenset[str]) -> Measure | None:
+    """Of ``values`` said in ``entry``, the one closest to where it says one of ``words``
+    (stems), when one is closer than the others; else None."""
+    body = strip_source(entry)
+    spots = [m.start() for m in re.finditer(r"[\w'-]+", body) if root(m.group(0).lower()) in words]
+    if not spots:
+        return None
+    scored = sorted(
+        (min(abs(body.find(v.said) - at) for at in spots), i)
+        for i, v in enumerate(values)
+        if body.find(v.said) >= 0
+    )
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    return values[scored[0][1]]
+
+
+def _denied(text: str, m: Measure) -> bool:
+    """Whether ``text`` says value ``m`` is not so ("thursday mate not tuesday", "instead of
+    Fridays"): then it is the old value, never the new one."""
+    at = text.find(m.said)
+    return at >= 0 and bool(_DENIED.search(text[max(0, at - 16) : at]))
+
+
+_DENIED = re.compile(
+    r"(?:\bnot|n't|\binstead of|\brather than|\bno longer)\s+(?:the\s+|on\s+)?$", re.I
+)
+
+
+def _words(text: str) -> set[str]:
+    """The content words of ``text``, lower case."""
+    return {w.lower() for w in _content(strip_source(text)) if len(w) > 2 and w.isalpha()}
+
+
+def _says_value(text: str, values: frozenset[str]) -> bool:
+    """Whether ``text`` says one of ``values`` as written ("1:50 was too weak", "£58")."""
+    low = text.lower()
+    return any(re.search(rf"(?<![\w.,:]){re.escape(v)}(?![\w:])", low) for v in values)
+
+
+def _body(text: str) -> str:
+    """A statement without its source and the speaker's name before it."""
+    return re.sub(r"^[^:]{1,40}:\s", "", strip_source(text))
+
+
+# What a value update may share with an entry without being about the same thing.
+_LOOSE = frozenset(lx.GENERIC_WORDS) | frozenset(root(w) for w in lx.UPDATE_MARKERS)
+# A statement that leans on the one before: "it's $4,200 now", "so 26 March now".
+_LEANS = re.compile(
+    r"^\W*(?:(?:oh\s+)?(?:so|and|but|wait|sorry|no|actually|oops|ah)\b[\s,]*)*"
+    r"(?:it|it's|its|that|that's|this|they|they're|which|now|make that|\d|[$£€])",
+    re.I,
+)
+
+
+# "..., it's $4,200 now": the value is said of a pronoun, whose referent came before.
+_PRONOUN_VALUE = re.compile(r"\b(?:it|that)(?:'s|\s+is|\s+was)\s+(?:now\s+)?[$£€\d]", re.I)
+
+
 def _gives_up(st: Statement) -> bool:
     """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
     against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
     owner = set(st.frame.owner)
+    if re.search(r"\b(?:cancel+ed|scrapped|closed|cut|shut|axed|discontinued)\b", st.text, re.I):
+        return False  # "Leadership cancelled the code freeze": ended for everyone
     return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
 
 
@@ -743,10 +954,25 @@ class OfflineReviewer:
         people = frozenset(
             w for t in batch.turns if t.role == "user" for w in _display(t.author).lower().split()
         )
-        for block, listener in _blocks(_turns(batch.turns)):
+        blocks = _blocks(_turns(batch.turns))
+        given = {(t.conversation_id, t.position) for t in batch.turns}
+        opening: dict[str, int] = {}  # per conversation: the first position given
+        for t in batch.turns:
+            c = t.conversation_id
+            opening[c] = min(opening.get(c, t.position), t.position)
+        for at, (block, listener) in enumerate(blocks):
             turn = block[-1]
             if turn.role not in {"user", "assistant"}:
                 skipped["tool output"] += 1  # review never reads tool logs (R5)
+                continue
+            # A message not given sits right before this one: tool output (R5), which an
+            # assistant message after it reports ("shader_cache.bin is missing").
+            after_tool = turn.role == "assistant" and (
+                turn.position > opening[turn.conversation_id]
+                and (turn.conversation_id, turn.position - 1) not in given
+            )
+            if turn.role == "assistant" and _corrected(turn, blocks[at + 1 : at + 2]):
+                skipped["corrected by the user"] += 1  # a wrong read-back ("no, the 28th!")
                 continue
             conv = turn.conversation_id
             # Consecutive messages of one author are read as one text (a sentence may lean on
@@ -768,14 +994,24 @@ class OfflineReviewer:
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
+                if after_tool and _identifiers(sentence):
+                    skipped["tool output"] += 1  # what the tool printed, said again
+                    continue
                 first = next(i for i in range(len(block)) if start < ends[i + 1])
                 last = next(i for i in range(len(block)) if end <= ends[i + 1])
                 source = format_source(conv, block[first].position, block[last].position + 1)
                 pending = clauses(sentence)
                 while pending:
-                    found = read(pending.pop(0), role=turn.role, speaker=speaker, question=question)
+                    clause = pending.pop(0)
+                    found = read(clause, role=turn.role, speaker=speaker, question=question)
                     if isinstance(found, str):
-                        skipped[found] += 1
+                        fixed = None
+                        if turn.role == "user" and found in _CORRECTABLE:
+                            fixed = memory.value_fix(clause, source)
+                        if fixed is not None:
+                            outcomes[fixed] += 1
+                        else:
+                            skipped[found] += 1
                         continue
                     if found.kind == "retire":
                         outcomes[memory.retire(found, source)] += 1
@@ -826,6 +1062,45 @@ class OfflineReviewer:
             tokens_out=0,
             notes=notes,
         )
+
+
+# An identifier as tool output prints it: a file name, a path, a snake_case or dotted name.
+_IDENTIFIER = re.compile(
+    r"(?<![\w/.-])(?=[\w./-]*[_/.][\w])[A-Za-z_][\w-]*(?:[./][\w-]+)+|\b\w+_\w+\b"
+)
+# A reply that opens by saying the message before was wrong ("no, 28th!", "That is
+# incorrect.", "wrong day").
+_DENIAL = re.compile(
+    r"^\W*(?:no\b|nope\b|nah\b|wrong\b|incorrect\b|not quite\b|that'?s (?:not|wrong|incorrect)"
+    r"|that is (?:not|wrong|incorrect)|not right\b)",
+    re.I,
+)
+
+
+def _identifiers(text: str) -> set[str]:
+    """The identifiers of ``text`` (see :data:`_IDENTIFIER`), at least five characters long."""
+    return {m.group(0).lower() for m in _IDENTIFIER.finditer(text) if len(m.group(0)) >= 5}
+
+
+def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
+    """Whether the user's next message says this assistant message got something wrong: it
+    opens by denying it (:data:`_DENIAL`), or says "not X" of a word X the assistant used
+    ("thursday mate not tuesday" after "Callum handles Tuesdays")."""
+    if not following:
+        return False
+    nxt = following[0][0][0]
+    if nxt.role != "user" or nxt.conversation_id != turn.conversation_id:
+        return False
+    if _DENIAL.match(nxt.text):
+        return True
+    said = {w.lower().rstrip("s") for w in re.findall(r"[\w']+", turn.text) if len(w) > 2}
+    denied = re.findall(r"\bnot\s+(?:the\s+)?([\w']+)", nxt.text, re.I)
+    return any(w.lower().rstrip("s") in said for w in denied if len(w) > 2)
+
+
+# Why a clause is not kept on its own, when it may still correct a value ("sorry thats wrong,
+# its £64 now" is a reaction; "put the call out up to £75" a request; "26 March now." no fact).
+_CORRECTABLE = frozenset({"reaction", "request", "no durable fact", "transient"})
 
 
 def _turns(turns: list[Turn]) -> list[tuple[Turn, str]]:

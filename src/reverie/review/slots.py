@@ -335,8 +335,71 @@ def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
     # "Netflix costs £10" is not about "the gym": the old subject is not in the new statement
     # (but for words of the slot's kind), and the new one has a subject of its own.
     lost = {w for w in old.head - new_words if not _CATEGORY.get(w, frozenset()) & new.cats}
+    lost -= {root(w) for w in old.owner.split()}  # "Lucia's head baker": Lucia owns the slot
     other_subject = (new.subject & new_names) - old_names or new.head - old_words
     if old.head and lost == old.head and other_subject and not new_names & old_names:
         return False
     # "the production server" is not "the staging server": one head, other modifiers.
     return not (new.head & old.head and old.head - new_words and new.head - old_words)
+
+
+# --- measures: the value a statement gives, by kind ---------------------------------------------
+
+_MONTH_WORDS = "|".join(sorted((m for m in lx.MONTHS), key=len, reverse=True))
+_DAY_WORDS = "|".join(
+    sorted((d for d in lx.WEEKDAYS if not d.startswith("week")), key=len, reverse=True)
+)
+_ORDINAL = r"\d{1,2}(?:st|nd|rd|th)?"
+_MEASURE = re.compile(
+    rf"(?P<money>[$£€]\s?\d+(?:,\d{{3}})*(?:\.\d+)?(?:k\b)?|\b\d+(?:,\d{{3}})*(?:\.\d+)?\s?(?:euros?|dollars?|"
+    rf"pounds?|quid|eur|gbp|usd|cad)\b)"
+    rf"|(?P<percent>\b\d+(?:\.\d+)?\s?(?:%|percent\b|per cent\b))"
+    rf"|(?P<date>(?:\b(?:{_DAY_WORDS})s?,?\s+(?:the\s+)?)?(?:\b{_ORDINAL}\s+(?:of\s+)?"
+    rf"(?:{_MONTH_WORDS})\b|\b(?:{_MONTH_WORDS})\s+(?:the\s+)?{_ORDINAL}\b|\b\d{{1,2}}(?:st|nd|rd|th)\b))"
+    rf"|(?P<time>\b\d{{1,2}}(?::\d{{2}})?\s?(?:am|pm)\b|\b\d{{1,2}}:\d{{2}}\b|(?<=\bat )\d{{1,2}}\b"
+    rf"(?![.,]?\d|\s*(?:%|percent|degrees|[a-z]{{3,}})))"
+    rf"|(?P<span>\b\d+(?:\.\d+)?\s?(?:weeks?|days?|hours?|hrs?|months?|years?|nights?|mins?|"
+    rf"minutes?)\b)"
+    rf"|(?P<weekday>\b(?:{_DAY_WORDS})s?\b)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A value a statement gives: its kind ("money", "percent", "date", "time", "span:week",
+    "weekday"), its value written one way ("4200", "26 mar"), and the words as said."""
+
+    kind: str
+    value: str
+    said: str
+
+
+@functools.lru_cache(maxsize=65536)
+def measures(text: str) -> tuple[Measure, ...]:
+    """The values of ``text`` that a later statement may replace, by kind: an amount of money,
+    a percentage, a date, a time, a length of time, a weekday ("£64", "30 percent", "Monday
+    16th", "3:30", "8 weeks", "Thursdays")."""
+    out: list[Measure] = []
+    for m in _MEASURE.finditer(strip_source(text)):
+        kind = m.lastgroup or ""
+        said = m.group(0)
+        low = said.lower().replace(",", "")
+        number = re.search(r"\d+(?:\.\d+)?", low)
+        digits = number.group(0) if number else ""
+        if kind == "money" or kind == "percent":
+            value = digits + ("k" if low.endswith("k") else "")
+        elif kind == "span":
+            unit = re.search(r"[a-z]+$", low)
+            kind = f"span:{unit.group(0).rstrip('s')[:3] if unit else ''}"
+            value = digits
+        elif kind == "date":
+            month = re.search(rf"\b(?:{_MONTH_WORDS})\b", low)
+            day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b", low)
+            value = f"{day.group(1) if day else ''} {month.group(0)[:3] if month else ''}".strip()
+        elif kind == "weekday":
+            value = low.rstrip("s")[:3]
+        else:
+            value = re.sub(r"\s+", "", low)
+        out.append(Measure(kind, value, said))
+    return tuple(out)

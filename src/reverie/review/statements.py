@@ -184,7 +184,7 @@ def skip_reason(text: str, role: str) -> str | None:
     if guess and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
         return "reaction"
     if not lesson:
-        if _TRANSIENT.search(text) or _COUNTDOWN.search(text):
+        if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text):
             return "transient"
         through = _THROUGH.search(text)
         if through and not re.search(r"(?-i:\b[A-Z][a-z])", text[through.end() :]):
@@ -327,6 +327,28 @@ _COUNTDOWN = re.compile(
     r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
     re.I,
 )
+# A count of what someone has got through ("we've done 41 moves this month", "today I have done
+# 4000 words already", "we've prepped about 60% of the mise for tonight"): the speaker, a
+# perfect tense, a number, and a stretch of time that is still running.
+_TALLY = re.compile(
+    r"\b(?:i|we)(?:'ve|\s+have)\s+(?:(?:just|already|only|now)\s+)?(?:done|made|sold|written|"
+    r"seen|had|[a-z]+ed)\s+(?:(?:about|around|roughly|nearly|almost|over|just|already)\s+)?"
+    r"\d[\d,.]*\s?%?",
+    re.I,
+)
+_RUNNING = re.compile(
+    r"\b(?:today|tonight|so far|already|yet|this\s+(?:morning|afternoon|evening|week|month|"
+    r"term|quarter|season|year|shift))\b",
+    re.I,
+)
+
+
+def _tally(text: str) -> bool:
+    """Whether ``text`` counts what the speaker has got through in a stretch of time that is
+    still running (see :data:`_TALLY`): progress, stale when the stretch ends."""
+    return bool(_TALLY.search(text) and _RUNNING.search(text))
+
+
 _NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
 _LABEL = re.compile(r"^[^:,]{3,40}:\s+(?-i:[A-Z0-9£$€])")
 
@@ -391,6 +413,16 @@ def _section(
 # --- reading a clause -------------------------------------------------------------------------
 
 
+# A plan called off by name: "scrap the EV plan", "forget HubSpot" (one that names what takes
+# its place, "scratch the bullet points: ... prose instead", is an update, read elsewhere).
+_CALLED_OFF = re.compile(
+    r"^(?:(?:ok|okay|so|and|actually)[\s,]+)?(?:forget|scrap|scratch|ditch|bin|drop)\s+"
+    r"(?:about\s+)?(?:the\s+|our\s+|my\s+)?(?P<v>(?!it\b|that\b|this\b|about\b)"
+    r"[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,3}?)\s*(?=[,;:.!]|$)",
+    re.I,
+)
+
+
 def read(clause: str, *, role: str, speaker: str, question: str = "") -> Statement | str:
     """A :class:`Statement` for a durable clause, or the reason to skip it.
 
@@ -401,6 +433,15 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     text = clean(clause)
     if not text:
         return "small talk"
+    called_off = _CALLED_OFF.match(text) if role == "user" else None
+    if called_off and not _is_small_talk(text) and not re.search(r"\binstead\b", text, re.I):
+        # "scrap the EV plan", "forget HubSpot": the speaker calls off their own plan; said
+        # like a request, but to no one, and what it names is retired.
+        thing = re.sub(r"\s+(?:plan|idea|thing)$", "", called_off["v"].strip(), flags=re.I)
+        if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS | {"it", "that"}:
+            rest = text[called_off.end() :].strip(" ,;.")
+            f = frame(text, speaker, role)
+            return Statement(text, DECISIONS, f, "retire", thing, "", rest, False, "we", speaker)
     reason = skip_reason(text, role)
     if reason:
         return reason
@@ -430,7 +471,10 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             return Statement(
                 text, section, f, "switch", switched[0], switched[1], "", lesson, kind, speaker
             )
-        retired = _retire(text, kind)
+        # A lesson told over sentences says what ended as its outcome ("... and the crash is
+        # gone"): it is kept whole, not read as a retirement.
+        story = lesson and len(re.findall(r"[.!?;:]\s+\S", text)) >= 2
+        retired = None if story else _retire(text, kind)
         if retired:
             return Statement(
                 text, DECISIONS, f, "retire", retired[0], "", retired[1], lesson, kind, speaker
