@@ -19,6 +19,14 @@ done finds that turn and runs nothing (``message_id``).
 
 Every message the agent sends goes through the outbox and :class:`DeliveryWorker`, in the
 thread it answers.
+
+Under ``reverie serve --workers N`` every HTTP worker process has a surface that handles
+events (``wake_port`` given), and only the parent's surface posts the outbox and resumes the
+turns a stop cut short (:meth:`start`); a worker wakes the parent's poster with a datagram
+after queuing an answer. What holds across processes is in the state database: a command's
+idempotency key (its write and its answer, W7), the outbox's claims (each row posted once,
+in order by one poster), and a turn's message id (a retry that finds the message recorded and
+its turn started, here or in another process, starts none).
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from reverie.llm.chat import ChatProvider
 
 from .client import call, require, web_client
 from .commands import run_command
-from .delivery import DeliveryWorker
+from .delivery import DeliveryWorker, WakeSender
 from .directory import Directory, SlackUser
 from .home import home_view
 from .mapping import (
@@ -77,7 +85,11 @@ class HTTPAnswer(NamedTuple):
 
 class SlackSurface:
     """Reverie in one Slack workspace: the bolt app, the member directory, the turn runner and
-    the delivery worker. ``provider`` replaces the configured model (tests, embedding)."""
+    the delivery worker. ``provider`` replaces the configured model (tests, embedding).
+
+    With ``wake_port`` the surface only handles events: the process listening on that port
+    (:meth:`DeliveryWorker.listen`) posts the outbox, and is woken there when an answer is
+    queued; this one's :meth:`start` is never called."""
 
     def __init__(
         self,
@@ -86,6 +98,7 @@ class SlackSurface:
         client: WebClient | None = None,
         provider: ChatProvider | None = None,
         turn_workers: int = 4,
+        wake_port: int | None = None,
     ) -> None:
         self.rv = rv
         self.settings = rv.settings
@@ -95,6 +108,8 @@ class SlackSurface:
         self.team: str | None = who.get("team_id")
         self.directory = Directory(rv, self.client, self.settings.slack_membership_cache_seconds)
         self.worker = DeliveryWorker(rv, self.client)
+        # Set in an HTTP worker process of `reverie serve --workers N`: another process posts.
+        self._poster = WakeSender(wake_port) if wake_port is not None else None
         self.provider = provider
         self._turns = concurrent.futures.ThreadPoolExecutor(
             max_workers=turn_workers, thread_name_prefix="reverie-slack-turn"
@@ -202,6 +217,13 @@ class SlackSurface:
         _, pending = concurrent.futures.wait(running, timeout=timeout)
         return not pending
 
+    def _wake(self) -> None:
+        """Have the outbox posted now, by this process or by the one that posts."""
+        if self._poster is not None:
+            self._poster.wake()
+        else:
+            self.worker.wake()
+
     # listeners (bolt passes the arguments by name)
 
     def _on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -263,7 +285,7 @@ class SlackSurface:
             )
             with self._writing:
                 self.rv.reply(chat.conversation, answer, key=key)
-            self.worker.wake()
+            self._wake()
         else:
             self._start_turn(chat, user, text, key)
 
@@ -358,7 +380,7 @@ class SlackSurface:
             f"An admin can add one with `reverie grant {agent} --slack-channel {channel}`.",
             key=key,
         )
-        self.worker.wake()
+        self._wake()
 
     def _start_turn(self, chat: Chat, user: SlackUser, text: str, key: str) -> None:
         if not self._admitted(chat.base, chat.agent):
@@ -369,7 +391,7 @@ class SlackSurface:
                 return  # a retry while the turn is still under way
             # The person's message is recorded before Slack is acknowledged; from a group it
             # turns the conversation off for good (O2).
-            self.rv.append_message(
+            appended = self.rv.append_message(
                 chat.conversation,
                 "user",
                 text,
@@ -377,6 +399,12 @@ class SlackSurface:
                 channel_id=chat.source,
                 message_id=key,
             )
+            if not appended.added and self.rv.turn_log(
+                chat.conversation, appended.position, appended.position + 1
+            ):
+                # An earlier delivery (maybe to another worker process) recorded the message
+                # and its turn started: it answers, or has answered.
+                return
             self._running[key] = self._turns.submit(
                 self._run_turn, chat.agent, chat.conversation, user.member, text, key
             )
@@ -405,4 +433,4 @@ class SlackSurface:
         finally:
             with self._lock:
                 self._running.pop(key, None)
-            self.worker.wake()
+            self._wake()

@@ -18,7 +18,9 @@ as the receipt ``error:<code>`` and the row is not tried again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import threading
 
 from slack_sdk import WebClient
@@ -30,7 +32,7 @@ from .client import SlackError, call
 from .mapping import is_slack_channel, slack_channel, thread_of
 from .text import to_slack
 
-__all__ = ["METADATA_TYPE", "DeliveryWorker"]
+__all__ = ["METADATA_TYPE", "DeliveryWorker", "WakeSender"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ class DeliveryWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._listener: socket.socket | None = None
 
     def deliver_pending(self) -> int:
         """Post every pending delivery of a Slack channel; how many were marked delivered."""
@@ -140,6 +143,31 @@ class DeliveryWorker:
         """Deliver now rather than at the next poll."""
         self._wake.set()
 
+    def listen(self) -> int:
+        """Also wake on any datagram to a UDP port of ``127.0.0.1``, so that other processes
+        queuing deliveries (the HTTP workers of ``reverie serve --workers N``) need not wait
+        for the next poll; returns the port (:class:`WakeSender`). A datagram carries no
+        command: it only makes the worker look at the outbox now, so a stray one is harmless."""
+        if self._listener is None:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.bind(("127.0.0.1", 0))
+            sock.settimeout(0.5)
+            self._listener = sock
+            threading.Thread(
+                target=self._hear, args=(sock,), name="reverie-slack-wake", daemon=True
+            ).start()
+        return int(self._listener.getsockname()[1])
+
+    def _hear(self, sock: socket.socket) -> None:
+        while self._listener is sock:
+            try:
+                sock.recv(64)
+            except TimeoutError:
+                continue
+            except OSError:  # closed by stop()
+                return
+            self._wake.set()
+
     def start(self) -> None:
         """Run in a background thread until :meth:`stop`."""
         if self._thread is not None:
@@ -154,6 +182,9 @@ class DeliveryWorker:
         """Stop the background thread (after the delivery under way)."""
         self._stop.set()
         self._wake.set()
+        if self._listener is not None:
+            sock, self._listener = self._listener, None
+            sock.close()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
@@ -167,3 +198,20 @@ class DeliveryWorker:
                 log.exception("Slack delivery pass failed; trying again")
             self._wake.wait(self.poll_seconds)
         self.rv.close()
+
+
+class WakeSender:
+    """Wakes a :class:`DeliveryWorker` of another process that :meth:`~DeliveryWorker.listen`
+    s on ``port``: one datagram, never waiting, and nothing lost but a little time when it is
+    dropped (the worker polls anyway)."""
+
+    def __init__(self, port: int) -> None:
+        self.address = ("127.0.0.1", port)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.setblocking(False)
+
+    def wake(self) -> None:
+        """Ask the worker to look at the outbox now."""
+        # A full buffer or no listener: the next poll finds the rows.
+        with contextlib.suppress(OSError):
+            self._sock.sendto(b"w", self.address)
