@@ -3,6 +3,7 @@ answers Slack's events at ``POST /slack/events`` beside the API, and posts the a
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import time
@@ -101,7 +102,13 @@ def test_W7_two_workers_answer_each_command_once_and_in_order(
             assert events.deliver(group)[0] == 200
             hello = events.message(SAM, DM_SAM, "hi ada")
             assert events.deliver(hello)[0] == 200
-            wanted = 4 + 4 + 1 + 1  # a command's answer, the refusal, the turn's answer
+            # A worker killed: the other takes the events, and uvicorn starts a new one.
+            os.kill(workers_of(proc.pid)[0], signal.SIGKILL)
+            for i in range(3):
+                body = events.message(SAM, DM_SAM, f"!remember After kill {i} - k{i}")
+                assert events.deliver(body)[0] == 200
+            # a command's answer each, the group DM's refusal, the turn's answer
+            wanted = 4 + 4 + 1 + 1 + 3
 
             deadline = time.monotonic() + 30
             while len(slack.posted()) < wanted and time.monotonic() < deadline:
@@ -123,7 +130,18 @@ def test_W7_two_workers_answer_each_command_once_and_in_order(
             history = rv.memory_history("ada")
             memory = rv.memory_read("ada")
         text = memory.text
-        # 4 in the thread, 4 loose: the retried one once (revision 0 is the empty start).
-        assert [r.revision for r in history] == list(range(8, -1, -1))
-        assert memory.revision == 8
+        # 4 in the thread, 4 loose (the retried one once), 3 after the kill; 0 is the start.
+        assert [r.revision for r in history] == list(range(11, -1, -1))
+        assert memory.revision == 11
         assert text.count("Loose fact 0") == 1 and "Group secret" not in text
+
+
+def workers_of(parent: int) -> list[int]:
+    """The uvicorn worker processes (spawned by multiprocessing) of ``parent``."""
+    found = []
+    for task in Path(f"/proc/{parent}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(int(child))
+    assert found, "no worker process"
+    return found

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 
 from slack_sdk import WebClient
 
@@ -38,6 +39,10 @@ log = logging.getLogger(__name__)
 
 #: The metadata event type of every message the worker posts; its payload names the delivery.
 METADATA_TYPE = "reverie_delivery"
+
+#: Receipts recorded in one transaction: the most posts a poster that dies can leave to be
+#: looked up (not posted again) by the next.
+MARK_EVERY = 16
 
 
 class DeliveryWorker:
@@ -62,23 +67,45 @@ class DeliveryWorker:
         self._listener: socket.socket | None = None
 
     def deliver_pending(self) -> int:
-        """Post every pending delivery of a Slack channel; how many were marked delivered."""
+        """Post every pending delivery of a Slack channel; how many were marked delivered.
+
+        A page of rows is claimed in one transaction and the receipts are recorded
+        :data:`MARK_EVERY` at a time, so that posting costs the state database a few
+        transactions per page rather than two per message (the writers of commands wait for
+        the same database). A row whose lease may have run out by the time its turn comes is
+        left for the next pass rather than posted."""
         channels = [c.id for c in self.rv.channels() if is_slack_channel(c.id)]
         if not channels:
             return 0
         done = 0
         seen: set[str] = set()
         while True:  # pages of 100, oldest first, until a page brings nothing new
-            page = [d for d in self.rv.pending_deliveries(channels=channels) if d.id not in seen]
+            page = [d.id for d in self.rv.pending_deliveries(channels=channels)]
+            page = [i for i in page if i not in seen]
             if not page:
                 return done
-            for pending in page:
-                seen.add(pending.id)
-                claimed = self.rv.claim_delivery(pending.id, self.lease_seconds)
-                if claimed is not None and self._deliver(claimed):
-                    done += 1
+            seen.update(page)
+            cutoff = time.monotonic() + self.lease_seconds / 2
+            receipts: dict[str, str] = {}
+            try:
+                for claimed in self.rv.outbox.claim_many(page, self.lease_seconds):
+                    if time.monotonic() > cutoff:
+                        break  # the rest are taken again once their leases run out
+                    receipt = self._deliver(claimed)
+                    if receipt is not None:
+                        receipts[claimed.id] = receipt
+                    if len(receipts) >= MARK_EVERY:
+                        self.rv.outbox.delivered_many(receipts)
+                        done += len(receipts)
+                        receipts = {}
+            finally:
+                if receipts:
+                    self.rv.outbox.delivered_many(receipts)
+                    done += len(receipts)
 
-    def _deliver(self, d: Delivery) -> bool:
+    def _deliver(self, d: Delivery) -> str | None:
+        """Post ``d`` (unless an earlier attempt did); its receipt, or None to try again
+        later."""
         channel = slack_channel(d.channel_id)
         thread = thread_of(d.conversation_id)
         thread_ts = thread[1] if thread is not None and thread[0] == channel else None
@@ -86,8 +113,7 @@ class DeliveryWorker:
             if d.attempts > 1:
                 found = self._posted(channel, thread_ts, d)
                 if found is not None:
-                    self.rv.mark_delivered(d.id, found)
-                    return True
+                    return found
             posted = call(
                 "chat.postMessage",
                 self.client.chat_postMessage,
@@ -101,12 +127,10 @@ class DeliveryWorker:
         except SlackError as exc:
             if exc.transient:
                 log.warning("Slack delivery %s deferred: %s", d.id, exc.code)
-                return False  # the lease spaces the next try
+                return None  # the lease spaces the next try
             log.warning("Slack delivery %s refused for good: %s", d.id, exc.code)
-            self.rv.mark_delivered(d.id, f"error:{exc.code}")
-            return True
-        self.rv.mark_delivered(d.id, str(posted.get("ts") or ""))
-        return True
+            return f"error:{exc.code}"
+        return str(posted.get("ts") or "")
 
     def _posted(self, channel: str, thread_ts: str | None, d: Delivery) -> str | None:
         """The ts of a message already posted for ``d`` (by a worker that died before marking
