@@ -17,7 +17,8 @@ Three measurements, each printed as a table (``--json`` for the figures):
    a 200-section ``MEMORY.md`` growing a section per write; the two alternate.
 3. **Workers** (``--workers``): the same HTTP run against ``reverie serve --workers 1`` and
    ``--workers 2`` on the same home (every worker handles events, the parent posts the
-   outbox): events per second as the senders saw them, and until every answer was posted.
+   outbox): events per second as the senders saw them, and until every answer was posted,
+   and the CPU time of the server's processes (parent and workers) per event.
 
 Run::
 
@@ -256,6 +257,7 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                         for i in range(events)
                     ]
                     load = os.getloadavg()[0]
+                    cpu = tree_cpu(server.pid)
                     started = time.perf_counter()
                     seconds, statuses = slack_bench.send_from_child(sender.url, bodies, 4)
                     assert statuses == [200] * events, statuses
@@ -265,12 +267,14 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                             raise RuntimeError("some answers were never posted")
                         time.sleep(0.02)
                     answered = time.perf_counter() - started
+                    cpu = tree_cpu(server.pid) - cpu
                     time.sleep(1.0)  # any second post of an answer would come by now
                     out.append(
                         {
                             "workers": count,
                             "per_second": events / seconds,
                             "answered_per_second": events / answered,
+                            "server_cpu_ms_per_event": cpu * 1000 / events,
                             "saved": rv.memory_read("ada").revision - before,
                             "posted": len(slack.posted(DM_SAM)) - posted,
                             "events": events,
@@ -281,6 +285,23 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                     server.terminate()
                     server.wait(30)
     return out
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of process ``pid`` and its live descendants so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended meanwhile
+    return total
 
 
 def warm_up(sender: EventSender, count: int, timeout: float = 60) -> None:
@@ -351,12 +372,21 @@ def main(argv: list[str] | None = None) -> int:
         found_workers = payload["workers"] = workers(args.events, args.rounds)
         text.append(
             _common.markdown_table(
-                ["workers", "events/s", "all answered, /s", "saved", "posted", "load"],
+                [
+                    "workers",
+                    "events/s",
+                    "all answered, /s",
+                    "server CPU ms/event",
+                    "saved",
+                    "posted",
+                    "load",
+                ],
                 [
                     [
                         str(r["workers"]),
                         f"{r['per_second']:.0f}",
                         f"{r['answered_per_second']:.0f}",
+                        f"{r['server_cpu_ms_per_event']:.2f}",
                         str(r["saved"]),
                         str(r["posted"]),
                         f"{r['load']:.2f}",

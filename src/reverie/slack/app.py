@@ -26,16 +26,23 @@ turns a stop cut short (:meth:`start`); a worker wakes the parent's poster with 
 after queuing an answer. What holds across processes is in the state database: a command's
 idempotency key (its write and its answer, W7), the outbox's claims (each row posted once,
 in order by one poster), and a turn's message id (a retry that finds the message recorded and
-its turn started, here or in another process, starts none).
+its turn started, here or in another process, starts none). A turn's event is also held by
+a file lock from before its message is recorded until its turn ends (:meth:`_turn_lock`), so
+a retry reaching another process while the turn waits for a free turn worker starts nothing,
+and one reaching it after the holder died (the kernel drops the lock) runs the turn.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import hashlib
 import logging
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from slack_bolt import App
@@ -46,6 +53,7 @@ from reverie.api import Reverie
 from reverie.core.chat import parse_command
 from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.llm.chat import ChatProvider
+from reverie.store.locks import try_file_lock
 
 from .client import call, require, web_client
 from .commands import run_command
@@ -176,6 +184,7 @@ class SlackSurface:
     def start(self) -> None:
         """Start posting the outbox (a background thread), and run again the turns that a
         stop cut short (:meth:`resume`)."""
+        self._prune_turn_locks()
         self.worker.start()
         try:
             self.resume()
@@ -197,10 +206,20 @@ class SlackSurface:
             if not self._admitted(channel_ref(channel), m.agent):
                 self._refuse(m.conversation_id, m.agent, channel, m.message_id)
                 continue
+            hold = contextlib.ExitStack()
+            if not hold.enter_context(self._turn_lock(m.message_id)):
+                hold.close()
+                continue  # a retry of it is being answered by another process
             log.info("Answering %s, which a stop left unanswered", m.message_id)
             with self._lock:
                 self._running[m.message_id] = self._turns.submit(
-                    self._run_turn, m.agent, m.conversation_id, m.author, m.text, m.message_id
+                    self._run_turn,
+                    m.agent,
+                    m.conversation_id,
+                    m.author,
+                    m.text,
+                    m.message_id,
+                    hold,
                 )
             started += 1
         return started
@@ -382,32 +401,66 @@ class SlackSurface:
         )
         self._wake()
 
+    # the file locks of turns under way
+
+    def _turn_locks(self) -> Path:
+        """Where the turn locks of this home are: a folder of the machine's temporary
+        directory named after the home (or its database), shared by every process serving it."""
+        where = f"{self.settings.database_url or ''}|{self.rv.home}"
+        digest = hashlib.sha256(where.encode()).hexdigest()[:16]
+        folder = Path(tempfile.gettempdir()) / f"reverie-slack-turns-{digest}"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def _turn_lock(self, key: str) -> contextlib.AbstractContextManager[bool]:
+        """Hold the turn of the event ``key`` (never waits; yields whether it is held)."""
+        name = hashlib.sha256(key.encode()).hexdigest()[:32]
+        return try_file_lock(self._turn_locks() / f"{name}.lock")
+
+    def _prune_turn_locks(self, older: float = 3600.0) -> None:
+        """Remove the lock files of events older than ``older`` seconds (no turn or Slack
+        retry lasts that long)."""
+        cutoff = time.time() - older
+        for path in self._turn_locks().glob("*.lock"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+
     def _start_turn(self, chat: Chat, user: SlackUser, text: str, key: str) -> None:
         if not self._admitted(chat.base, chat.agent):
             self._refuse(chat.conversation, chat.agent, chat.channel, key)
             return
-        with self._lock:
-            if key in self._running:
-                return  # a retry while the turn is still under way
-            # The person's message is recorded before Slack is acknowledged; from a group it
-            # turns the conversation off for good (O2).
-            appended = self.rv.append_message(
-                chat.conversation,
-                "user",
-                text,
-                author=user.member,
-                channel_id=chat.source,
-                message_id=key,
-            )
-            if not appended.added and self.rv.turn_log(
-                chat.conversation, appended.position, appended.position + 1
-            ):
-                # An earlier delivery (maybe to another worker process) recorded the message
-                # and its turn started: it answers, or has answered.
-                return
-            self._running[key] = self._turns.submit(
-                self._run_turn, chat.agent, chat.conversation, user.member, text, key
-            )
+        hold = contextlib.ExitStack()
+        handed = False
+        try:
+            if not hold.enter_context(self._turn_lock(key)):
+                return  # another delivery of the event (here or elsewhere) has the turn
+            with self._lock:
+                if key in self._running:
+                    return  # a retry while the turn is still under way
+                # The person's message is recorded before Slack is acknowledged; from a group
+                # it turns the conversation off for good (O2).
+                appended = self.rv.append_message(
+                    chat.conversation,
+                    "user",
+                    text,
+                    author=user.member,
+                    channel_id=chat.source,
+                    message_id=key,
+                )
+                if not appended.added and self.rv.turn_log(
+                    chat.conversation, appended.position, appended.position + 1
+                ):
+                    # An earlier delivery (maybe to another process) recorded the message and
+                    # its turn started: it answers, or has answered.
+                    return
+                self._running[key] = self._turns.submit(
+                    self._run_turn, chat.agent, chat.conversation, user.member, text, key, hold
+                )
+                handed = True
+        finally:
+            if not handed:
+                hold.close()
 
     def _provider(self, agent: str) -> ChatProvider:
         """The agent's model, built once per model name (an SDK client is slow to build)."""
@@ -421,7 +474,13 @@ class SlackSurface:
         return provider
 
     def _run_turn(
-        self, agent: str, conversation: str, member: str | None, text: str, key: str
+        self,
+        agent: str,
+        conversation: str,
+        member: str | None,
+        text: str,
+        key: str,
+        hold: contextlib.ExitStack | None = None,
     ) -> None:
         try:
             provider = self.provider or self._provider(agent)
@@ -433,4 +492,6 @@ class SlackSurface:
         finally:
             with self._lock:
                 self._running.pop(key, None)
+            if hold is not None:
+                hold.close()  # the event's turn lock
             self._wake()
