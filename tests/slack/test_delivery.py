@@ -11,7 +11,7 @@ import time
 
 from slack_sdk import WebClient
 
-from reverie.slack.delivery import METADATA_TYPE, DeliveryWorker
+from reverie.slack.delivery import METADATA_TYPE, DeliveryWorker, WakeSender
 from tests.slack.conftest import BOT_TOKEN, DM_SAM, OPS, SAM, Stack
 
 CHILD = """
@@ -130,3 +130,27 @@ def test_a_final_refusal_is_recorded_and_not_tried_again(stack: Stack) -> None:
     assert stack.surface.worker.deliver_pending() == 1
     assert stack.rv.outbox.get(pending.id).receipt == "error:not_in_channel"
     assert stack.rv.pending_deliveries() == []
+
+
+def test_a_worker_process_wakes_the_poster_of_another(stack: Stack) -> None:
+    """Under ``serve --workers N`` the answers are queued by the workers and posted by the
+    parent: a datagram to the poster's port has it post now, not at its next poll."""
+    poster = DeliveryWorker(stack.rv, stack.surface.client, poll_seconds=600)
+    passes: list[int] = []
+    deliver = poster.deliver_pending
+
+    def counted() -> int:
+        passes.append(deliver())
+        return passes[-1]
+
+    poster.deliver_pending = counted  # type: ignore[method-assign]
+    port = poster.listen()
+    poster.start()
+    try:
+        wait_for(lambda: passes == [0])  # its first pass found nothing; the next is 600 s away
+        [delivery] = queued(stack, 1)
+        WakeSender(port).wake()
+        wait_for(lambda: stack.rv.outbox.get(delivery).state == "delivered")
+        assert len(passes) == 2 and len(stack.slack.posted()) == 1
+    finally:
+        poster.stop()
