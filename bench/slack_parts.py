@@ -23,6 +23,7 @@ Three measurements, each printed as a table (``--json`` for the figures):
 Run::
 
     python bench/slack_parts.py [--phases] [--group] [--workers] [--events 200] [--rounds 2]
+        [--senders 4]
 
 (all three when none is named).
 """
@@ -216,7 +217,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def workers(events: int, rounds: int) -> list[dict[str, Any]]:
+def workers(events: int, rounds: int, senders: int = 4) -> list[dict[str, Any]]:
     """``reverie serve --workers N`` for N = 1, 2 on the same home, in turn: the events per
     second the senders saw (every one acknowledged after its write and queued answer), and
     until the parent process had posted every answer to the local Slack."""
@@ -259,7 +260,7 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                     load = os.getloadavg()[0]
                     cpu = tree_cpu(server.pid)
                     started = time.perf_counter()
-                    seconds, statuses = slack_bench.send_from_child(sender.url, bodies, 4)
+                    seconds, statuses = slack_bench.send_from_child(sender.url, bodies, senders)
                     assert statuses == [200] * events, statuses
                     deadline = time.monotonic() + 120
                     while len(slack.posted(DM_SAM)) < posted + events:
@@ -278,6 +279,7 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                             "saved": rv.memory_read("ada").revision - before,
                             "posted": len(slack.posted(DM_SAM)) - posted,
                             "events": events,
+                            "senders": senders,
                             "load": load,
                         }
                     )
@@ -325,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", action="store_true")
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--senders", type=int, default=4, help="--workers: events at once")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     every = not (args.phases or args.group or args.workers)
@@ -369,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     if every or args.workers:
         _common.progress("workers: reverie serve --workers 1 and 2")
-        found_workers = payload["workers"] = workers(args.events, args.rounds)
+        found_workers = payload["workers"] = workers(args.events, args.rounds, args.senders)
         text.append(
             _common.markdown_table(
                 [

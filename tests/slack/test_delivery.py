@@ -121,6 +121,22 @@ def test_a_rate_limited_post_waits_for_its_lease_then_goes_once(stack: Stack) ->
     assert stack.rv.outbox.get(delivery).attempts == 2
 
 
+def test_a_rate_limited_answer_holds_back_the_later_ones_of_its_thread(stack: Stack) -> None:
+    root, _ = stack.say(SAM, DM_SAM, "!remember Note 0 - text 0")
+    ts = root["event"]["ts"]
+    for i in (1, 2):
+        stack.say(SAM, DM_SAM, f"!remember Note {i} - text {i}", thread_ts=ts)
+    stack.say(SAM, DM_SAM, "!remember Other - another thread")
+    stack.slack.refuse["chat.postMessage"] = ["ratelimited"]  # the first post only
+    client = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    worker = DeliveryWorker(stack.rv, client, lease_seconds=1)
+    assert worker.deliver_pending() == 1  # only the other thread's answer
+    assert stack.texts() == ["Saved to ada's memory: revision 4."]
+    time.sleep(1.1)
+    assert worker.deliver_pending() == 3
+    assert stack.texts()[1:] == [f"Saved to ada's memory: revision {i}." for i in (1, 2, 3)]
+
+
 def test_a_final_refusal_is_recorded_and_not_tried_again(stack: Stack) -> None:
     stack.rv.ensure_channel(f"slack:{OPS}", "channel")
     stack.rv.grant("ada", f"slack:{OPS}")

@@ -73,7 +73,8 @@ class DeliveryWorker:
         :data:`MARK_EVERY` at a time, so that posting costs the state database a few
         transactions per page rather than two per message (the writers of commands wait for
         the same database). A row whose lease may have run out by the time its turn comes is
-        left for the next pass rather than posted."""
+        left for the next pass rather than posted, and so are the rows after a deferred one in
+        its conversation: the answers of a conversation are posted in order."""
         channels = [c.id for c in self.rv.channels() if is_slack_channel(c.id)]
         if not channels:
             return 0
@@ -87,12 +88,18 @@ class DeliveryWorker:
             seen.update(page)
             cutoff = time.monotonic() + self.lease_seconds / 2
             receipts: dict[str, str] = {}
+            held: set[tuple[str, str | None]] = set()  # chats whose earlier answer is deferred
             try:
                 for claimed in self.rv.outbox.claim_many(page, self.lease_seconds):
                     if time.monotonic() > cutoff:
                         break  # the rest are taken again once their leases run out
+                    chat = (claimed.channel_id, claimed.conversation_id)
+                    if chat in held:
+                        continue  # after the deferred one, in order, once the leases run out
                     receipt = self._deliver(claimed)
-                    if receipt is not None:
+                    if receipt is None:
+                        held.add(chat)
+                    else:
                         receipts[claimed.id] = receipt
                     if len(receipts) >= MARK_EVERY:
                         self.rv.outbox.delivered_many(receipts)
