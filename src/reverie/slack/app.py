@@ -27,9 +27,10 @@ after queuing an answer. What holds across processes is in the state database: a
 idempotency key (its write and its answer, W7), the outbox's claims (each row posted once,
 in order by one poster), and a turn's message id (a retry that finds the message recorded and
 its turn started, here or in another process, starts none). A turn's event is also held by
-a file lock from before its message is recorded until its turn ends (:meth:`_turn_lock`), so
-a retry reaching another process while the turn waits for a free turn worker starts nothing,
-and one reaching it after the holder died (the kernel drops the lock) runs the turn.
+a file lock (in the home's ``locks`` folder) from before its message is recorded until its
+turn ends (:meth:`_turn_lock`), so a retry reaching another process while the turn waits for
+a free turn worker starts nothing, and one reaching it after the holder died (the kernel
+drops the lock) runs the turn.
 """
 
 from __future__ import annotations
@@ -404,12 +405,16 @@ class SlackSurface:
     # the file locks of turns under way
 
     def _turn_locks(self) -> Path:
-        """Where the turn locks of this home are: a folder of the machine's temporary
-        directory named after the home (or its database), shared by every process serving it."""
-        where = f"{self.settings.database_url or ''}|{self.rv.home}"
-        digest = hashlib.sha256(where.encode()).hexdigest()[:16]
-        folder = Path(tempfile.gettempdir()) / f"reverie-slack-turns-{digest}"
-        folder.mkdir(exist_ok=True)
+        """Where the turn locks of this home are, for every process serving it: beside the
+        memories' locks in the home's folder; on PostgreSQL (whose folder holds nothing) a
+        folder of the machine's temporary directory named after the database."""
+        url = self.settings.database_url
+        if url:
+            digest = hashlib.sha256(f"{url}|{self.rv.home}".encode()).hexdigest()[:16]
+            folder = Path(tempfile.gettempdir()) / f"reverie-slack-turns-{digest}"
+        else:
+            folder = self.rv.home / "locks" / "slack-turns"
+        folder.mkdir(parents=True, exist_ok=True)
         return folder
 
     def _turn_lock(self, key: str) -> contextlib.AbstractContextManager[bool]:
