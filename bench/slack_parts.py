@@ -15,13 +15,15 @@ Three measurements, each printed as a table (``--json`` for the figures):
    removes the write marker (as the pipeline does now), against groups of ``G`` writes doing
    those once per group (each write still its own blob, tree and commit). pygit2 directly, on
    a 200-section ``MEMORY.md`` growing a section per write; the two alternate.
-3. **Workers** (``--workers``): the same HTTP run against uvicorn with 1 and with 2 worker
-   processes, each running the Slack app on the same home (``reverie serve --workers 2``
-   refuses Slack today: its outbox is posted by one process).
+3. **Workers** (``--workers``): the same HTTP run against ``reverie serve --workers 1`` and
+   ``--workers 2`` on the same home (every worker handles events, the parent posts the
+   outbox): events per second as the senders saw them, and until every answer was posted,
+   and the CPU time of the server's processes (parent and workers) per event.
 
 Run::
 
     python bench/slack_parts.py [--phases] [--group] [--workers] [--events 200] [--rounds 2]
+        [--senders 4]
 
 (all three when none is named).
 """
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import socket
 import subprocess
@@ -52,7 +53,6 @@ from pygit2.enums import FileMode
 
 import slack_bench
 from reverie import Reverie
-from reverie.config import Settings
 from reverie.slack import app as slack_app
 from reverie.slack.app import SlackSurface
 from reverie.slack.http import EventsEndpoint
@@ -211,33 +211,24 @@ def group_commit(events: int, rounds: int, group: int = 4) -> list[dict[str, flo
 # 3. workers
 
 
-def app() -> EventsEndpoint:
-    """The ASGI app of one uvicorn worker (``--factory``): the Slack app on the home in
-    ``SLACK_PARTS``."""
-    given = json.loads(os.environ["SLACK_PARTS"])
-    home = Path(given["home"])
-    rv = Reverie(home, settings=Settings.load(home, **given["settings"]))
-    return EventsEndpoint(SlackSurface(rv))
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def workers(events: int, rounds: int) -> list[dict[str, Any]]:
+def workers(events: int, rounds: int, senders: int = 4) -> list[dict[str, Any]]:
+    """``reverie serve --workers N`` for N = 1, 2 on the same home, in turn: the events per
+    second the senders saw (every one acknowledged after its write and queued answer), and
+    until the parent process had posted every answer to the local Slack."""
     out = []
     with stack() as (rv, slack, _, home):
-        settings = {
-            "slack_bot_token": BOT_TOKEN,
-            "slack_signing_secret": SIGNING_SECRET,
-            "slack_api_url": slack.api_url,
-        }
         env = dict(
             os.environ,
-            SLACK_PARTS=json.dumps({"home": str(home), "settings": settings}),
-            PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+            SLACK_BOT_TOKEN=BOT_TOKEN,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            REVERIE_SLACK_API_URL=slack.api_url,
+            PYTHONPATH=os.pathsep.join(sys.path),
         )
         sender = EventSender(slack, "", SIGNING_SECRET)  # one: its event ids never repeat
         for r in range(rounds):
@@ -245,29 +236,50 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                 port = free_port()
                 server = subprocess.Popen(
                     [
-                        *(sys.executable, "-m", "uvicorn", "slack_parts:app", "--factory"),
-                        *("--port", str(port), "--workers", str(count), "--log-level", "warning"),
+                        *(sys.executable, "-m", "reverie.cli", "serve", "--home", str(home)),
+                        *("--port", str(port), "--workers", str(count), "--tick", "3600"),
                     ],
                     env=env,
+                    stdout=subprocess.DEVNULL,
                 )
                 try:
                     sender.url = f"http://127.0.0.1:{port}/slack/events"
                     rv.memory_apply("ada", {"action": "set_body", "text": START})
                     warm_up(sender, 4 * count)
+                    posted = len(slack.posted(DM_SAM))
+                    while True:  # the warm-up's answers posted first
+                        time.sleep(0.5)
+                        if len(slack.posted(DM_SAM)) == posted:
+                            break
+                        posted = len(slack.posted(DM_SAM))
                     before = rv.memory_read("ada").revision
                     bodies = [
                         sender.message(SAM, DM_SAM, f"!remember W{count} {r} {i} - fact {i}")
                         for i in range(events)
                     ]
                     load = os.getloadavg()[0]
-                    seconds, statuses = slack_bench.send_from_child(sender.url, bodies, 4)
+                    cpu = tree_cpu(server.pid)
+                    started = time.perf_counter()
+                    seconds, statuses = slack_bench.send_from_child(sender.url, bodies, senders)
                     assert statuses == [200] * events, statuses
+                    deadline = time.monotonic() + 120
+                    while len(slack.posted(DM_SAM)) < posted + events:
+                        if time.monotonic() > deadline:
+                            raise RuntimeError("some answers were never posted")
+                        time.sleep(0.02)
+                    answered = time.perf_counter() - started
+                    cpu = tree_cpu(server.pid) - cpu
+                    time.sleep(1.0)  # any second post of an answer would come by now
                     out.append(
                         {
                             "workers": count,
                             "per_second": events / seconds,
+                            "answered_per_second": events / answered,
+                            "server_cpu_ms_per_event": cpu * 1000 / events,
                             "saved": rv.memory_read("ada").revision - before,
+                            "posted": len(slack.posted(DM_SAM)) - posted,
                             "events": events,
+                            "senders": senders,
                             "load": load,
                         }
                     )
@@ -275,6 +287,23 @@ def workers(events: int, rounds: int) -> list[dict[str, Any]]:
                     server.terminate()
                     server.wait(30)
     return out
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of process ``pid`` and its live descendants so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended meanwhile
+    return total
 
 
 def warm_up(sender: EventSender, count: int, timeout: float = 60) -> None:
@@ -298,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", action="store_true")
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--senders", type=int, default=4, help="--workers: events at once")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     every = not (args.phases or args.group or args.workers)
@@ -341,16 +371,27 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     if every or args.workers:
-        _common.progress("workers: 1 and 2 uvicorn processes")
-        found_workers = payload["workers"] = workers(args.events, args.rounds)
+        _common.progress("workers: reverie serve --workers 1 and 2")
+        found_workers = payload["workers"] = workers(args.events, args.rounds, args.senders)
         text.append(
             _common.markdown_table(
-                ["workers", "events/s", "saved", "load"],
+                [
+                    "workers",
+                    "events/s",
+                    "all answered, /s",
+                    "server CPU ms/event",
+                    "saved",
+                    "posted",
+                    "load",
+                ],
                 [
                     [
                         str(r["workers"]),
                         f"{r['per_second']:.0f}",
+                        f"{r['answered_per_second']:.0f}",
+                        f"{r['server_cpu_ms_per_event']:.2f}",
                         str(r["saved"]),
+                        str(r["posted"]),
                         f"{r['load']:.2f}",
                     ]
                     for r in found_workers

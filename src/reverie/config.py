@@ -134,6 +134,22 @@ def export_home(home: Path) -> None:
     os.environ["REVERIE_HOME"] = str(home)
 
 
+#: Where the HTTP workers of ``reverie serve --workers N`` learn the UDP port on which the
+#: parent process's Slack poster listens for wakes (set by the parent; not a setting).
+SLACK_WAKE_PORT = "_REVERIE_SLACK_WAKE_PORT"
+
+
+def export_slack_wake_port(port: int) -> None:
+    """Tell the child processes this one starts where its Slack poster listens for wakes."""
+    os.environ[SLACK_WAKE_PORT] = str(port)
+
+
+def slack_wake_port() -> int | None:
+    """The port :func:`export_slack_wake_port` set in the parent process, if any."""
+    raw = os.environ.get(SLACK_WAKE_PORT)
+    return int(raw) if raw else None
+
+
 def git_environment() -> dict[str, str]:
     """The environment for a ``git`` subprocess: this process's, without the ``GIT_*``
     variables (``GIT_DIR``, ``GIT_OBJECT_DIRECTORY``, ...) that would point git elsewhere,

@@ -11,7 +11,7 @@ import time
 
 from slack_sdk import WebClient
 
-from reverie.slack.delivery import METADATA_TYPE, DeliveryWorker
+from reverie.slack.delivery import METADATA_TYPE, DeliveryWorker, WakeSender
 from tests.slack.conftest import BOT_TOKEN, DM_SAM, OPS, SAM, Stack
 
 CHILD = """
@@ -121,6 +121,22 @@ def test_a_rate_limited_post_waits_for_its_lease_then_goes_once(stack: Stack) ->
     assert stack.rv.outbox.get(delivery).attempts == 2
 
 
+def test_a_rate_limited_answer_holds_back_the_later_ones_of_its_thread(stack: Stack) -> None:
+    root, _ = stack.say(SAM, DM_SAM, "!remember Note 0 - text 0")
+    ts = root["event"]["ts"]
+    for i in (1, 2):
+        stack.say(SAM, DM_SAM, f"!remember Note {i} - text {i}", thread_ts=ts)
+    stack.say(SAM, DM_SAM, "!remember Other - another thread")
+    stack.slack.refuse["chat.postMessage"] = ["ratelimited"]  # the first post only
+    client = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    worker = DeliveryWorker(stack.rv, client, lease_seconds=1)
+    assert worker.deliver_pending() == 1  # only the other thread's answer
+    assert stack.texts() == ["Saved to ada's memory: revision 4."]
+    time.sleep(1.1)
+    assert worker.deliver_pending() == 3
+    assert stack.texts()[1:] == [f"Saved to ada's memory: revision {i}." for i in (1, 2, 3)]
+
+
 def test_a_final_refusal_is_recorded_and_not_tried_again(stack: Stack) -> None:
     stack.rv.ensure_channel(f"slack:{OPS}", "channel")
     stack.rv.grant("ada", f"slack:{OPS}")
@@ -130,3 +146,27 @@ def test_a_final_refusal_is_recorded_and_not_tried_again(stack: Stack) -> None:
     assert stack.surface.worker.deliver_pending() == 1
     assert stack.rv.outbox.get(pending.id).receipt == "error:not_in_channel"
     assert stack.rv.pending_deliveries() == []
+
+
+def test_a_worker_process_wakes_the_poster_of_another(stack: Stack) -> None:
+    """Under ``serve --workers N`` the answers are queued by the workers and posted by the
+    parent: a datagram to the poster's port has it post now, not at its next poll."""
+    poster = DeliveryWorker(stack.rv, stack.surface.client, poll_seconds=600)
+    passes: list[int] = []
+    deliver = poster.deliver_pending
+
+    def counted() -> int:
+        passes.append(deliver())
+        return passes[-1]
+
+    poster.deliver_pending = counted  # type: ignore[method-assign]
+    port = poster.listen()
+    poster.start()
+    try:
+        wait_for(lambda: passes == [0])  # its first pass found nothing; the next is 600 s away
+        [delivery] = queued(stack, 1)
+        WakeSender(port).wake()
+        wait_for(lambda: stack.rv.outbox.get(delivery).state == "delivered")
+        assert len(passes) == 2 and len(stack.slack.posted()) == 1
+    finally:
+        poster.stop()

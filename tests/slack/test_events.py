@@ -4,6 +4,7 @@ acknowledgement that does not wait for the model, and the App Home tab."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -17,6 +18,7 @@ from reverie.slack.app import SlackSurface
 from reverie.slack.mapping import channel_ref
 from tests.llm.fake_openai_server import Received, Scripted, ToolUse
 from tests.slack.conftest import BOT_TOKEN, DM_SAM, OPS, SAM, SIGNING_SECRET, Stack
+from tests.slack.fake_slack_server import sign
 
 
 def held(answer: str) -> tuple[threading.Event, Any]:
@@ -304,3 +306,41 @@ def test_only_recent_turns_are_resumed_and_a_lost_grant_is_said(
     assert stack.texts(DM_SAM) == ["On Tuesdays."]
     (refusal,) = stack.texts(OPS)
     assert refusal.startswith("I can't answer here: agent ada has no active grant")
+
+
+def _signed(body: dict[str, Any], retry: int) -> tuple[bytes, dict[str, str]]:
+    raw = json.dumps(body)
+    now = int(time.time())
+    return raw.encode(), {
+        "content-type": "application/json",
+        "x-slack-request-timestamp": str(now),
+        "x-slack-signature": sign(SIGNING_SECRET, now, raw),
+        "x-slack-retry-num": str(retry),
+    }
+
+
+def test_W7_a_retry_reaching_another_process_runs_the_turn_once(stack: Stack) -> None:
+    """Under ``serve --workers N`` a retry can reach another process: it starts nothing while
+    the first delivery's process holds the event's turn, and runs it once that process died
+    (the kernel dropped its lock) without starting it."""
+    other = SlackSurface(stack.rv, client=stack.surface.client)  # another worker's surface
+    body = stack.events.message(SAM, DM_SAM, "When do we deploy?")
+    try:
+        with stack.surface._turn_lock(f"slack:{body['event_id']}") as held:
+            assert held  # the first delivery's process: recorded, its turn not started yet
+            raw, headers = _signed(body, 1)
+            assert other.dispatch(raw, "", headers).status == 200
+            assert other.wait_idle(timeout=30)
+        assert stack.model.requests == [] and stack.rv.unanswered("slack:", 0) == []
+        stack.model.answer("On Tuesdays.")
+        raw, headers = _signed(body, 2)
+        assert other.dispatch(raw, "", headers).status == 200
+        assert other.wait_idle(timeout=30)
+        raw, headers = _signed(body, 3)  # and once more, after the turn: nothing runs
+        assert other.dispatch(raw, "", headers).status == 200
+        assert other.wait_idle(timeout=30)
+        other.worker.deliver_pending()
+    finally:
+        other.stop()
+    assert stack.texts() == ["On Tuesdays."]
+    assert len(stack.model.requests) == 1

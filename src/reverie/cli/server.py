@@ -26,7 +26,7 @@ from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
     type=click.IntRange(min=1, max=64),
     default=1,
     show_default=True,
-    help="Processes serving HTTP (more use more cores; MCP is then stateless; Slack needs 1).",
+    help="Processes serving HTTP (more use more cores; MCP is then stateless).",
 )
 @pass_opts
 def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers: int) -> None:

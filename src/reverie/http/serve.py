@@ -17,11 +17,10 @@ from types import FrameType
 from typing import Any
 
 from reverie.api import Reverie
-from reverie.config import export_home
-from reverie.errors import RefusedInput
+from reverie.config import export_home, export_slack_wake_port, slack_wake_port
 from reverie.store.postgres import redact
 
-__all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run"]
+__all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run", "worker_app"]
 
 EXAMPLE_AGENT = "example"
 EXAMPLE_SOUL = """\
@@ -81,10 +80,9 @@ def run(
 
     With ``workers`` above one, that many processes serve HTTP (the store is safe across
     processes) and this one runs the review scheduler; MCP sessions are then stateless, since
-    a client's next request may reach another process.
-
-    Raises:
-        RefusedInput: ``invalid_setting`` for Slack with more than one worker.
+    a client's next request may reach another process. With Slack, every worker handles
+    ``POST /slack/events`` and this process alone posts the outbox (in order, once) and
+    resumes the turns a stop cut short: a worker that dies and is restarted changes neither.
     """
     import uvicorn
 
@@ -94,14 +92,7 @@ def run(
 
     rv = Reverie(home, create=True)
     first = bootstrap(rv, owner)
-    slack, routes = _slack(rv) if workers == 1 else (None, [])
-    if workers > 1 and rv.settings.slack_bot_token:
-        rv.close()
-        raise RefusedInput(
-            "Slack's messages are posted in order by one process: serve it with --workers 1 "
-            "(or run `reverie slack --socket` beside the workers).",
-            code="invalid_setting",
-        )
+    slack, routes = _slack(rv)
     stop = threading.Event()
     reviews = threading.Thread(
         target=serve_forever, args=(rv, stop, tick), name="review-scheduler", daemon=True
@@ -127,11 +118,13 @@ def run(
     reviews.start()
     if slack is not None:
         slack.start()
+        if workers > 1:  # the workers queue answers; this process posts them
+            export_slack_wake_port(slack.worker.listen())
     try:
         if workers > 1:
             export_home(rv.home)  # the workers open this same home
             uvicorn.run(
-                "reverie.http.app:app_from_environment",
+                "reverie.http.serve:worker_app",
                 factory=True,
                 host=host,
                 port=port,
@@ -152,9 +145,21 @@ def run(
         say("Stopped.")
 
 
-def _slack(rv: Reverie) -> tuple[Any, list[Any]]:
+def worker_app() -> Any:
+    """The app of one HTTP worker of ``reverie serve --workers N``: the home from the
+    environment, MCP without sessions (a client's next request may reach another worker), and
+    with Slack configured the events endpoint, whose answers the parent process posts."""
+    from .app import create_app
+
+    rv = Reverie()
+    _, routes = _slack(rv, wake_port=slack_wake_port())
+    return create_app(rv, routes=routes, stateless_mcp=True)
+
+
+def _slack(rv: Reverie, *, wake_port: int | None = None) -> tuple[Any, list[Any]]:
     """The Slack app and its ``POST /slack/events`` route, when Slack is configured
-    (``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``); else nothing."""
+    (``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``); else nothing. With ``wake_port``
+    (a worker process) another process posts the outbox."""
     if not (rv.settings.slack_bot_token and rv.settings.slack_signing_secret):
         return None, []
     from starlette.routing import Route
@@ -162,7 +167,7 @@ def _slack(rv: Reverie) -> tuple[Any, list[Any]]:
     from reverie.slack.app import SlackSurface
     from reverie.slack.http import EVENTS_PATH, EventsEndpoint
 
-    surface = SlackSurface(rv)
+    surface = SlackSurface(rv, wake_port=wake_port)
     return surface, [Route(EVENTS_PATH, EventsEndpoint(surface), methods=["POST"])]
 
 

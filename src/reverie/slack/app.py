@@ -19,15 +19,31 @@ done finds that turn and runs nothing (``message_id``).
 
 Every message the agent sends goes through the outbox and :class:`DeliveryWorker`, in the
 thread it answers.
+
+Under ``reverie serve --workers N`` every HTTP worker process has a surface that handles
+events (``wake_port`` given), and only the parent's surface posts the outbox and resumes the
+turns a stop cut short (:meth:`start`); a worker wakes the parent's poster with a datagram
+after queuing an answer. What holds across processes is in the state database: a command's
+idempotency key (its write and its answer, W7), the outbox's claims (each row posted once,
+in order by one poster), and a turn's message id (a retry that finds the message recorded and
+its turn started, here or in another process, starts none). A turn's event is also held by
+a file lock (in the home's ``locks`` folder) from before its message is recorded until its
+turn ends (:meth:`_turn_lock`), so a retry reaching another process while the turn waits for
+a free turn worker starts nothing, and one reaching it after the holder died (the kernel
+drops the lock) runs the turn.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import hashlib
 import logging
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from slack_bolt import App
@@ -38,10 +54,11 @@ from reverie.api import Reverie
 from reverie.core.chat import parse_command
 from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.llm.chat import ChatProvider
+from reverie.store.locks import try_file_lock
 
 from .client import call, require, web_client
 from .commands import run_command
-from .delivery import DeliveryWorker
+from .delivery import DeliveryWorker, WakeSender
 from .directory import Directory, SlackUser
 from .home import home_view
 from .mapping import (
@@ -77,7 +94,11 @@ class HTTPAnswer(NamedTuple):
 
 class SlackSurface:
     """Reverie in one Slack workspace: the bolt app, the member directory, the turn runner and
-    the delivery worker. ``provider`` replaces the configured model (tests, embedding)."""
+    the delivery worker. ``provider`` replaces the configured model (tests, embedding).
+
+    With ``wake_port`` the surface only handles events: the process listening on that port
+    (:meth:`DeliveryWorker.listen`) posts the outbox, and is woken there when an answer is
+    queued; this one's :meth:`start` is never called."""
 
     def __init__(
         self,
@@ -86,6 +107,7 @@ class SlackSurface:
         client: WebClient | None = None,
         provider: ChatProvider | None = None,
         turn_workers: int = 4,
+        wake_port: int | None = None,
     ) -> None:
         self.rv = rv
         self.settings = rv.settings
@@ -95,6 +117,8 @@ class SlackSurface:
         self.team: str | None = who.get("team_id")
         self.directory = Directory(rv, self.client, self.settings.slack_membership_cache_seconds)
         self.worker = DeliveryWorker(rv, self.client)
+        # Set in an HTTP worker process of `reverie serve --workers N`: another process posts.
+        self._poster = WakeSender(wake_port) if wake_port is not None else None
         self.provider = provider
         self._turns = concurrent.futures.ThreadPoolExecutor(
             max_workers=turn_workers, thread_name_prefix="reverie-slack-turn"
@@ -161,6 +185,7 @@ class SlackSurface:
     def start(self) -> None:
         """Start posting the outbox (a background thread), and run again the turns that a
         stop cut short (:meth:`resume`)."""
+        self._prune_turn_locks()
         self.worker.start()
         try:
             self.resume()
@@ -182,10 +207,20 @@ class SlackSurface:
             if not self._admitted(channel_ref(channel), m.agent):
                 self._refuse(m.conversation_id, m.agent, channel, m.message_id)
                 continue
+            hold = contextlib.ExitStack()
+            if not hold.enter_context(self._turn_lock(m.message_id)):
+                hold.close()
+                continue  # a retry of it is being answered by another process
             log.info("Answering %s, which a stop left unanswered", m.message_id)
             with self._lock:
                 self._running[m.message_id] = self._turns.submit(
-                    self._run_turn, m.agent, m.conversation_id, m.author, m.text, m.message_id
+                    self._run_turn,
+                    m.agent,
+                    m.conversation_id,
+                    m.author,
+                    m.text,
+                    m.message_id,
+                    hold,
                 )
             started += 1
         return started
@@ -201,6 +236,13 @@ class SlackSurface:
             running = list(self._running.values())
         _, pending = concurrent.futures.wait(running, timeout=timeout)
         return not pending
+
+    def _wake(self) -> None:
+        """Have the outbox posted now, by this process or by the one that posts."""
+        if self._poster is not None:
+            self._poster.wake()
+        else:
+            self.worker.wake()
 
     # listeners (bolt passes the arguments by name)
 
@@ -263,7 +305,7 @@ class SlackSurface:
             )
             with self._writing:
                 self.rv.reply(chat.conversation, answer, key=key)
-            self.worker.wake()
+            self._wake()
         else:
             self._start_turn(chat, user, text, key)
 
@@ -358,28 +400,72 @@ class SlackSurface:
             f"An admin can add one with `reverie grant {agent} --slack-channel {channel}`.",
             key=key,
         )
-        self.worker.wake()
+        self._wake()
+
+    # the file locks of turns under way
+
+    def _turn_locks(self) -> Path:
+        """Where the turn locks of this home are, for every process serving it: beside the
+        memories' locks in the home's folder; on PostgreSQL (whose folder holds nothing) a
+        folder of the machine's temporary directory named after the database."""
+        url = self.settings.database_url
+        if url:
+            digest = hashlib.sha256(f"{url}|{self.rv.home}".encode()).hexdigest()[:16]
+            folder = Path(tempfile.gettempdir()) / f"reverie-slack-turns-{digest}"
+        else:
+            folder = self.rv.home / "locks" / "slack-turns"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def _turn_lock(self, key: str) -> contextlib.AbstractContextManager[bool]:
+        """Hold the turn of the event ``key`` (never waits; yields whether it is held)."""
+        name = hashlib.sha256(key.encode()).hexdigest()[:32]
+        return try_file_lock(self._turn_locks() / f"{name}.lock")
+
+    def _prune_turn_locks(self, older: float = 3600.0) -> None:
+        """Remove the lock files of events older than ``older`` seconds (no turn or Slack
+        retry lasts that long)."""
+        cutoff = time.time() - older
+        for path in self._turn_locks().glob("*.lock"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
 
     def _start_turn(self, chat: Chat, user: SlackUser, text: str, key: str) -> None:
         if not self._admitted(chat.base, chat.agent):
             self._refuse(chat.conversation, chat.agent, chat.channel, key)
             return
-        with self._lock:
-            if key in self._running:
-                return  # a retry while the turn is still under way
-            # The person's message is recorded before Slack is acknowledged; from a group it
-            # turns the conversation off for good (O2).
-            self.rv.append_message(
-                chat.conversation,
-                "user",
-                text,
-                author=user.member,
-                channel_id=chat.source,
-                message_id=key,
-            )
-            self._running[key] = self._turns.submit(
-                self._run_turn, chat.agent, chat.conversation, user.member, text, key
-            )
+        hold = contextlib.ExitStack()
+        handed = False
+        try:
+            if not hold.enter_context(self._turn_lock(key)):
+                return  # another delivery of the event (here or elsewhere) has the turn
+            with self._lock:
+                if key in self._running:
+                    return  # a retry while the turn is still under way
+                # The person's message is recorded before Slack is acknowledged; from a group
+                # it turns the conversation off for good (O2).
+                appended = self.rv.append_message(
+                    chat.conversation,
+                    "user",
+                    text,
+                    author=user.member,
+                    channel_id=chat.source,
+                    message_id=key,
+                )
+                if not appended.added and self.rv.turn_log(
+                    chat.conversation, appended.position, appended.position + 1
+                ):
+                    # An earlier delivery (maybe to another process) recorded the message and
+                    # its turn started: it answers, or has answered.
+                    return
+                self._running[key] = self._turns.submit(
+                    self._run_turn, chat.agent, chat.conversation, user.member, text, key, hold
+                )
+                handed = True
+        finally:
+            if not handed:
+                hold.close()
 
     def _provider(self, agent: str) -> ChatProvider:
         """The agent's model, built once per model name (an SDK client is slow to build)."""
@@ -393,7 +479,13 @@ class SlackSurface:
         return provider
 
     def _run_turn(
-        self, agent: str, conversation: str, member: str | None, text: str, key: str
+        self,
+        agent: str,
+        conversation: str,
+        member: str | None,
+        text: str,
+        key: str,
+        hold: contextlib.ExitStack | None = None,
     ) -> None:
         try:
             provider = self.provider or self._provider(agent)
@@ -405,4 +497,6 @@ class SlackSurface:
         finally:
             with self._lock:
                 self._running.pop(key, None)
-            self.worker.wake()
+            if hold is not None:
+                hold.close()  # the event's turn lock
+            self._wake()

@@ -18,8 +18,11 @@ as the receipt ``error:<code>`` and the row is not tried again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import threading
+import time
 
 from slack_sdk import WebClient
 
@@ -30,12 +33,16 @@ from .client import SlackError, call
 from .mapping import is_slack_channel, slack_channel, thread_of
 from .text import to_slack
 
-__all__ = ["METADATA_TYPE", "DeliveryWorker"]
+__all__ = ["METADATA_TYPE", "DeliveryWorker", "WakeSender"]
 
 log = logging.getLogger(__name__)
 
 #: The metadata event type of every message the worker posts; its payload names the delivery.
 METADATA_TYPE = "reverie_delivery"
+
+#: Receipts recorded in one transaction: the most posts a poster that dies can leave to be
+#: looked up (not posted again) by the next.
+MARK_EVERY = 16
 
 
 class DeliveryWorker:
@@ -57,25 +64,55 @@ class DeliveryWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._listener: socket.socket | None = None
 
     def deliver_pending(self) -> int:
-        """Post every pending delivery of a Slack channel; how many were marked delivered."""
+        """Post every pending delivery of a Slack channel; how many were marked delivered.
+
+        A page of rows is claimed in one transaction and the receipts are recorded
+        :data:`MARK_EVERY` at a time, so that posting costs the state database a few
+        transactions per page rather than two per message (the writers of commands wait for
+        the same database). A row whose lease may have run out by the time its turn comes is
+        left for the next pass rather than posted, and so are the rows after a deferred one in
+        its conversation: the answers of a conversation are posted in order."""
         channels = [c.id for c in self.rv.channels() if is_slack_channel(c.id)]
         if not channels:
             return 0
         done = 0
         seen: set[str] = set()
         while True:  # pages of 100, oldest first, until a page brings nothing new
-            page = [d for d in self.rv.pending_deliveries(channels=channels) if d.id not in seen]
+            page = [d.id for d in self.rv.pending_deliveries(channels=channels)]
+            page = [i for i in page if i not in seen]
             if not page:
                 return done
-            for pending in page:
-                seen.add(pending.id)
-                claimed = self.rv.claim_delivery(pending.id, self.lease_seconds)
-                if claimed is not None and self._deliver(claimed):
-                    done += 1
+            seen.update(page)
+            cutoff = time.monotonic() + self.lease_seconds / 2
+            receipts: dict[str, str] = {}
+            held: set[tuple[str, str | None]] = set()  # chats whose earlier answer is deferred
+            try:
+                for claimed in self.rv.outbox.claim_many(page, self.lease_seconds):
+                    if time.monotonic() > cutoff:
+                        break  # the rest are taken again once their leases run out
+                    chat = (claimed.channel_id, claimed.conversation_id)
+                    if chat in held:
+                        continue  # after the deferred one, in order, once the leases run out
+                    receipt = self._deliver(claimed)
+                    if receipt is None:
+                        held.add(chat)
+                    else:
+                        receipts[claimed.id] = receipt
+                    if len(receipts) >= MARK_EVERY:
+                        self.rv.outbox.delivered_many(receipts)
+                        done += len(receipts)
+                        receipts = {}
+            finally:
+                if receipts:
+                    self.rv.outbox.delivered_many(receipts)
+                    done += len(receipts)
 
-    def _deliver(self, d: Delivery) -> bool:
+    def _deliver(self, d: Delivery) -> str | None:
+        """Post ``d`` (unless an earlier attempt did); its receipt, or None to try again
+        later."""
         channel = slack_channel(d.channel_id)
         thread = thread_of(d.conversation_id)
         thread_ts = thread[1] if thread is not None and thread[0] == channel else None
@@ -83,8 +120,7 @@ class DeliveryWorker:
             if d.attempts > 1:
                 found = self._posted(channel, thread_ts, d)
                 if found is not None:
-                    self.rv.mark_delivered(d.id, found)
-                    return True
+                    return found
             posted = call(
                 "chat.postMessage",
                 self.client.chat_postMessage,
@@ -98,12 +134,10 @@ class DeliveryWorker:
         except SlackError as exc:
             if exc.transient:
                 log.warning("Slack delivery %s deferred: %s", d.id, exc.code)
-                return False  # the lease spaces the next try
+                return None  # the lease spaces the next try
             log.warning("Slack delivery %s refused for good: %s", d.id, exc.code)
-            self.rv.mark_delivered(d.id, f"error:{exc.code}")
-            return True
-        self.rv.mark_delivered(d.id, str(posted.get("ts") or ""))
-        return True
+            return f"error:{exc.code}"
+        return str(posted.get("ts") or "")
 
     def _posted(self, channel: str, thread_ts: str | None, d: Delivery) -> str | None:
         """The ts of a message already posted for ``d`` (by a worker that died before marking
@@ -140,6 +174,31 @@ class DeliveryWorker:
         """Deliver now rather than at the next poll."""
         self._wake.set()
 
+    def listen(self) -> int:
+        """Also wake on any datagram to a UDP port of ``127.0.0.1``, so that other processes
+        queuing deliveries (the HTTP workers of ``reverie serve --workers N``) need not wait
+        for the next poll; returns the port (:class:`WakeSender`). A datagram carries no
+        command: it only makes the worker look at the outbox now, so a stray one is harmless."""
+        if self._listener is None:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.bind(("127.0.0.1", 0))
+            sock.settimeout(0.5)
+            self._listener = sock
+            threading.Thread(
+                target=self._hear, args=(sock,), name="reverie-slack-wake", daemon=True
+            ).start()
+        return int(self._listener.getsockname()[1])
+
+    def _hear(self, sock: socket.socket) -> None:
+        while self._listener is sock:
+            try:
+                sock.recv(64)
+            except TimeoutError:
+                continue
+            except OSError:  # closed by stop()
+                return
+            self._wake.set()
+
     def start(self) -> None:
         """Run in a background thread until :meth:`stop`."""
         if self._thread is not None:
@@ -154,6 +213,9 @@ class DeliveryWorker:
         """Stop the background thread (after the delivery under way)."""
         self._stop.set()
         self._wake.set()
+        if self._listener is not None:
+            sock, self._listener = self._listener, None
+            sock.close()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
@@ -167,3 +229,20 @@ class DeliveryWorker:
                 log.exception("Slack delivery pass failed; trying again")
             self._wake.wait(self.poll_seconds)
         self.rv.close()
+
+
+class WakeSender:
+    """Wakes a :class:`DeliveryWorker` of another process that :meth:`~DeliveryWorker.listen`
+    s on ``port``: one datagram, never waiting, and nothing lost but a little time when it is
+    dropped (the worker polls anyway)."""
+
+    def __init__(self, port: int) -> None:
+        self.address = ("127.0.0.1", port)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.setblocking(False)
+
+    def wake(self) -> None:
+        """Ask the worker to look at the outbox now."""
+        # A full buffer or no listener: the next poll finds the rows.
+        with contextlib.suppress(OSError):
+            self._sock.sendto(b"w", self.address)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -212,6 +212,35 @@ class Outbox:
             if cur.rowcount == 0:
                 return None
         return self.get(delivery_id)
+
+    def claim_many(self, ids: Sequence[str], lease_seconds: float = 60.0) -> list[Delivery]:
+        """:meth:`claim` each of ``ids`` in one transaction (one poster taking a page of its
+        pending rows at once); the deliveries taken, in the order of ``ids``."""
+        now = time.time()
+        taken: list[str] = []
+        with self.state.transaction() as conn:
+            for delivery_id in ids:
+                cur = conn.execute(
+                    "UPDATE outbox SET state = 'sending', attempts = attempts + 1, "
+                    "lease_until = ? WHERE id = ? AND (state = 'pending' OR "
+                    "(state = 'sending' AND lease_until < ?))",
+                    (now + lease_seconds, delivery_id, now),
+                )
+                if cur.rowcount:
+                    taken.append(delivery_id)
+        return [self.get(i) for i in taken]
+
+    def delivered_many(self, receipts: Mapping[str, str | None]) -> None:
+        """:meth:`delivered` for each delivery id of ``receipts``, in one transaction."""
+        now = time.time()
+        with self.state.transaction() as conn:
+            for delivery_id, receipt in receipts.items():
+                conn.execute(
+                    "UPDATE outbox SET state = 'delivered', "
+                    "delivered_at = COALESCE(delivered_at, ?), receipt = COALESCE(receipt, ?), "
+                    "lease_until = NULL WHERE id = ?",
+                    (now, receipt, delivery_id),
+                )
 
     def delivered(self, delivery_id: str, receipt: str | None = None) -> Delivery:
         """Mark a delivery sent, with what the chat answered (idempotent).
