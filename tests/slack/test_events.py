@@ -280,6 +280,33 @@ def test_a_turn_cut_short_by_a_stop_is_answered_once_when_the_app_starts_again(
     assert len(stack.model.requests) == 1
 
 
+def test_a_turn_whose_worker_died_is_answered_by_the_poster_without_a_restart(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The posting process (the parent of `serve --workers N`) is up before the event comes, so
+    # its look at start finds nothing: the answer can only come from its later looks.
+    poster = SlackSurface(stack.rv, resume_every=0.2)
+    poster.start()
+    try:
+        # The worker that took the event records it, then dies: its turn never runs, and the
+        # kernel drops its turn lock (here: the lock let go, as a death would).
+        monkeypatch.setattr(stack.surface, "_run_turn", lambda *args: args[-1].close())
+        stack.model.answer("On Tuesdays.")
+        body, status = stack.say(SAM, DM_SAM, "When do we deploy?")
+        assert status == 200
+        deadline = time.monotonic() + 30
+        while not stack.slack.posted(DM_SAM) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert poster.wait_idle(timeout=60)
+        time.sleep(0.6)  # three more looks: none runs it again
+    finally:
+        poster.stop()
+    assert stack.texts(DM_SAM) == ["On Tuesdays."]
+    assert len(stack.model.requests) == 1
+    conv = f"slack:{DM_SAM}:{body['event']['ts']}"
+    assert [t.outcome for t in stack.rv.turn_log(conv)] == ["delivered"]
+
+
 def test_only_recent_turns_are_resumed_and_a_lost_grant_is_said(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:

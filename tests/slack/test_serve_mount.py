@@ -25,19 +25,7 @@ def test_serve_mounts_the_slack_events_endpoint(
 ) -> None:
     home, port = tmp_path / "home", free_port()
     with FakeSlack(bot_token=BOT_TOKEN) as slack, FakeOpenAI() as model:
-        workspace(slack)
-        with Reverie(home, create=True) as rv:
-            rv.add_member("olga", "owner")
-            rv.create_agent("ada")
-        model.answer("Hello from ada.")
-        for name, value in {
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "REVERIE_SLACK_API_URL": slack.api_url,
-            "REVERIE_MODEL": "openai:test",
-            "OPENAI_BASE_URL": model.base_url,
-        }.items():
-            monkeypatch.setenv(name, value)
+        configure(home, slack, model, monkeypatch)
         proc, lines = start(home, port)
         try:
             assert any("/slack/events" in line for line in lines), lines
@@ -63,19 +51,7 @@ def test_W7_two_workers_answer_each_command_once_and_in_order(
     come in the order of its commands, and a group DM's command writes nothing (C2, O2)."""
     home, port = tmp_path / "home", free_port()
     with FakeSlack(bot_token=BOT_TOKEN) as slack, FakeOpenAI() as model:
-        workspace(slack)
-        with Reverie(home, create=True) as rv:
-            rv.add_member("olga", "owner")
-            rv.create_agent("ada")
-        model.answer("Hello from ada.")
-        for name, value in {
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "REVERIE_SLACK_API_URL": slack.api_url,
-            "REVERIE_MODEL": "openai:test",
-            "OPENAI_BASE_URL": model.base_url,
-        }.items():
-            monkeypatch.setenv(name, value)
+        configure(home, slack, model, monkeypatch)
         proc, lines = start(home, port, "--workers", "2")
         try:
             assert "(2 processes)" in "\n".join(lines)
@@ -102,6 +78,13 @@ def test_W7_two_workers_answer_each_command_once_and_in_order(
             assert events.deliver(group)[0] == 200
             hello = events.message(SAM, DM_SAM, "hi ada")
             assert events.deliver(hello)[0] == 200
+            # The turn runs in the worker that took the event: killing that worker mid-turn
+            # leaves the turn to the next start (resume), so the kill waits for its answer.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not any(
+                m["text"] == "Hello from ada." for m in slack.posted(DM_SAM)
+            ):
+                time.sleep(0.1)
             # A worker killed: the other takes the events, and uvicorn starts a new one.
             os.kill(workers_of(proc.pid)[0], signal.SIGKILL)
             for i in range(3):
@@ -145,3 +128,23 @@ def workers_of(parent: int) -> list[int]:
                 found.append(int(child))
     assert found, "no worker process"
     return found
+
+
+def configure(
+    home: Path, slack: FakeSlack, model: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A home with ada and an owner, the workspace in the local Slack, a model that answers,
+    and the environment ``reverie serve`` reads Slack's and the model's settings from."""
+    workspace(slack)
+    with Reverie(home, create=True) as rv:
+        rv.add_member("olga", "owner")
+        rv.create_agent("ada")
+    model.answer("Hello from ada.")
+    for name, value in {
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "REVERIE_SLACK_API_URL": slack.api_url,
+        "REVERIE_MODEL": "openai:test",
+        "OPENAI_BASE_URL": model.base_url,
+    }.items():
+        monkeypatch.setenv(name, value)

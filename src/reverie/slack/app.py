@@ -76,8 +76,9 @@ __all__ = ["HTTPAnswer", "SlackSurface"]
 log = logging.getLogger(__name__)
 
 #: A turn that a stop cut short (its message recorded and Slack acknowledged, its answer never
-#: given) is run again when the app starts if the message is at most this old; an older one
-#: is left unanswered rather than answered late.
+#: given, no process holding its turn lock) is run again when the app starts, or by the look
+#: it takes every minute after, if the message is at most this old; an older one is left
+#: unanswered rather than answered late.
 RESUME_SECONDS = 15 * 60
 
 #: Message subtypes that are a person speaking; edits, deletions, joins and bots are not.
@@ -108,6 +109,7 @@ class SlackSurface:
         provider: ChatProvider | None = None,
         turn_workers: int = 4,
         wake_port: int | None = None,
+        resume_every: float = 60.0,
     ) -> None:
         self.rv = rv
         self.settings = rv.settings
@@ -133,6 +135,9 @@ class SlackSurface:
         # lock instead, where the writes waiting together are saved as one group (one state
         # transaction), and a !remember is built there from the newest text.
         self._writing = threading.Lock()
+        self._resume_every = resume_every
+        self._stopping = threading.Event()
+        self._resumer: threading.Thread | None = None
         self.app = self._build()
 
     # the bolt app
@@ -184,9 +189,21 @@ class SlackSurface:
 
     def start(self) -> None:
         """Start posting the outbox (a background thread), and run again the turns that a
-        stop cut short (:meth:`resume`)."""
+        stop cut short (:meth:`resume`): now, and every ``resume_every`` seconds after, for
+        the turns of a worker process that died while the server went on."""
         self._prune_turn_locks()
         self.worker.start()
+        self._resume_logged()
+        self._resumer = threading.Thread(
+            target=self._resume_loop, name="reverie-slack-resume", daemon=True
+        )
+        self._resumer.start()
+
+    def _resume_loop(self) -> None:
+        while not self._stopping.wait(self._resume_every):
+            self._resume_logged()
+
+    def _resume_logged(self) -> None:
         try:
             self.resume()
         except ReverieError:  # the state store is down, say: new events still get answered
@@ -194,23 +211,29 @@ class SlackSurface:
 
     def resume(self) -> int:
         """Run again, on the turn workers, the turns of the last :data:`RESUME_SECONDS` that
-        a stop cut short: a person's message recorded (and Slack acknowledged) with no
-        finished turn and nothing after it. The turn binds to the same message (its event's
-        key), so it runs once; where the agent has lost its grant meanwhile, the refusal is
-        posted instead. Returns how many were started."""
+        a stop or a dead worker process cut short: a person's message recorded (and Slack
+        acknowledged) with no finished turn, nothing after it, and no process holding its
+        turn lock. The turn binds to the same message (its event's key), so it runs once;
+        where the agent has lost its grant meanwhile, the refusal is posted instead. Returns
+        how many were started."""
         started = 0
-        for m in self.rv.unanswered(PREFIX, time.time() - RESUME_SECONDS):
+        since = time.time() - RESUME_SECONDS
+        for m in self.rv.unanswered(PREFIX, since):
             channel = m.conversation_id.removeprefix(PREFIX).split(":", 1)[0]
             with self._lock:
                 if m.message_id in self._running:
                     continue
-            if not self._admitted(channel_ref(channel), m.agent):
-                self._refuse(m.conversation_id, m.agent, channel, m.message_id)
-                continue
             hold = contextlib.ExitStack()
             if not hold.enter_context(self._turn_lock(m.message_id)):
                 hold.close()
-                continue  # a retry of it is being answered by another process
+                continue  # its turn is under way, here or in another process
+            if not self._still_unanswered(m.message_id, since):
+                hold.close()  # its turn ended between the look and the lock
+                continue
+            if not self._admitted(channel_ref(channel), m.agent):
+                with hold:
+                    self._refuse(m.conversation_id, m.agent, channel, m.message_id)
+                continue
             log.info("Answering %s, which a stop left unanswered", m.message_id)
             with self._lock:
                 self._running[m.message_id] = self._turns.submit(
@@ -225,8 +248,14 @@ class SlackSurface:
             started += 1
         return started
 
+    def _still_unanswered(self, message_id: str, since: float) -> bool:
+        return any(u.message_id == message_id for u in self.rv.unanswered(PREFIX, since))
+
     def stop(self) -> None:
-        """Finish the turns under way, then stop posting."""
+        """Stop looking for cut-short turns, finish the turns under way, then stop posting."""
+        self._stopping.set()
+        if self._resumer is not None:
+            self._resumer.join()
         self._turns.shutdown(wait=True)
         self.worker.stop()
 
