@@ -204,9 +204,11 @@ class SlackSurface:
             self._resume_logged()
 
     def _resume_logged(self) -> None:
+        # Whatever fails here (the state store down, Slack unreachable), new events still get
+        # answered, and the next look tries again: said in the log, never raised.
         try:
             self.resume()
-        except ReverieError:  # the state store is down, say: new events still get answered
+        except Exception:
             log.exception("Could not look for the turns a stop cut short")
 
     def resume(self) -> int:
