@@ -202,20 +202,13 @@ class Outbox:
     def claim(self, delivery_id: str, lease_seconds: float = 60.0) -> Delivery | None:
         """Take a pending delivery for sending; None when another worker holds it or it was
         delivered."""
-        now = time.time()
-        with self.state.transaction() as conn:
-            cur = conn.execute(
-                "UPDATE outbox SET state = 'sending', attempts = attempts + 1, lease_until = ? "
-                "WHERE id = ? AND (state = 'pending' OR (state = 'sending' AND lease_until < ?))",
-                (now + lease_seconds, delivery_id, now),
-            )
-            if cur.rowcount == 0:
-                return None
-        return self.get(delivery_id)
+        taken = self.claim_many([delivery_id], lease_seconds)
+        return taken[0] if taken else None
 
     def claim_many(self, ids: Sequence[str], lease_seconds: float = 60.0) -> list[Delivery]:
-        """:meth:`claim` each of ``ids`` in one transaction (one poster taking a page of its
-        pending rows at once); the deliveries taken, in the order of ``ids``."""
+        """Take each of ``ids`` for sending, in one transaction (one poster taking a page of
+        its pending rows at once): the deliveries taken, in the order of ``ids``; a row that
+        another worker holds, or that was delivered, is left out."""
         now = time.time()
         taken: list[str] = []
         with self.state.transaction() as conn:
@@ -231,7 +224,8 @@ class Outbox:
         return [self.get(i) for i in taken]
 
     def delivered_many(self, receipts: Mapping[str, str | None]) -> None:
-        """:meth:`delivered` for each delivery id of ``receipts``, in one transaction."""
+        """Mark each delivery of ``receipts`` sent, with what the chat answered, in one
+        transaction (idempotent: a first receipt is kept)."""
         now = time.time()
         with self.state.transaction() as conn:
             for delivery_id, receipt in receipts.items():
@@ -248,12 +242,7 @@ class Outbox:
         Raises:
             NotFound: no such delivery.
         """
-        with self.state.transaction() as conn:
-            conn.execute(
-                "UPDATE outbox SET state = 'delivered', delivered_at = COALESCE(delivered_at, ?),"
-                " receipt = COALESCE(receipt, ?), lease_until = NULL WHERE id = ?",
-                (time.time(), receipt, delivery_id),
-            )
+        self.delivered_many({delivery_id: receipt})
         return self.get(delivery_id)
 
     def release(self, delivery_id: str) -> None:
