@@ -75,10 +75,16 @@ figures before the reviewer was changed again. It was measured twice, before and
 fourth round, in aggregate only; from the fifth round on it is development data
 (:data:`FOURTH`).
 
-**The held-out set** ``test5`` (:data:`HELD_OUT`, ids ``t5-``) was written fresh for the fifth
-round, by someone who had not read the reviewer or the other sets, and committed with its
-"before" figures before the reviewer was changed again. It is never tuned on: it is measured
-with ``bench/review_corpus.py --half test5`` in aggregate only, once before and once after the
+``test5`` was written fresh for the fifth round (ids ``t5-``), by someone who had not read the
+reviewer or the other sets, and committed with its "before" figures before the reviewer was
+changed again. It was measured twice, before and after the fifth round, in aggregate only; from
+the sixth round on it is development data (:data:`FIFTH`).
+
+**The held-out set** ``test6`` (:data:`HELD_OUT`, ids ``t6-``) was written fresh for the sixth
+round, by someone who had read only this format, the scorer and the corpus checks (not the
+reviewer, not the other sets), and committed before its "before" figures were taken and before
+the reviewer was changed again. It is never tuned on: it is measured with
+``bench/review_corpus.py --half test6`` in aggregate only, once before and once after the
 round.
 """
 
@@ -93,6 +99,7 @@ __all__ = [
     "CORPUS",
     "DEVELOPMENT",
     "ENDED",
+    "FIFTH",
     "FOURTH",
     "HALVES",
     "HELD_OUT",
@@ -118,10 +125,12 @@ SECOND = "test2"
 THIRD = "test3"
 #: Written for the fourth round; held out then, development data since the fifth.
 FOURTH = "test4"
+#: Written for the fifth round; held out then, development data since the sixth.
+FIFTH = "test5"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH)
-#: Written for the fifth round and never tuned on.
-HELD_OUT = "test5"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH)
+#: Written for the sixth round and never tuned on.
+HELD_OUT = "test6"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -171,8 +180,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test5`` when its id starts with
-    ``t2-`` to ``t5-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test6`` when its id starts with
+    ``t2-`` to ``t6-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -181,6 +190,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t4-"):
         return FOURTH
     if conversation_id.startswith("t5-"):
+        return FIFTH
+    if conversation_id.startswith("t6-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

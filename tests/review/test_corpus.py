@@ -7,6 +7,7 @@ import pytest
 from tests.review.corpus_format import (
     CORPUS,
     DEVELOPMENT,
+    FIFTH,
     FOURTH,
     HALVES,
     HELD_OUT,
@@ -27,7 +28,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t2-clinic-intro") == SECOND == "test2"
     assert half("t3-vet-intro") == THIRD == "test3"
     assert half("t4-any-intro") == FOURTH == "test4"
-    assert half("t5-any-intro") == HELD_OUT == "test5"
+    assert half("t5-any-intro") == FIFTH == "test5"
+    assert half("t6-any-intro") == HELD_OUT == "test6"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -64,7 +66,7 @@ def test_the_corpus_is_large_and_varied() -> None:
         }
 
 
-@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, HELD_OUT])
+@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, FIFTH, HELD_OUT])
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
     conversations = load(which)
     assert len(conversations) >= (80 if which == SECOND else 100)
