@@ -22,8 +22,10 @@ files. When ``MEMORY.md`` would exceed the prompt cap, the oldest entries of the
 sections move into one topic file per section (``memory/decisions.md``, ...), and each such
 section keeps its newest entries and a ``More: [[memory/<section>.md]]`` link, in that section:
 the index stays an index. The operations are dry-run with the store's own pure
-:func:`apply_batch`, and held to the runner's source rule (:mod:`.sources`), so what this
-reviewer proposes is what the store and the runner will accept.
+:func:`apply_batch`, and held to the runner's source rule (:mod:`.sources`) and to its rule
+that an update is one unit (:mod:`.replacements`: an entry removed as outdated goes only with
+the entry holding the new value), so what this reviewer proposes is what the store and the
+runner will accept.
 
 Deterministic: the same input gives the same operations and message. Never writes anything.
 """
