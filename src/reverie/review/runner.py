@@ -270,7 +270,11 @@ def _admissible(
     dropped: list[dict[str, Any]] = []
     while True:
         kept = _accepted(rv, memory_id, candidates, reviewed, dropped)
-        units = {i: text for i, text in answer.replaced_by.items() if i in kept}
+        units = {
+            i: text
+            for i, text in answer.replaced_by.items()
+            if i in kept and kept[i].get("action") == "remove"
+        }
         cancelled = (
             unreplaced(units, _files_after(rv, memory_id, list(kept.values()))) if units else []
         )
