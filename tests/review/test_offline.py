@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
@@ -259,8 +261,12 @@ def test_no_longer_used_removes_every_entry_about_it_even_hand_written_ones() ->
     index = index_after(review(turns("c1", user("We use Jenkins for CI."))), index)
     out = review(turns("c2", user("FYI we no longer use Jenkins, it's all GitHub Actions.")), index)
     after = index_after(out, index)
-    assert "Jenkins" not in after and "Sentry alerts go to #ops" in after
-    assert {op["action"] for op in out.operations} == {"remove"}
+    assert "Jenkins box" not in after and "use Jenkins for CI" not in after
+    assert "Sentry alerts go to #ops" in after
+    # What took its place, named in the same sentence, is kept whole where an entry that said
+    # more than Jenkins waited for it (one unit, R6), not lost with it.
+    assert "Sam: FYI we no longer use Jenkins, it's all GitHub Actions. (source: c2#0-1)" in after
+    assert {op["action"] for op in out.operations} == {"remove", "replace"}
 
 
 def test_identical_copies_of_an_outdated_entry_all_go() -> None:
@@ -881,3 +887,187 @@ def test_r6_of_two_values_an_update_replaces_the_one_next_to_what_it_names() -> 
     index = index_after(out)
     assert "Our callout is £70 for the first hour then £40 an hour after." in index
     assert "£60" not in index
+
+
+# An update is one unit: the old entry goes only with the entry holding the new value (R6)
+
+
+_DEPLOYS = """# Memory
+
+## People & preferences
+
+## Decisions
+- Sam: We deploy on Fridays. (source: c0#0-1)
+- Sam: Deploy day is Friday. (source: c0#1-2)
+
+## Environment & gotchas
+- Checklist: Sam: We deploy on Fridays. (source: c0#0-1) then tag the release.
+
+## Project state
+"""
+
+
+def _removed(out: ReviewOutput) -> list[str]:
+    return [op["old"] for op in out.operations if op["action"] == "remove"]
+
+
+def test_r6_an_update_that_cannot_be_written_takes_back_the_removals_it_made() -> None:
+    # The first entry is also part of another line: no operation can name it, so the update
+    # cannot be written into it. The entries it outdated stay as they are, not gone with
+    # nothing in their place.
+    out = review(turns("c2", user("We now deploy on Tuesdays instead of Fridays.")), _DEPLOYS)
+    after = index_after(out, _DEPLOYS) if out.operations else _DEPLOYS
+    assert "Deploy day is Friday" in after
+    assert "then tag the release" in after
+    assert _removed(out) == []
+
+
+def test_r6_every_removal_an_update_makes_names_the_entry_that_replaces_it() -> None:
+    index = _DEPLOYS.replace(
+        "- Checklist: Sam: We deploy on Fridays. (source: c0#0-1) then tag the release.\n", ""
+    )
+    out = review(turns("c2", user("We now deploy on Tuesdays instead of Fridays.")), index)
+    after = index_after(out, index)
+    removed = [i for i, op in enumerate(out.operations) if op["action"] == "remove"]
+    assert removed and set(out.replaced_by) == set(removed)
+    for i in removed:
+        assert out.replaced_by[i] in after
+        assert "Tuesdays" in out.replaced_by[i]
+    assert "Friday" not in after.replace("instead of Fridays", "")
+
+
+def test_r6_a_retired_entry_is_replaced_by_the_clause_that_names_its_successor() -> None:
+    # "it's AquaFix now" is no fact the rules read on its own; it is what took the retired
+    # plumber's place, kept whole as said, instead of the entry going with nothing in its place.
+    index = _after("For plumbing I call Dave at Dalton Plumbing.", author="graham")
+    out = review(
+        turns("c9", user("Dave retired. Any leaks or boilers, it's AquaFix now."), author="graham"),
+        index,
+    )
+    after = index_after(out, index)
+    assert "Dalton" not in after
+    assert "Graham: Any leaks or boilers, it's AquaFix now. (source: c9#0-1)" in after
+    # Reviewed again, the message changes nothing.
+    again = review(
+        turns("c9", user("Dave retired. Any leaks or boilers, it's AquaFix now."), author="graham"),
+        after,
+    )
+    assert not again.operations or index_after(again, after) == after
+
+
+def test_r6_r8_the_runner_keeps_the_old_entries_when_the_store_refuses_the_new_one(
+    rv: Any,
+) -> None:
+    from reverie.review.runner import review_agent
+
+    rv.memory_apply(
+        "ada",
+        {
+            "operations": [
+                {"action": "add", "section": "Decisions", "text": text}
+                for text in (
+                    "Sam: We deploy on Fridays. (source: c0#0-1)",
+                    "Sam: Deploy day is Friday. (source: c0#1-2)",
+                )
+            ]
+        },
+    )
+    now = 1_800_000_000.0
+    rv.ensure_channel("ch-c1", "dm")
+    rv.create_conversation("ada", "ch-c1", conversation_id="c1", now=now - 3600)
+    # A zero-width space the store refuses (W4) and the reviewer's own dry run does not see.
+    said = "We now deploy on Tuesdays\u200b instead of Fridays."
+    rv.append_message("c1", "user", said, author="sam", time=now - 3600)
+    rv.close_conversation("c1")
+    report = review_agent(rv, "ada", OfflineReviewer(), now=now)
+    text = rv.memory_read("ada").text
+    assert "Sam: We deploy on Fridays." in text and "Sam: Deploy day is Friday." in text
+    assert {d["code"] for d in report.dropped} == {
+        "memory_invisible_character",
+        "replacement_not_kept",
+    }
+
+
+class _Scripted:
+    """A reviewer that answers one update as two operations: an add and a removal."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def review(self, batch: ReviewInput) -> ReviewOutput:
+        old = "Sam: We deploy on Fridays. (source: c0#0-1)"
+        return ReviewOutput(
+            operations=[
+                {"action": "add", "section": "Decisions", "text": self.text},
+                {"action": "remove", "old": old},
+            ],
+            message="update",
+            replaced_by={1: self.text},
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "stays"),
+    [
+        ("Sam: We now deploy on Tuesdays. (source: c1#0-1)", False),
+        ("Sam: We now deploy on Tuesdays.", True),  # no source: the runner drops it
+        ("Sam: We now deploy on Tuesdays. (source: c7#0-1)", True),  # not in this batch
+    ],
+)
+def test_r6_r8_the_runner_holds_every_reviewer_to_the_unit(rv: Any, text: str, stays: bool) -> None:
+    from reverie.review.runner import review_agent
+
+    old = "Sam: We deploy on Fridays. (source: c0#0-1)"
+    rv.memory_apply("ada", {"operations": [{"action": "add", "section": "Decisions", "text": old}]})
+    now = 1_800_000_000.0
+    rv.ensure_channel("ch-c1", "dm")
+    rv.create_conversation("ada", "ch-c1", conversation_id="c1", now=now - 3600)
+    rv.append_message("c1", "user", "We now deploy on Tuesdays.", author="sam", time=now - 3600)
+    rv.close_conversation("c1")
+    report = review_agent(rv, "ada", _Scripted(text), now=now)
+    after = rv.memory_read("ada").text
+    assert (old in after) is stays
+    assert (text in after) is not stays
+    assert ("replacement_not_kept" in {d["code"] for d in report.dropped}) is stays
+
+
+_DAYS = ["Mondays", "Tuesdays", "Fridays"]
+_TOOLS = ["Jira", "Linear", "Trello"]
+_SAID = st.one_of(
+    st.builds("We deploy on {}.".format, st.sampled_from(_DAYS)),
+    st.builds("Deploy day is {}.".format, st.sampled_from(_DAYS)),
+    st.builds(
+        "We now deploy on {} instead of {}.".format, st.sampled_from(_DAYS), st.sampled_from(_DAYS)
+    ),
+    st.builds("We track bugs in {}.".format, st.sampled_from(_TOOLS)),
+    st.builds("We track bugs in {} and docs in Notion.".format, st.sampled_from(_TOOLS)),
+    st.builds(
+        "We switched from {} to {}.".format, st.sampled_from(_TOOLS), st.sampled_from(_TOOLS)
+    ),
+    st.builds("We no longer use {}.".format, st.sampled_from(_TOOLS)),
+    st.builds("We dropped {}. Bugs are in {} now.".format, *[st.sampled_from(_TOOLS)] * 2),
+    st.builds("Rent is £{} a month.".format, st.sampled_from(["850", "895"])),
+    st.builds("Sorry, rent is £{} now.".format, st.sampled_from(["850", "895"])),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_SAID, min_size=1, max_size=3), min_size=2, max_size=4))
+def test_r6_property_a_removal_stands_only_with_what_replaces_it(
+    sessions: list[list[str]],
+) -> None:
+    """For any conversation: every entry a batch removes without a retirement in it was
+    outdated by an entry that is in memory after that batch, which the answer names."""
+    index = new_index()
+    for n, said in enumerate(sessions):
+        out = review(turns(f"c{n}", *(user(s) for s in said)), index)
+        after = index_after(out, index) if out.operations else index
+        removals = {i for i, op in enumerate(out.operations) if op["action"] == "remove"}
+        assert set(out.replaced_by) <= removals
+        for i in out.replaced_by:
+            assert out.replaced_by[i] in after
+            assert out.replaced_by[i] != out.operations[i]["old"]
+        retired = "removed" in next(n for n in out.notes if n.startswith("statements:"))
+        if not retired:
+            assert removals == set(out.replaced_by)
+        index = after

@@ -22,8 +22,10 @@ files. When ``MEMORY.md`` would exceed the prompt cap, the oldest entries of the
 sections move into one topic file per section (``memory/decisions.md``, ...), and each such
 section keeps its newest entries and a ``More: [[memory/<section>.md]]`` link, in that section:
 the index stays an index. The operations are dry-run with the store's own pure
-:func:`apply_batch`, and held to the runner's source rule (:mod:`.sources`), so what this
-reviewer proposes is what the store and the runner will accept.
+:func:`apply_batch`, and held to the runner's source rule (:mod:`.sources`) and to its rule
+that an update is one unit (:mod:`.replacements`: an entry removed as outdated goes only with
+the entry holding the new value), so what this reviewer proposes is what the store and the
+runner will accept.
 
 Deterministic: the same input gives the same operations and message. Never writes anything.
 """
@@ -46,6 +48,7 @@ from .changes import keys, mentions, restates, supersedes, uses
 from .discourse import units
 from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
+from .replacements import unreplaced
 from .sentences import clauses, sentences
 from .slots import Measure, measures, read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
@@ -96,6 +99,10 @@ class _Entry:
     naming: str = "unique"
     moved_to: str | None = None  # topic path it moves to
     order: int = 0  # creation order of new entries (after every existing one)
+    #: The entry holding the value that outdated this one (an update, a merge): its removal
+    #: and that entry are one unit (:mod:`.replacements`). None for a removal that replaces
+    #: nothing (a retirement).
+    replaced_by: _Entry | None = None
 
     @property
     def live(self) -> bool:
@@ -196,14 +203,15 @@ class _Memory:
             # says it among more (an update with its reason) holds it too.
             for e in near:
                 if e not in holders and self._outdates(new, text, e, source):
-                    e.removed = True
+                    _supersede(e, holders[0])
             if (new.update or _ENDS.search(text)) and self.embedder is not None:
                 close = self._closest(text, [e for e in live if e not in holders])
                 if close is not None:
-                    close.removed = True
+                    _supersede(close, holders[0])
             linked = self._value_link(text, [e for e in live if e not in holders])
             if linked is not None:
-                linked[0].removed = True  # said again: the older value it replaced goes too
+                # Said again: the older value it replaced goes too.
+                _supersede(linked[0], holders[0])
             return "duplicate"
         same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
@@ -228,13 +236,13 @@ class _Memory:
             if holder is not None:
                 for other in same:
                     if other is not holder:
-                        other.removed = True
+                        _supersede(other, holder)
                 return "duplicate"
             lost = read_slot(same[0].text).names - read_slot(text).names
             same[0].text = f"{self._keep_rest(same[0], new, text)} {source}"
             self.updated.append((same[0], lost))
             for other in same[1:]:
-                other.removed = True
+                _supersede(other, same[0])
             return "updated"
         entry = _Entry(
             path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries)
@@ -360,8 +368,9 @@ class _Memory:
             return "nothing to change"
         e.text = f"{body} {format_source(conv, start, end)}"
         said = meaning(e.text)
-        if any(o is not e and meaning(o.text) == said for o in self.live()):
-            e.removed = True
+        twin = next((o for o in self.live() if o is not e and meaning(o.text) == said), None)
+        if twin is not None:
+            _supersede(e, twin)
             return "duplicate"
         self.updated.append((e, frozenset({old.said.lower()})))
         return "updated"
@@ -464,7 +473,7 @@ class _Memory:
                     sources = " ".join(dict.fromkeys([*own, *cited]))
                     body = re.sub(r"^[^:]{1,40}:\s", "", said)  # the speaker is named once
                     target.text = f"{strip_source(target.text)} {body} {sources}"
-                    e.removed = True
+                    _supersede(e, target)  # merged: what it said is in the target now
         self.context = frozenset()
         self.updated.clear()
         self.added.clear()
@@ -473,12 +482,13 @@ class _Memory:
         """``st`` says the speaker switched from one thing to another: entries saying the old
         one is used now say the new one; entries that only name it are replaced by ``text``."""
         live = self.live()
-        if any(_cites(e.text, source) for e in live):
+        said = next((e for e in live if _cites(e.text, source)), None)
+        if said is not None:
             # This very message was reviewed before: what this batch said of the old thing
             # before it is outdated again.
             for e in live:
                 if e.original is None and mentions(e.text, st.old):
-                    e.removed = True
+                    _supersede(e, said if said is not e else None)
             return "duplicate"
         purpose = _purpose(st.text)
         targets = [
@@ -499,7 +509,7 @@ class _Memory:
             named[0].text = f"{text} {source}"
             self.updated.append((named[0], frozenset({st.old.lower()})))
             for other in named[1:]:
-                other.removed = True
+                _supersede(other, named[0])
             return "updated"
         return self.fact(text, st.section, source)
 
@@ -568,6 +578,25 @@ class _Memory:
                 return True
         return False
 
+    def retired_replaced_by(self, sentence: str, speaker: str, source: str) -> str | None:
+        """A clause after a retirement in the same message that names one new thing but that
+        the rules did not read as a fact ("Dave retired. Any leaks or boilers, it's AquaFix
+        now."): the retired entry waiting for its replacement (:meth:`retire`) is replaced by
+        the ``sentence`` holding that clause, kept whole as the speaker said it, instead of
+        going with nothing in its place. "updated", or None when no retired entry waits or
+        the sentence names nothing new."""
+        whole = f"{speaker}: {sentence.strip()}"
+        retiring = {id(e) for e, _ in self.retiring}
+        if any(_holds(e.text, whole) for e in self.live() if id(e) not in retiring):
+            return None  # memory says it already; the retired entry goes
+        for e, thing in self.retiring:
+            if e.removed or _new_name(sentence, e.text, thing) is None:
+                continue
+            e.text = f"{whole} {source}"
+            self.retiring.remove((e, thing))
+            return "updated"
+        return None
+
     def settle_retired(self) -> None:
         """At the end of a message: an entry whose retired thing nothing replaced goes."""
         for e, _ in self.retiring:
@@ -608,20 +637,80 @@ class _Memory:
 
     # operations
 
-    def operations(self, cap: int) -> list[dict[str, Any]]:
-        """The store operations that turn the given memory into this one."""
+    def operations(self, cap: int, sources: BatchSources) -> list[dict[str, Any]]:
+        """The store operations that turn the given memory into this one.
+
+        Here the changes are finally assembled, after every rule that shaped them: what the
+        store would refuse and what breaks the runner's source rule (:mod:`.sources`) are left
+        out, and then a removal that an update made stands only with the entry holding the
+        new value (:mod:`.replacements`): when that entry was merged away into nothing, left
+        out or never made, the old entry stays as it was, and the operations are made again.
+        """
         self._settle()
         if self._index_length() > cap:
             self._make_room(cap)
-        ops, dropped = _accepted(self._index_ops() + self._topic_ops(), self.index, self.topics)
-        self.notes += dropped
-        return ops
+        while True:
+            ops, notes = _accepted(self._index_ops() + self._topic_ops(), self.index, self.topics)
+            for op in [o for o in ops if o["action"] in ("add", "replace")]:
+                problem = sources.problem(op["text"])
+                if problem is not None:
+                    ops.remove(op)
+                    notes.append(f"left out an entry: {problem.message}")
+            units = {id(e): k.text for e in self.entries if (k := self._keeper(e)) is not None}
+            after = _files_after(ops, self.index, self.topics) if units else {}
+            broken = set(unreplaced(units, after))
+            if not broken:
+                self.notes += notes
+                return ops
+            for e in self.entries:
+                if id(e) in broken:
+                    self._restore(e)
+
+    def _restore(self, e: _Entry) -> None:
+        """Take back ``e``'s removal or move: the entry stays as it was given."""
+        e.removed, e.replaced_by, e.moved_to = False, None, None
+        e.text = e.original if e.original is not None else e.text
+        self.notes.append(f"kept {_short(e.text)!r}: what replaces it would not be in memory")
+
+    def _keeper(self, e: _Entry) -> _Entry | None:
+        """The entry that must be in memory for ``e``'s change to stand, or None: for an
+        entry removed as outdated, the one holding what outdated it (through entries that were
+        themselves outdated or merged since; None when the value ended, by a retirement, or
+        when ``e`` was new in this batch, so nothing of memory is lost with it); for an entry
+        moved to a topic file, or rewritten as a removal and an add (identical copies), its
+        own new line."""
+        if e.original is None:
+            return None
+        if not e.removed:
+            rewritten = e.naming == "copies" and e.text != e.original
+            return e if e.moved_to is not None or rewritten else None
+        seen = {id(e)}
+        k = e.replaced_by
+        while k is not None and k.removed and k.replaced_by is not None and id(k) not in seen:
+            seen.add(id(k))
+            k = k.replaced_by
+        return None if k is None or k.removed else k
+
+    def replaced_by(self, ops: list[dict[str, Any]]) -> dict[int, str]:
+        """For each ``remove`` of ``ops`` that is part of a unit (:meth:`_keeper`), the text
+        of the entry that must be in memory for it to stand: what the runner checks again."""
+        keepers: dict[str, str] = {}
+        for e in self.entries:
+            k = self._keeper(e)
+            if k is not None and e.path == INDEX and e.original is not None:
+                keepers[e.original] = k.text
+        return {
+            i: keepers[op["old"]]
+            for i, op in enumerate(ops)
+            if op["action"] == "remove" and op["old"] in keepers
+        }
 
     def _index_length(self) -> int:
         ops, _ = _accepted(self._index_ops(), self.index, self.topics)
         return len(_simulate(ops, self.index, self.topics))
 
     def _settle(self) -> None:
+        unwritten: set[int] = set()
         for e in self.entries:
             if e.path == INDEX and e.naming == "shared" and e.original is not None:
                 if e.removed or e.text != e.original:
@@ -629,7 +718,14 @@ class _Memory:
                         f"left {e.original!r} as it is: its text is also part of other lines, "
                         "so no operation can name it alone"
                     )
+                if e.text != e.original:
+                    unwritten.add(id(e))
                 e.removed, e.text = False, e.original
+        # An update that cannot be written takes back the removals it made (one unit).
+        for e in self.entries:
+            k = self._keeper(e)
+            if k is not None and id(k) in unwritten:
+                self._restore(e)
         # An entry rewritten to the same meaning (only its source differs, say after a
         # value went back and forth in one batch) keeps its stored text: no churn.
         for e in self.entries:
@@ -744,6 +840,13 @@ def _section_rank(section: str) -> int:
     return (
         STANDARD_SECTIONS.index(section) if section in STANDARD_SECTIONS else len(STANDARD_SECTIONS)
     )
+
+
+def _supersede(e: _Entry, by: _Entry | None) -> None:
+    """``e`` is outdated by what ``by`` holds (None: by nothing memory keeps): it goes, and
+    its removal stands only with ``by`` (:meth:`_Memory.operations`)."""
+    e.removed = True
+    e.replaced_by = by
 
 
 def _holds(entry: str, text: str) -> bool:
@@ -918,6 +1021,17 @@ def _accepted(
     return kept, notes
 
 
+def _files_after(
+    ops: list[dict[str, Any]], index: str, topics: dict[str, str]
+) -> dict[str, str | None]:
+    """Every memory file given (``MEMORY.md`` and topics) after ``ops``, which the store's
+    own pure apply accepts (see :func:`_accepted`)."""
+    files: dict[str, str | None] = {INDEX: index, **topics}
+    if ops:
+        files.update(apply_batch(parse_batch({"operations": ops}), files.get).files)
+    return files
+
+
 def _simulate(ops: list[dict[str, Any]], index: str, topics: dict[str, str]) -> str:
     """``MEMORY.md`` after ``ops``, computed by the store's own pure apply (no I/O).
 
@@ -1008,6 +1122,8 @@ class OfflineReviewer:
                         fixed = None
                         if turn.role == "user" and found in _CORRECTABLE:
                             fixed = memory.value_fix(clause, source)
+                        if fixed is None and turn.role == "user" and found == "no durable fact":
+                            fixed = memory.retired_replaced_by(sentence, speaker, source)
                         if fixed is not None:
                             outcomes[fixed] += 1
                         else:
@@ -1037,14 +1153,9 @@ class OfflineReviewer:
                         outcomes[memory.fact(entry, found.section, cited)] += 1
             memory.settle_retired()
             memory.settle_message()
-        ops = memory.operations(batch.index_cap_chars)
-        # The runner's rule (review/sources.py): propose nothing it would drop.
-        own = BatchSources(batch.turns)
-        for op in [o for o in ops if o["action"] in ("add", "replace")]:
-            problem = own.problem(op["text"])
-            if problem is not None:
-                ops.remove(op)
-                memory.notes.append(f"left out an entry: {problem.message}")
+        # The runner's rules (review/sources.py, review/replacements.py): propose nothing it
+        # would drop.
+        ops = memory.operations(batch.index_cap_chars, BatchSources(batch.turns))
         read_ranges = _ranges(batch.turns)
         notes = [
             f"read {len(batch.turns)} messages: {', '.join(read_ranges) or 'none'}",
@@ -1061,6 +1172,7 @@ class OfflineReviewer:
             tokens_in=0,
             tokens_out=0,
             notes=notes,
+            replaced_by=memory.replaced_by(ops),
         )
 
 

@@ -11,7 +11,9 @@ One run of one agent:
 4. per batch: discard uncommitted changes in the repository (R4), read the user and assistant
    text of the ranges (never tool logs, R5), gather the relevant memory by searching it, ask
    the reviewer, drop the operations the store would refuse or whose entries do not cite
-   text reviewed in the batch (:mod:`.sources`; reported, never sinking the rest), apply the
+   text reviewed in the batch (:mod:`.sources`), and a removal an update makes whose
+   replacing entry did not survive (:mod:`.replacements`), all reported, never sinking the
+   rest; apply the
    remainder as one commit whose message names the ranges (R7) with an idempotency key
    derived from the ranges, mark the ranges reviewed, record the tokens spent.
 """
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reverie.core.markdown import STANDARD_SECTIONS
+from reverie.core.markdown import STANDARD_SECTIONS, apply_batch
 from reverie.core.operations import parse_batch
 from reverie.core.paths import is_topic
 from reverie.errors import NotFound, RefusedInput
@@ -32,8 +34,9 @@ from reverie.llm.base import ProviderError
 from reverie.store.reviews import BatchRecord, ReviewLog
 
 from .offline import topic_slug
+from .replacements import REPLACEMENT_NOT_KEPT, unreplaced
 from .sources import BatchSources
-from .types import Reviewer, ReviewInput, Turn
+from .types import Reviewer, ReviewInput, ReviewOutput, Turn
 
 if TYPE_CHECKING:
     from reverie.api import Reverie
@@ -219,7 +222,7 @@ def _run_batch(
     report.tokens_out += answer.tokens_out
     unread = {(c, p) for c, s, e in answer.left_out for p in range(s, e)}
     reviewed = BatchSources(t for t in turns if (t.conversation_id, t.position) not in unread)
-    kept, dropped = _admissible(rv, memory_id, answer.operations, reviewed)
+    kept, dropped = _admissible(rv, memory_id, answer, reviewed)
     report.dropped += dropped
     revision = rv.memories.current(memory_id).revision
     changed = False
@@ -254,27 +257,72 @@ def _run_batch(
 
 
 def _admissible(
-    rv: Reverie, memory_id: str, operations: list[dict[str, Any]], reviewed: BatchSources
+    rv: Reverie, memory_id: str, answer: ReviewOutput, reviewed: BatchSources
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Keep the operations the store accepts and whose entries cite text reviewed in this
-    batch (the rule every reviewer follows: :mod:`.sources`), in order; report the others
-    with their code."""
-    kept: list[dict[str, Any]] = []
+    """The operations to apply, in order, and the others, reported with their code.
+
+    Here a reviewer's answer is finally assembled, so every rule that keeps an operation out
+    is applied here, whoever the reviewer: the store must accept it, its entries must cite text
+    reviewed in this batch (:mod:`.sources`), and a removal that an update makes stands only
+    with the entry that replaces it (:mod:`.replacements`), whatever dropped that entry.
+    """
+    candidates = dict(enumerate(answer.operations))
     dropped: list[dict[str, Any]] = []
-    for i, op in enumerate(operations):
+    while True:
+        kept = _accepted(rv, memory_id, candidates, reviewed, dropped)
+        units = {
+            i: text
+            for i, text in answer.replaced_by.items()
+            if i in kept and kept[i].get("action") == "remove"
+        }
+        cancelled = (
+            unreplaced(units, _files_after(rv, memory_id, list(kept.values()))) if units else []
+        )
+        if not cancelled:
+            return list(kept.values()), sorted(dropped, key=lambda d: int(d["operation"]))
+        # The old entry stays; what was kept is checked again against it.
+        for i in cancelled:
+            dropped.append({"operation": i, "action": "remove", "code": REPLACEMENT_NOT_KEPT})
+        candidates = {i: op for i, op in kept.items() if i not in cancelled}
+
+
+def _accepted(
+    rv: Reverie,
+    memory_id: str,
+    candidates: dict[int, dict[str, Any]],
+    reviewed: BatchSources,
+    dropped: list[dict[str, Any]],
+) -> dict[int, dict[str, Any]]:
+    """Of ``candidates`` (by their index in the answer), those the store accepts and whose
+    entries cite text reviewed in this batch, in order; the others are added to ``dropped``."""
+    kept: dict[int, dict[str, Any]] = {}
+    for i, op in candidates.items():
         reason = _source_problem(op, reviewed)
         if reason is None:
             try:
                 parse_batch({"operations": [op]})
-                rv.memories.preview(memory_id, {"operations": [*kept, op]})
+                rv.memories.preview(memory_id, {"operations": [*kept.values(), op]})
             except (RefusedInput, NotFound) as exc:
                 reason = exc.code
         if reason is None:
-            kept.append(op)
+            kept[i] = op
         else:
             # Never echo the operation's text: it may be exactly the secret that was refused.
             dropped.append({"operation": i, "action": str(op.get("action")), "code": reason})
-    return kept, dropped
+    return kept
+
+
+def _files_after(
+    rv: Reverie, memory_id: str, operations: list[dict[str, Any]]
+) -> dict[str, str | None]:
+    """Every memory file as ``operations`` (accepted by the store) would leave it."""
+    files: dict[str, str | None] = dict(
+        rv.memories.files(memory_id, rv.memories.current(memory_id))
+    )
+    if operations:
+        applied = apply_batch(parse_batch({"operations": operations}), files.get)
+        files.update(applied.files)
+    return files
 
 
 def _source_problem(op: dict[str, Any], reviewed: BatchSources) -> str | None:

@@ -75,6 +75,11 @@ class ReviewOutput:
     tokens_in: int = 0
     tokens_out: int = 0
     notes: list[str] = field(default_factory=list)
+    #: The removals that an update makes, as one unit with the entry holding the new value:
+    #: the index of a ``remove`` in :attr:`operations`, and that entry's text (source
+    #: included). The runner cancels such a removal when that entry is not in memory after the
+    #: batch (:mod:`.replacements`). A removal not named here replaces nothing (a retirement).
+    replaced_by: dict[int, str] = field(default_factory=dict)
     #: Ranges of the batch the reviewer did not read (over its prompt budget): they stay
     #: pending and are reviewed in a later batch.
     left_out: list[tuple[str, int, int]] = field(default_factory=list)
