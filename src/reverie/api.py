@@ -1427,13 +1427,16 @@ class Reverie:
         tools: Iterable[Tool] = (),
         on_event: EventSink | None = None,
         stream: bool = False,
+        resume: bool = False,
     ) -> TurnResult:
         """Run one turn of the conversation's agent on a person's message (P1-P4).
 
         ``author`` is the member writing; ``intents`` are explicit intents the host knows
         (X2); ``tools`` are host tools (connectors) offered beside the built-in ones;
         ``message_id`` makes a retried delivery answer once. With ``stream`` the answer's
-        text arrives in ``on_event`` as it is written.
+        text arrives in ``on_event`` as it is written. ``resume``: the turn of the message
+        ``message_id`` was cut short and the caller holds its turn lock (no live process
+        runs it), so a turn of it left ``running`` is marked ``interrupted``.
 
         Raises:
             NotFound: no such conversation, or deleted.  PermissionDenied: ``agent_archived``.
@@ -1453,6 +1456,7 @@ class Reverie:
             intents=tuple(intents),
             on_event=on_event,
             stream=stream,
+            resume=resume,
         )
 
     def turn_log(

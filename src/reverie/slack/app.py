@@ -215,9 +215,10 @@ class SlackSurface:
         """Run again, on the turn workers, the turns of the last :data:`RESUME_SECONDS` that
         a stop or a dead worker process cut short: a person's message recorded (and Slack
         acknowledged) with no finished turn, nothing after it, and no process holding its
-        turn lock. The turn binds to the same message (its event's key), so it runs once;
-        where the agent has lost its grant meanwhile, the refusal is posted instead. Returns
-        how many were started."""
+        turn lock. The turn binds to the same message (its event's key), so it runs once, and
+        marks the turn the dead process left ``running`` as ``interrupted``; where the agent
+        has lost its grant meanwhile, the refusal is posted instead. Returns how many were
+        started."""
         started = 0
         since = time.time() - RESUME_SECONDS
         for m in self.rv.unanswered(PREFIX, since):
@@ -246,6 +247,7 @@ class SlackSurface:
                     m.text,
                     m.message_id,
                     hold,
+                    resume=True,
                 )
             started += 1
         return started
@@ -517,10 +519,19 @@ class SlackSurface:
         text: str,
         key: str,
         hold: contextlib.ExitStack | None = None,
+        *,
+        resume: bool = False,
     ) -> None:
         try:
             provider = self.provider or self._provider(agent)
-            self.rv.turn(conversation, text, author=member, message_id=key, provider=provider)
+            self.rv.turn(
+                conversation,
+                text,
+                author=member,
+                message_id=key,
+                provider=provider,
+                resume=resume,
+            )
         except ReverieError as exc:
             self.rv.reply(conversation, f"I could not answer: {exc.message}", key=key)
         except Exception:

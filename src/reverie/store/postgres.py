@@ -42,6 +42,7 @@ from reverie.errors import RefusedInput, StorageFault
 from reverie.index import fts, postings
 
 from . import state as state_module
+from . import turns
 from .state import SQLiteState
 
 __all__ = ["EXTRA_MIGRATIONS", "PostgresState", "is_postgres_url", "redact", "translate"]
@@ -116,7 +117,14 @@ EXTRA_MIGRATIONS: list[str] = [
     # 104: the postings keyed by a number per memory and word, not the two texts; the GIN
     # index of memory_lines.tsv, which no search reads since 103, dropped.
     postings.MIGRATION_104,
+    # 105: the outcome ``interrupted`` allowed in turns (shared migration 8's change).
+    turns.POSTGRES_INTERRUPTED_MIGRATION,
 ]
+
+#: Shared migrations PostgreSQL makes its own way, recorded as done without running them: 8
+#: makes the turns table again because SQLite cannot change a CHECK constraint; here 105
+#: changes the constraint in place.
+_SQLITE_ONLY = frozenset({8})
 
 # Lock classes: the first key of PostgreSQL's two-key advisory locks.
 _MIGRATE, _MEMORY, _REVIEW = 7301, 7302, 7303
@@ -554,9 +562,13 @@ class PostgresState(SQLiteState):
             for version, script in shared + extra:
                 if version in done:
                     continue
-                shared_script = version < _EXTRA_BASE
-                for statement in fts.statements(script) if shared_script else _split(script):
-                    sql = translate_schema(statement) if shared_script else statement
+                if version in _SQLITE_ONLY:
+                    statements: list[str | None] = []
+                elif version < _EXTRA_BASE:
+                    statements = [translate_schema(s) for s in fts.statements(script)]
+                else:
+                    statements = list(_split(script))
+                for sql in statements:
                     if sql:
                         conn.execute(sql)
                 conn.execute(

@@ -208,6 +208,8 @@ _MIGRATIONS: list[str] = [
     + turns.SCHEMA,
     # 7: who is calling: API tokens, one-time sign-in links, admin sessions
     tokens.SCHEMA,
+    # 8: a turn whose process died is marked ``interrupted`` (PostgreSQL: its migration 105)
+    turns.INTERRUPTED_MIGRATION,
 ]
 
 
