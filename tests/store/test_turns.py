@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -97,3 +98,22 @@ def test_P3_a_database_from_before_interrupted_takes_it_keeping_every_turn(
             mark(again, "lost")
         for outcome in OUTCOMES:  # every outcome the code knows, the table takes
             mark(again, outcome)
+
+
+def test_W7_a_turn_lock_is_held_once_in_a_process_until_released(rv: Reverie) -> None:
+    """One holder per message, also among the threads of one process (a PostgreSQL session
+    would take its own advisory lock again), freed when the holder's block ends."""
+    with rv.state.try_turn_lock("slack:Ev1") as held:
+        assert held
+        with rv.state.try_turn_lock("slack:Ev1") as again:
+            assert not again
+        with ThreadPoolExecutor(1) as pool:
+            assert pool.submit(taken, rv, "slack:Ev1").result() is False
+        with rv.state.try_turn_lock("slack:Ev2") as other:
+            assert other
+    assert taken(rv, "slack:Ev1") and taken(rv, "slack:Ev2")
+
+
+def taken(rv: Reverie, key: str) -> bool:
+    with rv.state.try_turn_lock(key) as held:
+        return held
