@@ -1472,6 +1472,19 @@ class Reverie:
         self.conversations.get(conversation_id)
         return self.turns.for_conversation(conversation_id, start, end)
 
+    def running_turns(self, message_prefix: str) -> list[tuple[str, int, str]]:
+        """The turns left ``running`` on people's messages recorded with an id that starts
+        with ``message_prefix`` (a chat surface's): ``(conversation, position, message id)``.
+        Some may be under way; the surface knows which by their turn locks."""
+        return self.turns.running(message_prefix)
+
+    def interrupt_turns(self, conversation_id: str, position: int) -> int:
+        """Mark ``interrupted`` (ended now) the turns of the message at ``position`` still
+        ``running``: for a surface that holds the message's turn lock, so no live process runs
+        them, and will not run the turn again. Returns how many were marked."""
+        with self.state.transaction() as conn:
+            return self.turns.interrupt(conn, conversation_id, position, time.time())
+
     def unanswered(self, message_prefix: str, since: float) -> list[Unanswered]:
         """The people's messages recorded with an id that starts with ``message_prefix``
         (a chat surface's, ``slack:``) at ``since`` (epoch seconds) or later that no turn

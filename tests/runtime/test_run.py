@@ -583,3 +583,20 @@ def test_P3_a_turn_run_again_marks_the_one_its_dead_process_left_running(ws: Rev
     again = ws.turn(c, "When?", author="sam", message_id="slack:E1", provider=script("No."))
     assert again.replayed and again.answer == "Tue."
     assert [t.outcome for t in ws.turn_log(c)] == ["interrupted", "interrupted", "delivered"]
+
+
+def test_P3_the_turns_left_running_are_found_and_marked_by_their_message(ws: Reverie) -> None:
+    c, other = dm(ws), dm(ws)
+
+    def die(call: ScriptedCall) -> Any:
+        raise _Died
+
+    for conv, key in ((c, "slack:E1"), (other, "web:E2")):
+        with pytest.raises(_Died):
+            ws.turn(conv, "When?", author="sam", message_id=key, provider=ScriptedProvider(die))
+    ws.turn(c, "Hi", author="sam", message_id="slack:E3", provider=script("Hello."))
+    assert ws.running_turns("slack:") == [(c, 0, "slack:E1")]
+    assert ws.interrupt_turns(c, 0) == 1
+    assert [t.outcome for t in ws.turn_log(c)] == ["interrupted", "delivered"]
+    assert ws.running_turns("slack:") == [] and ws.interrupt_turns(c, 0) == 0
+    assert [t.outcome for t in ws.turn_log(other)] == ["running"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from reverie.slack import app as slack_app
 from tests.llm.fake_openai_server import Received, Scripted
 from tests.slack.conftest import BOT_TOKEN, DM_SAM, SAM, SIGNING_SECRET, Stack
 from tests.slack.fake_slack_server import sign
@@ -156,3 +157,29 @@ def test_P3_a_live_turn_in_another_process_is_neither_marked_nor_run_again(
     assert stack.texts(DM_SAM) == ["On Tuesdays."]
     assert len(stack.model.requests) == 1
     assert stack.surface.resume() == 0
+
+
+def test_P3_a_killed_workers_turn_too_old_to_run_again_is_marked_interrupted(
+    stack: Stack, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack.model.script.append(held_answer(gate, "Too late."))
+    body = stack.events.message(SAM, DM_SAM, "When do we deploy?")
+    conversation = f"slack:{DM_SAM}:{body['event']['ts']}"
+    worker = start_worker(stack, body)
+    try:
+        wait_until(lambda: len(stack.model.requests) == 1)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        gate.set()
+    assert outcomes(stack, conversation) == ["running"]
+    # Older than the window: not answered late, but no longer shown as running either.
+    monkeypatch.setattr(slack_app, "RESUME_SECONDS", -60)
+    assert stack.surface.resume() == 0
+    stack.settle()
+    [cut] = stack.rv.turn_log(conversation)
+    assert cut.outcome == "interrupted" and cut.finished_at is not None
+    assert stack.texts(DM_SAM) == [] and len(stack.model.requests) == 1

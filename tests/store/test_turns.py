@@ -56,6 +56,7 @@ def back_to_the_old_turns_table(rv: Reverie, backend: str) -> None:
                 "ALTER TABLE turns DROP CONSTRAINT turns_outcome_check, ADD CONSTRAINT "
                 f"turns_outcome_check CHECK (outcome IN ({OLD_OUTCOMES}))"
             )
+            conn.execute("DROP INDEX turns_running")
             conn.execute("DELETE FROM reverie_migrations WHERE version IN (8, 105)")
             return
         old_table = turns.SCHEMA[turns.SCHEMA.index("CREATE TABLE turns (") :]
@@ -69,14 +70,13 @@ def back_to_the_old_turns_table(rv: Reverie, backend: str) -> None:
         conn.execute("PRAGMA user_version = 7")
 
 
-def has_index(rv: Reverie, backend: str) -> bool:
+def has_index(rv: Reverie, backend: str, name: str) -> bool:
     sql = (
-        "SELECT 1 FROM pg_indexes WHERE indexname = 'turns_by_conversation' "
-        "AND schemaname = current_schema()"
+        "SELECT 1 FROM pg_indexes WHERE indexname = ? AND schemaname = current_schema()"
         if backend == "postgres"
-        else "SELECT 1 FROM sqlite_master WHERE name = 'turns_by_conversation'"
+        else "SELECT 1 FROM sqlite_master WHERE name = ?"
     )
-    return rv.state.conn.execute(sql).fetchone() is not None
+    return rv.state.conn.execute(sql, (name,)).fetchone() is not None
 
 
 def test_P3_a_database_from_before_interrupted_takes_it_keeping_every_turn(
@@ -88,10 +88,12 @@ def test_P3_a_database_from_before_interrupted_takes_it_keeping_every_turn(
     with pytest.raises(sqlite3.IntegrityError):  # the old table has no such outcome
         mark(rv, "interrupted")
     assert rv.turn_log(conv) == before
+    assert not has_index(rv, backend, "turns_running")
     rv.close()
     with Reverie(rv.home) as again:
         assert again.turn_log(conv) == before
-        assert has_index(again, backend)
+        assert has_index(again, backend, "turns_by_conversation")
+        assert has_index(again, backend, "turns_running")
         mark(again, "interrupted")
         assert [t.outcome for t in again.turn_log(conv)] == ["delivered", "interrupted"]
         with pytest.raises(sqlite3.IntegrityError):

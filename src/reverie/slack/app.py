@@ -214,8 +214,9 @@ class SlackSurface:
         acknowledged) with no finished turn, nothing after it, and no process holding its
         turn lock. The turn binds to the same message (its event's key), so it runs once, and
         marks the turn the dead process left ``running`` as ``interrupted``; where the agent
-        has lost its grant meanwhile, the refusal is posted instead. Returns how many were
-        started."""
+        has lost its grant meanwhile, the refusal is posted instead. Then the turns cut short
+        that are not run again (older, or followed by another message) are marked
+        ``interrupted`` (:meth:`_interrupt_left`). Returns how many were started."""
         started = 0
         since = time.time() - RESUME_SECONDS
         for m in self.rv.unanswered(PREFIX, since):
@@ -247,7 +248,21 @@ class SlackSurface:
                     resume=True,
                 )
             started += 1
+        self._interrupt_left()
         return started
+
+    def _interrupt_left(self) -> int:
+        """Mark ``interrupted`` the turns left ``running`` that no process holds the turn lock
+        of (their process died) and that are not being run again here. Returns how many."""
+        marked = 0
+        for conversation, position, message_id in self.rv.running_turns(PREFIX):
+            with self._lock:
+                if message_id in self._running:
+                    continue
+            with self._turn_lock(message_id) as held:
+                if held:
+                    marked += self.rv.interrupt_turns(conversation, position)
+        return marked
 
     def _still_unanswered(self, message_id: str, since: float) -> bool:
         return any(u.message_id == message_id for u in self.rv.unanswered(PREFIX, since))

@@ -74,6 +74,11 @@ CREATE TABLE {name} (
 """
 
 _INDEX = "CREATE INDEX turns_by_conversation ON turns (conversation_id, request_position);\n"
+#: The turns still running (a few), found without reading the others (:meth:`TurnLog.running`).
+_RUNNING_INDEX = (
+    "CREATE INDEX turns_running ON turns (conversation_id, request_position) "
+    "WHERE outcome = 'running';\n"
+)
 
 #: Migration 6: run sessions and turns, as first made (four outcomes).
 SCHEMA = (
@@ -94,19 +99,21 @@ CREATE TABLE run_sessions (
 _INTERRUPTED = "'running', 'delivered', 'dropped_stale', 'model_error', 'interrupted'"
 
 #: Migration 8 on SQLite, which cannot change a CHECK constraint: the turns table made again
-#: with the outcome ``interrupted`` allowed, its rows copied, its index made again.
+#: with the outcome ``interrupted`` allowed, its rows copied, its index made again; and an
+#: index of the running turns.
 INTERRUPTED_MIGRATION = (
     _TURNS_TABLE.format(name="turns_new", outcomes=_INTERRUPTED)
     + f"INSERT INTO turns_new ({_COLUMNS}) SELECT {_COLUMNS} FROM turns;\n"
     + "DROP TABLE turns;\n"
     + "ALTER TABLE turns_new RENAME TO turns;\n"
     + _INDEX
+    + _RUNNING_INDEX
 )
 
 #: The same on PostgreSQL (its migration 105): the constraint changed in place.
 POSTGRES_INTERRUPTED_MIGRATION = (
     "ALTER TABLE turns DROP CONSTRAINT turns_outcome_check, "
-    f"ADD CONSTRAINT turns_outcome_check CHECK (outcome IN ({_INTERRUPTED}));"
+    f"ADD CONSTRAINT turns_outcome_check CHECK (outcome IN ({_INTERRUPTED}));\n" + _RUNNING_INDEX
 )
 
 
@@ -267,6 +274,19 @@ class TurnLog:
             (since, since, len(key), key),
         ).fetchall()
         return [Unanswered(r[0], r[1], r[2], r[3], r[4][3:], float(r[5])) for r in rows]
+
+    def running(self, message_prefix: str) -> list[tuple[str, int, str]]:
+        """The turns left ``running`` on messages recorded with an id that starts with
+        ``message_prefix``: the conversation, the message's position and its id, each once."""
+        key = "id:" + message_prefix
+        rows = self.state.conn.execute(
+            "SELECT DISTINCT t.conversation_id, t.request_position, m.fingerprint FROM turns t "
+            "JOIN messages m ON m.conversation_id = t.conversation_id "
+            "AND m.position = t.request_position "
+            "WHERE t.outcome = 'running' AND substr(m.fingerprint, 1, ?) = ?",
+            (len(key), key),
+        ).fetchall()
+        return [(str(r[0]), int(r[1]), str(r[2])[3:]) for r in rows]
 
     def for_conversation(
         self, conversation_id: str, start: int = 0, end: int | None = None
