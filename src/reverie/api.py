@@ -1427,13 +1427,16 @@ class Reverie:
         tools: Iterable[Tool] = (),
         on_event: EventSink | None = None,
         stream: bool = False,
+        resume: bool = False,
     ) -> TurnResult:
         """Run one turn of the conversation's agent on a person's message (P1-P4).
 
         ``author`` is the member writing; ``intents`` are explicit intents the host knows
         (X2); ``tools`` are host tools (connectors) offered beside the built-in ones;
         ``message_id`` makes a retried delivery answer once. With ``stream`` the answer's
-        text arrives in ``on_event`` as it is written.
+        text arrives in ``on_event`` as it is written. ``resume``: the turn of the message
+        ``message_id`` was cut short and the caller holds its turn lock (no live process
+        runs it), so a turn of it left ``running`` is marked ``interrupted``.
 
         Raises:
             NotFound: no such conversation, or deleted.  PermissionDenied: ``agent_archived``.
@@ -1453,6 +1456,7 @@ class Reverie:
             intents=tuple(intents),
             on_event=on_event,
             stream=stream,
+            resume=resume,
         )
 
     def turn_log(
@@ -1467,6 +1471,19 @@ class Reverie:
         """
         self.conversations.get(conversation_id)
         return self.turns.for_conversation(conversation_id, start, end)
+
+    def running_turns(self, message_prefix: str) -> list[tuple[str, int, str]]:
+        """The turns left ``running`` on people's messages recorded with an id that starts
+        with ``message_prefix`` (a chat surface's): ``(conversation, position, message id)``.
+        Some may be under way; the surface knows which by their turn locks."""
+        return self.turns.running(message_prefix)
+
+    def interrupt_turns(self, conversation_id: str, position: int) -> int:
+        """Mark ``interrupted`` (ended now) the turns of the message at ``position`` still
+        ``running``: for a surface that holds the message's turn lock, so no live process runs
+        them, and will not run the turn again. Returns how many were marked."""
+        with self.state.transaction() as conn:
+            return self.turns.interrupt(conn, conversation_id, position, time.time())
 
     def unanswered(self, message_prefix: str, since: float) -> list[Unanswered]:
         """The people's messages recorded with an id that starts with ``message_prefix``

@@ -548,3 +548,55 @@ def test_unanswered_finds_the_turns_a_stop_cut_short(ws: Reverie) -> None:
     assert assistant_texts(ws, cut) == ["Tue."]
     ws.delete_conversation(old)
     assert ws.unanswered("slack:", since - 3600) == []
+
+
+class _Died(Exception):
+    """Stands for the death of the process running a turn: nothing after it runs."""
+
+
+def test_P3_a_turn_run_again_marks_the_one_its_dead_process_left_running(ws: Reverie) -> None:
+    c = dm(ws)
+
+    def die(call: ScriptedCall) -> Any:
+        raise _Died
+
+    with pytest.raises(_Died):
+        ws.turn(c, "When?", author="sam", message_id="slack:E1", provider=ScriptedProvider(die))
+    [cut] = ws.turn_log(c)
+    assert (cut.outcome, cut.finished_at) == ("running", None)
+    assert [u.message_id for u in ws.unanswered("slack:", 0)] == ["slack:E1"]
+    # Run again by a caller that cannot know the first turn's process is gone: left running.
+    with pytest.raises(_Died):
+        ws.turn(c, "When?", author="sam", message_id="slack:E1", provider=ScriptedProvider(die))
+    assert [t.outcome for t in ws.turn_log(c)] == ["running", "running"]
+    # Run again by one that holds the message's turn lock: both marked, when this one starts.
+    result = ws.turn(
+        c, "When?", author="sam", message_id="slack:E1", provider=script("Tue."), resume=True
+    )
+    *cuts, answered = ws.turn_log(c)
+    assert [t.outcome for t in cuts] == ["interrupted", "interrupted"]
+    assert {t.finished_at for t in cuts} == {answered.started_at}
+    assert answered.id == result.turn.id and answered.outcome == "delivered"
+    assert assistant_texts(ws, c) == ["Tue."]
+    assert ws.unanswered("slack:", 0) == []
+    # A retried delivery now finds the answer: nothing runs, nothing is marked.
+    again = ws.turn(c, "When?", author="sam", message_id="slack:E1", provider=script("No."))
+    assert again.replayed and again.answer == "Tue."
+    assert [t.outcome for t in ws.turn_log(c)] == ["interrupted", "interrupted", "delivered"]
+
+
+def test_P3_the_turns_left_running_are_found_and_marked_by_their_message(ws: Reverie) -> None:
+    c, other = dm(ws), dm(ws)
+
+    def die(call: ScriptedCall) -> Any:
+        raise _Died
+
+    for conv, key in ((c, "slack:E1"), (other, "web:E2")):
+        with pytest.raises(_Died):
+            ws.turn(conv, "When?", author="sam", message_id=key, provider=ScriptedProvider(die))
+    ws.turn(c, "Hi", author="sam", message_id="slack:E3", provider=script("Hello."))
+    assert ws.running_turns("slack:") == [(c, 0, "slack:E1")]
+    assert ws.interrupt_turns(c, 0) == 1
+    assert [t.outcome for t in ws.turn_log(c)] == ["interrupted", "delivered"]
+    assert ws.running_turns("slack:") == [] and ws.interrupt_turns(c, 0) == 0
+    assert [t.outcome for t in ws.turn_log(other)] == ["running"]

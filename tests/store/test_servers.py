@@ -57,6 +57,10 @@ WORKER = textwrap.dedent(
         with rv.state.try_review_lock(rv.agent("bob").id) as held:
             print("held" if held else "not held", flush=True)
             time.sleep(600)
+    elif mode == "turn":  # holds the turn of the event argv[5] until killed
+        with rv.state.try_turn_lock(sys.argv[5]) as held:
+            print("held" if held else "not held", flush=True)
+            time.sleep(600)
     """
 )
 
@@ -192,6 +196,38 @@ def test_r10_a_killed_review_leader_frees_the_leadership(shared: Path) -> None:
             time.sleep(0.2)
         assert report.skipped is None
         assert len(rv.review_log("bob")) >= 1
+
+
+def test_W7_a_turn_is_held_by_one_server_and_freed_when_it_is_killed(shared: Path) -> None:
+    """A chat event's turn lock holds across servers on one database (an advisory lock): a
+    second server cannot take it while the first lives, and can once it is killed. The holder
+    has a home folder of its own, as a server on another machine would."""
+    elsewhere = shared.parent / "elsewhere"
+    elsewhere.mkdir()
+    holder = start("turn", elsewhere, "slack:Ev1")
+    go(holder)
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "held"
+    other = start("turn", shared, "slack:Ev1")  # another server, same event
+    go(other)
+    assert other.stdout is not None
+    assert other.stdout.readline().strip() == "not held"
+    other.kill()
+    other.wait(timeout=30)
+    with Reverie(shared) as rv:
+        with rv.state.try_turn_lock("slack:Ev1") as held:
+            assert not held
+        with rv.state.try_turn_lock("slack:Ev2") as held:
+            assert held  # another event's turn is free
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while True:  # the server notices the dropped connection within moments
+            with rv.state.try_turn_lock("slack:Ev1") as held:
+                if held or time.monotonic() > deadline:
+                    break
+            time.sleep(0.1)
+        assert held
 
 
 def test_doctor_on_postgres_checks_and_repairs_the_index(shared: Path) -> None:

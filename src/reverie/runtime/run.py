@@ -3,7 +3,9 @@
 A turn, in order:
 
 1. The person's message is added to the conversation (the same message again, a retried
-   delivery, finds the turn that already answered it and runs nothing twice).
+   delivery, finds the turn that already answered it and runs nothing twice). A turn run
+   again on a message whose earlier turn never ended (its process died: the caller knows, it
+   holds the message's turn lock) marks that turn ``interrupted`` when it starts.
 2. The run reads its state once (P2): the memory revision and ``MEMORY.md`` (memory-on
    conversations only), the current soul, the channel's instructions. The prompt is built from
    them by :func:`reverie.core.prompt.build_prompt`; the policy envelope is fixed (X2).
@@ -43,7 +45,7 @@ from reverie.store.memories import MemoryStore
 from reverie.store.outbox import Delivery, Outbox
 from reverie.store.souls import SoulStore
 from reverie.store.state import SQLiteState
-from reverie.store.turns import TurnLog, TurnRecord
+from reverie.store.turns import ANSWERED, TurnLog, TurnRecord
 
 from .policy import PolicyEnvelope, request_intents
 from .tools import Registry, Services, Tool, ToolContext, ToolOutcome
@@ -147,8 +149,14 @@ def run_turn(
     intents: Sequence[str] = (),
     on_event: EventSink | None = None,
     stream: bool = False,
+    resume: bool = False,
 ) -> TurnResult:
     """Run one turn of the conversation's agent on the person's message ``text``.
+
+    ``resume``: the caller runs again the turn of a message whose turn was cut short, and
+    knows that no live process runs it (it holds the message's turn lock): a turn of that
+    message still ``running`` is marked ``interrupted`` in the transaction that records this
+    one. Without it such a turn is left as it is (it may still be under way elsewhere).
 
     Raises:
         NotFound: no such conversation, or it was deleted.
@@ -170,7 +178,7 @@ def run_turn(
     )
     if not appended.added:
         earlier = host.turns.for_conversation(conv.id, appended.position, appended.position + 1)
-        done = [t for t in earlier if t.outcome != "running"]
+        done = [t for t in earlier if t.outcome in ANSWERED]
         if done:
             return _replay(host, done[-1])
     conv = host.conversations.get(conv.id)
@@ -190,6 +198,9 @@ def run_turn(
     )
     with host.state.transaction() as conn:
         session = host.turns.session(conn, conv.id, prompt.memory_revision, appended.position)
+        started = time.time()
+        if resume:
+            host.turns.interrupt(conn, conv.id, appended.position, started)
         record = TurnRecord(
             id=turn_id,
             conversation_id=conv.id,
@@ -197,7 +208,7 @@ def run_turn(
             session_key=session.key,
             request_position=appended.position,
             answer_position=None,
-            started_at=time.time(),
+            started_at=started,
             finished_at=None,
             outcome="running",
             memory_revision=prompt.memory_revision,

@@ -27,23 +27,21 @@ after queuing an answer. What holds across processes is in the state database: a
 idempotency key (its write and its answer, W7), the outbox's claims (each row posted once,
 in order by one poster), and a turn's message id (a retry that finds the message recorded and
 its turn started, here or in another process, starts none). A turn's event is also held by
-a file lock (in the home's ``locks`` folder) from before its message is recorded until its
-turn ends (:meth:`_turn_lock`), so a retry reaching another process while the turn waits for
-a free turn worker starts nothing, and one reaching it after the holder died (the kernel
-drops the lock) runs the turn.
+a lock from before its message is recorded until its turn ends (:meth:`_turn_lock`: a file
+lock in the home's ``locks`` folder, on PostgreSQL an advisory lock that holds for every
+server on the database), so a retry reaching another process while the turn waits for a free
+turn worker starts nothing, and one reaching it after the holder died (the kernel, or the
+database server, drops the lock) runs the turn.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import hashlib
 import logging
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from slack_bolt import App
@@ -54,7 +52,6 @@ from reverie.api import Reverie
 from reverie.core.chat import parse_command
 from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.llm.chat import ChatProvider
-from reverie.store.locks import try_file_lock
 
 from .client import call, require, web_client
 from .commands import run_command
@@ -191,7 +188,7 @@ class SlackSurface:
         """Start posting the outbox (a background thread), and run again the turns that a
         stop cut short (:meth:`resume`): now, and every ``resume_every`` seconds after, for
         the turns of a worker process that died while the server went on."""
-        self._prune_turn_locks()
+        self.rv.state.prune_turn_locks()
         self.worker.start()
         self._resume_logged()
         self._resumer = threading.Thread(
@@ -215,9 +212,11 @@ class SlackSurface:
         """Run again, on the turn workers, the turns of the last :data:`RESUME_SECONDS` that
         a stop or a dead worker process cut short: a person's message recorded (and Slack
         acknowledged) with no finished turn, nothing after it, and no process holding its
-        turn lock. The turn binds to the same message (its event's key), so it runs once;
-        where the agent has lost its grant meanwhile, the refusal is posted instead. Returns
-        how many were started."""
+        turn lock. The turn binds to the same message (its event's key), so it runs once, and
+        marks the turn the dead process left ``running`` as ``interrupted``; where the agent
+        has lost its grant meanwhile, the refusal is posted instead. Then the turns cut short
+        that are not run again (older, or followed by another message) are marked
+        ``interrupted`` (:meth:`_interrupt_left`). Returns how many were started."""
         started = 0
         since = time.time() - RESUME_SECONDS
         for m in self.rv.unanswered(PREFIX, since):
@@ -246,9 +245,24 @@ class SlackSurface:
                     m.text,
                     m.message_id,
                     hold,
+                    resume=True,
                 )
             started += 1
+        self._interrupt_left()
         return started
+
+    def _interrupt_left(self) -> int:
+        """Mark ``interrupted`` the turns left ``running`` that no process holds the turn lock
+        of (their process died) and that are not being run again here. Returns how many."""
+        marked = 0
+        for conversation, position, message_id in self.rv.running_turns(PREFIX):
+            with self._lock:
+                if message_id in self._running:
+                    continue
+            with self._turn_lock(message_id) as held:
+                if held:
+                    marked += self.rv.interrupt_turns(conversation, position)
+        return marked
 
     def _still_unanswered(self, message_id: str, since: float) -> bool:
         return any(u.message_id == message_id for u in self.rv.unanswered(PREFIX, since))
@@ -433,34 +447,13 @@ class SlackSurface:
         )
         self._wake()
 
-    # the file locks of turns under way
-
-    def _turn_locks(self) -> Path:
-        """Where the turn locks of this home are, for every process serving it: beside the
-        memories' locks in the home's folder; on PostgreSQL (whose folder holds nothing) a
-        folder of the machine's temporary directory named after the database."""
-        url = self.settings.database_url
-        if url:
-            digest = hashlib.sha256(f"{url}|{self.rv.home}".encode()).hexdigest()[:16]
-            folder = Path(tempfile.gettempdir()) / f"reverie-slack-turns-{digest}"
-        else:
-            folder = self.rv.home / "locks" / "slack-turns"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+    # the locks of turns under way
 
     def _turn_lock(self, key: str) -> contextlib.AbstractContextManager[bool]:
-        """Hold the turn of the event ``key`` (never waits; yields whether it is held)."""
-        name = hashlib.sha256(key.encode()).hexdigest()[:32]
-        return try_file_lock(self._turn_locks() / f"{name}.lock")
-
-    def _prune_turn_locks(self, older: float = 3600.0) -> None:
-        """Remove the lock files of events older than ``older`` seconds (no turn or Slack
-        retry lasts that long)."""
-        cutoff = time.time() - older
-        for path in self._turn_locks().glob("*.lock"):
-            with contextlib.suppress(OSError):
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
+        """Hold the turn of the event ``key`` (never waits; yields whether it is held), for
+        every process serving this home: a file lock in the home's folder, or on PostgreSQL
+        an advisory lock, for every server sharing the database."""
+        return self.rv.state.try_turn_lock(key)
 
     def _start_turn(self, chat: Chat, user: SlackUser, text: str, key: str) -> None:
         if not self._admitted(chat.base, chat.agent):
@@ -517,10 +510,19 @@ class SlackSurface:
         text: str,
         key: str,
         hold: contextlib.ExitStack | None = None,
+        *,
+        resume: bool = False,
     ) -> None:
         try:
             provider = self.provider or self._provider(agent)
-            self.rv.turn(conversation, text, author=member, message_id=key, provider=provider)
+            self.rv.turn(
+                conversation,
+                text,
+                author=member,
+                message_id=key,
+                provider=provider,
+                resume=resume,
+            )
         except ReverieError as exc:
             self.rv.reply(conversation, f"I could not answer: {exc.message}", key=key)
         except Exception:

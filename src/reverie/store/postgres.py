@@ -21,8 +21,9 @@ from the pool (16 at most per process) for one facade call and gives it back whe
 ends (``reverie._guard``); transactions are explicit, as on SQLite.
 
 Locks are PostgreSQL's own: a memory's writes serialize on an advisory lock held by the
-writing connection (released when the connection ends, so a killed writer frees it), and a
-review's leadership (R10) is a session advisory lock tried without waiting.
+writing connection (released when the connection ends, so a killed writer frees it), a
+review's leadership (R10) is a session advisory lock tried without waiting, and so is the
+turn of a chat event, on a connection each process keeps for its turn locks.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from reverie.errors import RefusedInput, StorageFault
 from reverie.index import fts, postings
 
 from . import state as state_module
+from . import turns
 from .state import SQLiteState
 
 __all__ = ["EXTRA_MIGRATIONS", "PostgresState", "is_postgres_url", "redact", "translate"]
@@ -116,10 +118,17 @@ EXTRA_MIGRATIONS: list[str] = [
     # 104: the postings keyed by a number per memory and word, not the two texts; the GIN
     # index of memory_lines.tsv, which no search reads since 103, dropped.
     postings.MIGRATION_104,
+    # 105: the outcome ``interrupted`` allowed in turns (shared migration 8's change).
+    turns.POSTGRES_INTERRUPTED_MIGRATION,
 ]
 
+#: Shared migrations PostgreSQL makes its own way, recorded as done without running them: 8
+#: makes the turns table again because SQLite cannot change a CHECK constraint; here 105
+#: changes the constraint in place.
+_SQLITE_ONLY = frozenset({8})
+
 # Lock classes: the first key of PostgreSQL's two-key advisory locks.
-_MIGRATE, _MEMORY, _REVIEW = 7301, 7302, 7303
+_MIGRATE, _MEMORY, _REVIEW, _TURN = 7301, 7302, 7303, 7304
 
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\?|%")
 _OR_IGNORE = "INSERT OR IGNORE INTO"
@@ -380,6 +389,12 @@ class PostgresState(SQLiteState):
         self._local = threading.local()
         self.has_fts5 = False
         self._owner = threading.get_ident()
+        # The turn locks of this process: the connection that holds them, opened on first use,
+        # and the keys held (a session takes an advisory lock it holds again: a second taker
+        # in this process is told no here).
+        self._turn_guard = threading.Lock()
+        self._turn_conn: Any = None
+        self._turn_keys: set[int] = set()
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -484,9 +499,15 @@ class PostgresState(SQLiteState):
             self._pool.putconn(conn.raw)
 
     def shutdown(self) -> None:
-        """Close every connection of the pool (the home is closed for good)."""
+        """Close every connection of the pool and the turn locks' (the home is closed for
+        good)."""
         self.release()
         self._pool.close()
+        with self._turn_guard:
+            if self._turn_conn is not None:
+                with contextlib.suppress(Exception):
+                    self._turn_conn.close()
+                self._turn_conn = None
 
     # locks
 
@@ -539,6 +560,49 @@ class PostgresState(SQLiteState):
         finally:
             self._pool.putconn(raw)
 
+    @contextlib.contextmanager
+    def try_turn_lock(self, key: str) -> Iterator[bool]:
+        """Hold the turn of the message ``key`` (a chat event's id) for every process and
+        server on this database: yields whether this caller holds it (never waits). A session
+        advisory lock on the connection this process keeps for its turn locks (one for all of
+        them, so a turn waiting for a worker holds none of the pool's): released when the
+        ``with`` block ends, and by the server when the process dies.
+
+        Raises:
+            StorageFault: ``storage_unavailable``, the database cannot be reached.
+        """
+        lock = _lock_key(key)
+        with self._turn_guard:
+            held = lock not in self._turn_keys and self._turn_call(
+                "SELECT pg_try_advisory_lock(%s, %s)", lock
+            )
+            if held:
+                self._turn_keys.add(lock)
+        try:
+            yield held
+        finally:
+            if held:
+                with self._turn_guard:
+                    self._turn_keys.discard(lock)
+                    # A connection lost meanwhile took its locks with it: nothing to free.
+                    with contextlib.suppress(StorageFault):
+                        self._turn_call("SELECT pg_advisory_unlock(%s, %s)", lock)
+
+    def prune_turn_locks(self, older: float = 3600.0) -> None:
+        """Advisory locks leave nothing behind."""
+
+    def _turn_call(self, sql: str, lock: int) -> bool:
+        """One advisory lock call on the turn locks' connection (under ``_turn_guard``),
+        opened again when the server dropped it."""
+        import psycopg
+
+        try:
+            if self._turn_conn is None or self._turn_conn.closed or self._turn_conn.broken:
+                self._turn_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            return bool(self._turn_conn.execute(sql, (_TURN, lock)).fetchone()[0])
+        except psycopg.Error as exc:
+            raise _fault(exc, "taking a turn's lock") from exc
+
     # schema
 
     def _migrate(self) -> None:
@@ -554,9 +618,13 @@ class PostgresState(SQLiteState):
             for version, script in shared + extra:
                 if version in done:
                     continue
-                shared_script = version < _EXTRA_BASE
-                for statement in fts.statements(script) if shared_script else _split(script):
-                    sql = translate_schema(statement) if shared_script else statement
+                if version in _SQLITE_ONLY:
+                    statements: list[str | None] = []
+                elif version < _EXTRA_BASE:
+                    statements = [translate_schema(s) for s in fts.statements(script)]
+                else:
+                    statements = list(_split(script))
+                for sql in statements:
                     if sql:
                         conn.execute(sql)
                 conn.execute(

@@ -9,6 +9,7 @@ run beside the one writer.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import re
@@ -208,6 +209,8 @@ _MIGRATIONS: list[str] = [
     + turns.SCHEMA,
     # 7: who is calling: API tokens, one-time sign-in links, admin sessions
     tokens.SCHEMA,
+    # 8: a turn whose process died is marked ``interrupted`` (PostgreSQL: its migration 105)
+    turns.INTERRUPTED_MIGRATION,
 ]
 
 
@@ -303,6 +306,25 @@ class SQLiteState:
         folder = self.path.parent / "locks"
         folder.mkdir(exist_ok=True)
         return try_file_lock(folder / f"review-{agent_id}.lock")
+
+    def try_turn_lock(self, key: str) -> contextlib.AbstractContextManager[bool]:
+        """Hold the turn of the message ``key`` (a chat event's id), across threads and
+        processes: yields whether this caller holds it (never waits). A file lock in the
+        home's ``locks/turns`` folder; the kernel drops it when its process dies."""
+        folder = self.path.parent / "locks" / "turns"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(key.encode()).hexdigest()[:32]
+        return try_file_lock(folder / f"{name}.lock")
+
+    def prune_turn_locks(self, older: float = 3600.0) -> None:
+        """Remove the files of the turn locks made over ``older`` seconds ago (no turn, nor a
+        chat's retry of its event, lasts that long)."""
+        cutoff = time.time() - older
+        folder = self.path.parent / "locks" / "turns"
+        for path in folder.glob("*.lock"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
 
     @property
     def text_search(self) -> bool:

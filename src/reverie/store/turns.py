@@ -8,7 +8,8 @@ write the model never continues a transcript built on the old memory (P4).
 Every **turn** leaves one row: the memory revision, soul version and instructions version that
 entered its prompt, its policy envelope (X2), the tools it called and how each ended, what it
 cost, and how it ended (``delivered``, ``dropped_stale`` when memory moved under it,
-``model_error``). So a person can answer "why did the agent say that?" from the row beside the
+``model_error``; ``interrupted`` when its process died before it ended, found when the turn is
+run again). So a person can answer "why did the agent say that?" from the row beside the
 message.
 """
 
@@ -23,19 +24,32 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .state import SQLiteState
 
-__all__ = ["OUTCOMES", "SCHEMA", "Session", "TurnLog", "TurnRecord", "Unanswered"]
+__all__ = [
+    "ANSWERED",
+    "INTERRUPTED_MIGRATION",
+    "OUTCOMES",
+    "POSTGRES_INTERRUPTED_MIGRATION",
+    "SCHEMA",
+    "Session",
+    "TurnLog",
+    "TurnRecord",
+    "Unanswered",
+]
 
-OUTCOMES = ("running", "delivered", "dropped_stale", "model_error")
+#: How a turn ended, when it answered: the answer or a notice went to the outbox.
+ANSWERED = ("delivered", "dropped_stale", "model_error")
+#: Every outcome of a turn: ``running`` until it ends; ``interrupted`` when it never ended (its
+#: process died) and a later turn on the same message replaced it.
+OUTCOMES = ("running", *ANSWERED, "interrupted")
 
-SCHEMA = """
-CREATE TABLE run_sessions (
-    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
-    session_key TEXT NOT NULL,
-    memory_revision INTEGER,
-    start_position INTEGER NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE TABLE turns (
+_COLUMNS = (
+    "id, conversation_id, agent_id, session_key, request_position, answer_position, started_at,"
+    " finished_at, outcome, memory_revision, soul_version, instructions_version, envelope, "
+    "tools, model, model_calls, tokens_in, tokens_out, error"
+)
+
+_TURNS_TABLE = """
+CREATE TABLE {name} (
     id TEXT PRIMARY KEY,
     conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
     agent_id TEXT NOT NULL,
@@ -45,7 +59,7 @@ CREATE TABLE turns (
     started_at REAL NOT NULL,
     finished_at REAL,
     outcome TEXT NOT NULL
-        CHECK (outcome IN ('running', 'delivered', 'dropped_stale', 'model_error')),
+        CHECK (outcome IN ({outcomes})),
     memory_revision INTEGER,
     soul_version INTEGER NOT NULL,
     instructions_version INTEGER NOT NULL,
@@ -57,13 +71,49 @@ CREATE TABLE turns (
     tokens_out INTEGER NOT NULL DEFAULT 0,
     error TEXT
 );
-CREATE INDEX turns_by_conversation ON turns (conversation_id, request_position);
 """
 
-_COLUMNS = (
-    "id, conversation_id, agent_id, session_key, request_position, answer_position, started_at,"
-    " finished_at, outcome, memory_revision, soul_version, instructions_version, envelope, "
-    "tools, model, model_calls, tokens_in, tokens_out, error"
+_INDEX = "CREATE INDEX turns_by_conversation ON turns (conversation_id, request_position);\n"
+#: The turns still running (a few), found without reading the others (:meth:`TurnLog.running`).
+_RUNNING_INDEX = (
+    "CREATE INDEX turns_running ON turns (conversation_id, request_position) "
+    "WHERE outcome = 'running';\n"
+)
+
+#: Migration 6: run sessions and turns, as first made (four outcomes).
+SCHEMA = (
+    """
+CREATE TABLE run_sessions (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    session_key TEXT NOT NULL,
+    memory_revision INTEGER,
+    start_position INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);"""
+    + _TURNS_TABLE.format(
+        name="turns", outcomes="'running', 'delivered', 'dropped_stale', 'model_error'"
+    )
+    + _INDEX
+)
+
+_INTERRUPTED = "'running', 'delivered', 'dropped_stale', 'model_error', 'interrupted'"
+
+#: Migration 8 on SQLite, which cannot change a CHECK constraint: the turns table made again
+#: with the outcome ``interrupted`` allowed, its rows copied, its index made again; and an
+#: index of the running turns.
+INTERRUPTED_MIGRATION = (
+    _TURNS_TABLE.format(name="turns_new", outcomes=_INTERRUPTED)
+    + f"INSERT INTO turns_new ({_COLUMNS}) SELECT {_COLUMNS} FROM turns;\n"
+    + "DROP TABLE turns;\n"
+    + "ALTER TABLE turns_new RENAME TO turns;\n"
+    + _INDEX
+    + _RUNNING_INDEX
+)
+
+#: The same on PostgreSQL (its migration 105): the constraint changed in place.
+POSTGRES_INTERRUPTED_MIGRATION = (
+    "ALTER TABLE turns DROP CONSTRAINT turns_outcome_check, "
+    f"ADD CONSTRAINT turns_outcome_check CHECK (outcome IN ({_INTERRUPTED}));\n" + _RUNNING_INDEX
 )
 
 
@@ -184,6 +234,20 @@ class TurnLog:
             ),
         )
 
+    def interrupt(
+        self, conn: sqlite3.Connection, conversation_id: str, position: int, at: float
+    ) -> int:
+        """Mark ``interrupted`` (ended at ``at``) the turns of the message at ``position``
+        still ``running``, inside the caller's transaction: for a caller that runs the message's
+        turn again and knows that no live process runs it (it holds the message's turn lock).
+        Returns how many were marked."""
+        cur = conn.execute(
+            "UPDATE turns SET outcome = 'interrupted', finished_at = ? WHERE conversation_id = ? "
+            "AND request_position = ? AND outcome = 'running'",
+            (at, conversation_id, position),
+        )
+        return int(cur.rowcount)
+
     def get(self, turn_id: str) -> TurnRecord | None:
         """One turn, or None."""
         row = self.state.conn.execute(
@@ -194,8 +258,10 @@ class TurnLog:
     def unanswered(self, message_prefix: str, since: float) -> list[Unanswered]:
         """The people's messages recorded with an id that starts with ``message_prefix`` at
         ``since`` or later, in live conversations, that are the last message of their
-        conversation and have no finished turn (none, or one left ``running``), oldest first."""
+        conversation and have no turn that answered them (none, or only turns left ``running``
+        or ``interrupted``), oldest first."""
         key = "id:" + message_prefix
+        answered = ", ".join(f"'{o}'" for o in ANSWERED)
         rows = self.state.conn.execute(
             "SELECT m.conversation_id, a.name, m.author, m.text, m.fingerprint, m.created_at "
             "FROM conversations c JOIN agents a ON a.id = c.agent_id "
@@ -203,11 +269,24 @@ class TurnLog:
             "WHERE c.deleted = 0 AND c.last_message_at >= ? AND m.role = 'user' "
             "AND m.created_at >= ? AND substr(m.fingerprint, 1, ?) = ? "
             "AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = m.conversation_id "
-            "AND t.request_position = m.position AND t.outcome <> 'running') "
+            f"AND t.request_position = m.position AND t.outcome IN ({answered})) "
             "ORDER BY m.created_at",
             (since, since, len(key), key),
         ).fetchall()
         return [Unanswered(r[0], r[1], r[2], r[3], r[4][3:], float(r[5])) for r in rows]
+
+    def running(self, message_prefix: str) -> list[tuple[str, int, str]]:
+        """The turns left ``running`` on messages recorded with an id that starts with
+        ``message_prefix``: the conversation, the message's position and its id, each once."""
+        key = "id:" + message_prefix
+        rows = self.state.conn.execute(
+            "SELECT DISTINCT t.conversation_id, t.request_position, m.fingerprint FROM turns t "
+            "JOIN messages m ON m.conversation_id = t.conversation_id "
+            "AND m.position = t.request_position "
+            "WHERE t.outcome = 'running' AND substr(m.fingerprint, 1, ?) = ?",
+            (len(key), key),
+        ).fetchall()
+        return [(str(r[0]), int(r[1]), str(r[2])[3:]) for r in rows]
 
     def for_conversation(
         self, conversation_id: str, start: int = 0, end: int | None = None
