@@ -348,15 +348,14 @@ def _vacuum(rv: Reverie) -> None:
 
 
 def _before_103(rv: Reverie, query: str) -> list[Any]:
-    """``rv.memory_search`` with the ranking query of memory search before migration 103."""
-    from reverie.index import fts
-
-    now = fts._pg_search
-    fts._pg_search = _search_before_103
+    """``rv.memory_search`` with the ranking query of memory search before migration 103: the
+    agent's memory looked up, then ranked by :func:`_search_before_103` (no longer through
+    the facade, whose search is now one statement that this arm cannot swap a part of)."""
+    _, memory_id = rv.state.agent_and_memory("big")
     try:
-        return rv.memory_search("big", query, limit=8)
+        return _search_before_103(rv.state.conn, memory_id, query, 8)
     finally:
-        fts._pg_search = now
+        rv.state.release()
 
 
 def _search_before_103(conn: Any, memory_id: str, query: str, limit: int) -> list[Any]:

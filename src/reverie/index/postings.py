@@ -27,7 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MIGRATION", "MIGRATION_104", "check", "kept_sql", "repair", "search", "search_sql"]
+__all__ = [
+    "MIGRATION",
+    "MIGRATION_104",
+    "check",
+    "kept_sql",
+    "repair",
+    "search",
+    "search_sql",
+    "search_with_sql",
+]
 
 #: The field weights (D, C, B, A) of a memory line: its own words A, its topic's C; the
 #: default of :func:`reverie.index.fts.pg_ranked`, and what migration 103 wrote into the
@@ -240,6 +249,23 @@ ANALYZE memory_postings;
 """
 
 
+def _ranking(memory: str) -> str:
+    """The common table expressions of a search, up to ``best``: the ids and scores of the
+    best lines (parameters: the words, then the limit) of the memory whose id ``memory`` (an
+    SQL expression) gives."""
+    return (
+        "q AS MATERIALIZED (SELECT (SELECT u.lexeme "
+        "FROM unnest(to_tsvector('reverie_english', t)) u WHERE 1 = ANY (u.positions)) AS word "
+        "FROM unnest(CAST(? AS text[])) AS t), "
+        "idf AS MATERIALIZED (SELECT c.key, ln(1 + n.n::float8 / NULLIF(c.n, 0)) AS idf "
+        f"FROM q JOIN memory_word_counts c ON c.memory_id = {memory} AND c.word = q.word "
+        "JOIN memory_word_counts n ON n.memory_id = c.memory_id AND n.word = ''), "
+        "best AS (SELECT p.line_id AS id, sum(idf.idf * p.w) AS r FROM idf "
+        "JOIN memory_postings p ON p.key = idf.key "
+        "GROUP BY p.line_id ORDER BY r DESC, p.line_id LIMIT ?) "
+    )
+
+
 def search_sql() -> str:
     """The best lines of one memory for some words, best first: ``(path, text, score)``.
     Parameters: the query's words (a text array), the memory id, the limit.
@@ -249,17 +275,23 @@ def search_sql() -> str:
     with ``n`` the memory's lines and ``df`` the lines that hold it. A word that matches
     nothing adds nothing (it has no postings)."""
     return (
-        "WITH q AS MATERIALIZED (SELECT (SELECT u.lexeme "
-        "FROM unnest(to_tsvector('reverie_english', t)) u WHERE 1 = ANY (u.positions)) AS word "
-        "FROM unnest(CAST(? AS text[])) AS t), "
-        "idf AS MATERIALIZED (SELECT c.key, ln(1 + n.n::float8 / NULLIF(c.n, 0)) AS idf "
-        "FROM q JOIN memory_word_counts c ON c.memory_id = ? AND c.word = q.word "
-        "JOIN memory_word_counts n ON n.memory_id = c.memory_id AND n.word = ''), "
-        "best AS (SELECT p.line_id AS id, sum(idf.idf * p.w) AS r FROM idf "
-        "JOIN memory_postings p ON p.key = idf.key "
-        "GROUP BY p.line_id ORDER BY r DESC, p.line_id LIMIT ?) "
+        f"WITH {_ranking('?')}"
         "SELECT l.path, l.text, b.r FROM best b JOIN memory_lines l ON l.id = b.id "
         "ORDER BY b.r DESC, b.id"
+    )
+
+
+def search_with_sql(lookup: str) -> str:
+    """:func:`search_sql` in the statement that finds the memory, so that a search is one
+    round trip to the server. ``lookup`` is a query of at most one row whose column
+    ``memory`` is the memory's id (the agent's row and its memory, say). Each row is ``(path,
+    text, score)`` followed by the lookup's row: no row when the lookup finds none, one row
+    with ``NULL`` path, text and score when the memory has no hit (or ``memory`` is ``NULL``).
+    Parameters: the lookup's, then the words, then the limit."""
+    return (
+        f"WITH m AS MATERIALIZED ({lookup}), {_ranking('(SELECT m.memory FROM m)')}"
+        "SELECT l.path, l.text, b.r, m.* FROM m LEFT JOIN "
+        "(best b JOIN memory_lines l ON l.id = b.id) ON true ORDER BY b.r DESC, b.id"
     )
 
 
