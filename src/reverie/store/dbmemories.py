@@ -247,7 +247,7 @@ class DatabaseMemoryStore(MemoryStore):
         if not terms or not search_limit_ok(limit) or self.settings.search_backend != "fts5":
             return super().search_agent(agent, query, limit)  # a refusal after the lookup
         rows = self.state.conn.execute(
-            postings.search_with_sql(agent_and_memory_sql(agent)), (agent, terms, limit)
+            postings.search_with_sql(agent_and_memory_sql(agent), limit), (agent, terms)
         ).fetchall()
         agent_and_memory_of(rows[0][3:] if rows else None, agent)
         return fts.pg_hits([r for r in rows if r[0] is not None], query)
