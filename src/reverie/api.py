@@ -284,8 +284,10 @@ class Reverie:
             RefusedInput: ``invalid_limit``.  NotFound: no such agent.
             PermissionDenied: ``memory_off`` in ``from_conversation`` (M4).
         """
+        if from_conversation is None:  # the lookup and the search in one go (one round trip)
+            return self.memories.search_agent(agent, query, limit)
         a, memory_id = self._memory(agent)
-        self._require_memory_on(a, from_conversation)
+        self._require_memory_on(a, from_conversation)  # M4 before anything is read
         return self.memories.search(memory_id, query, limit)
 
     def _require_memory_on(self, agent: Agent, conversation: str | None) -> None:

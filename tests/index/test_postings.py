@@ -149,6 +149,40 @@ def test_postings_rank_every_line_as_ranking_the_lines_did(rv: Reverie) -> None:
     ]
 
 
+def test_a_facade_search_is_one_statement_with_the_hits_of_the_lookup_then_the_search(
+    rv: Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reverie.store import postgres
+
+    statements: list[str] = []
+    execute = postgres.Connection.execute
+
+    def counted(self: Any, sql: str, params: Any = None) -> Any:
+        statements.append(sql)
+        return execute(self, sql, params)
+
+    memory_id, agent_id = memory(rv), rv.agent("ada").id
+    separate = {
+        (q, n): [(h.source, h.excerpt, h.score) for h in rv.memories.search(memory_id, q, n)]
+        for q in QUERIES
+        for n in (1, 3, 8, 20)
+    }
+    monkeypatch.setattr(postgres.Connection, "execute", counted)
+    for (query, limit), expected in separate.items():
+        for agent in ("ada", agent_id):
+            statements.clear()
+            hits = rv.memory_search(agent, query, limit)
+            assert [(h.source, h.excerpt, h.score) for h in hits] == expected, (query, limit)
+            assert len(statements) == 1, statements
+    assert separate["nothing matches zzzz", 8] == []
+    assert len(separate["databases", 20]) > 3  # the comparison compares something
+    assert [h.source for h in rv.memory_search("ada", "replica lag", 1)] == ["memory/databases.md"]
+    # another memory's lines stay out, as in the lookup-then-search path
+    assert [h.excerpt for h in rv.memory_search("bob", "staging database", 20)] == [
+        "- Bob's staging database is elsewhere"
+    ]
+
+
 def test_postings_follow_every_change_of_the_lines(rv: Reverie) -> None:
     memory_id = memory(rv)
     assert all_in_step(rv)

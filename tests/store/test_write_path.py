@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from reverie import Reverie
-from reverie.errors import NotFound, RevisionConflict
+from reverie.errors import NotFound, RefusedInput, RevisionConflict
 
 ADD = {"action": "add", "section": "Decisions", "text": "We deploy on Fridays."}
 
@@ -36,6 +36,33 @@ def test_agent_and_memory_refuses_an_agent_without_memory(rv: Reverie) -> None:
         conn.execute("DELETE FROM memories WHERE agent_id = ?", (agent.id,))
     with pytest.raises(NotFound, match="has no memory"):
         rv.state.agent_and_memory("ada")
+
+
+def test_search_finds_and_refuses_as_the_lookup_then_the_search(rv: Reverie) -> None:
+    rv.memory_apply("ada", ADD)
+    rv.memory_apply("ada", {**ADD, "text": "Deploy freezes start in December."})
+    agent, memory_id = rv.state.agent_and_memory("ada")
+    hits = rv.memory_search("ada", "deploy Fridays")
+    assert [h.excerpt for h in hits][:1] == ["- We deploy on Fridays."]
+    assert rv.memory_search(agent.id, "deploy Fridays") == hits
+    assert rv.memories.search(memory_id, "deploy Fridays", 8) == hits
+    assert rv.memory_search("ada", "nothing here zzzz") == []
+    assert rv.memory_search("ada", "") == []
+    for limit in (0, 21):  # an unknown agent is named before a bad limit, as before
+        with pytest.raises(NotFound) as caught:
+            rv.memory_search("nobody", "deploy", limit)
+        assert caught.value.details["agent"] == "nobody"
+        with pytest.raises(RefusedInput) as refused:
+            rv.memory_search("ada", "deploy", limit)
+        assert refused.value.code == "invalid_limit"
+    for query in ("deploy", ""):
+        with pytest.raises(NotFound):
+            rv.memory_search("nobody", query)
+    with rv.state.transaction() as conn:
+        conn.execute("DELETE FROM memories WHERE agent_id = ?", (agent.id,))
+    for query in ("deploy", ""):
+        with pytest.raises(NotFound, match="has no memory"):
+            rv.memory_search("ada", query)
 
 
 @pytest.fixture

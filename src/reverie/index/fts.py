@@ -34,6 +34,8 @@ __all__ = [
     "fts5_available",
     "fts_query",
     "index_lines",
+    "pg_hits",
+    "pg_search",
     "query_terms",
     "replace_file",
     "round_score",
@@ -255,7 +257,7 @@ def search(
 ) -> list[SearchHit]:
     """Rank the lines of one memory against ``query``, best first."""
     if use_fts and is_postgres(conn):
-        return _pg_search(conn, memory_id, query, limit)
+        return pg_search(conn, memory_id, query, limit)
     if use_fts:
         expr = fts_query(query, drop_stopwords=True)
         if expr is None:
@@ -320,14 +322,20 @@ def pg_ranked(rows: str, scope: str, weights: str = postings.WEIGHTS) -> str:
     )
 
 
-def _pg_search(conn: Any, memory_id: str, query: str, limit: int) -> list[SearchHit]:
+def pg_search(conn: Any, memory_id: str, query: str, limit: int) -> list[SearchHit]:
     """PostgreSQL's ranking of one memory's lines: :func:`pg_ranked`'s (a line's own words
     weigh A, its topic's C), read from the postings that :mod:`reverie.index.postings` keeps."""
     terms = content_terms(query)
     if not terms:
         return []
-    rows = postings.search(conn, memory_id, terms, limit)
-    return [SearchHit(p, excerpt(t, query_terms(query)), round_score(r)) for p, t, r in rows]
+    return pg_hits(postings.search(conn, memory_id, terms, limit), query)
+
+
+def pg_hits(rows: Sequence[Sequence[Any]], query: str) -> list[SearchHit]:
+    """The hits of PostgreSQL's memory search from its ``(path, text, score)`` rows, in their
+    order: each line cut to an excerpt around the first query word it holds."""
+    words = query_terms(query)
+    return [SearchHit(r[0], excerpt(r[1], words), round_score(r[2])) for r in rows]
 
 
 def _scan(

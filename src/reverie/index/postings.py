@@ -27,7 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MIGRATION", "MIGRATION_104", "check", "kept_sql", "repair", "search", "search_sql"]
+__all__ = [
+    "MIGRATION",
+    "MIGRATION_104",
+    "check",
+    "kept_sql",
+    "repair",
+    "search",
+    "search_sql",
+    "search_with_sql",
+]
 
 #: The field weights (D, C, B, A) of a memory line: its own words A, its topic's C; the
 #: default of :func:`reverie.index.fts.pg_ranked`, and what migration 103 wrote into the
@@ -240,32 +249,64 @@ ANALYZE memory_postings;
 """
 
 
-def search_sql() -> str:
-    """The best lines of one memory for some words, best first: ``(path, text, score)``.
-    Parameters: the query's words (a text array), the memory id, the limit.
+def _ranking(memory: str, limit: int) -> str:
+    """The common table expressions of a search, up to ``best``: the ids and scores of the
+    best ``limit`` lines (parameter: the words) of the memory whose id ``memory`` (an SQL
+    expression) gives.
+
+    Psycopg prepares a statement after its fifth run, and PostgreSQL then plans it anew at
+    every run (a custom plan, about 0.3 ms here) for as long as that looks cheaper than one
+    plan for all runs (the generic plan). The plan is the same either way (index lookups
+    only), but a custom plan sees the number of words and the limit and so estimates less:
+    on a 10k-line memory PostgreSQL planned every search again. The words are therefore read
+    through a sub-select, which no plan sees into, and ``limit`` (a whole number from 1 to
+    20) is written into the statement, so that the estimates agree and the plan is made once
+    per connection and statement."""
+    return (
+        "q AS MATERIALIZED (SELECT (SELECT u.lexeme "
+        "FROM unnest(to_tsvector('reverie_english', t)) u WHERE 1 = ANY (u.positions)) AS word "
+        "FROM unnest((SELECT CAST(? AS text[]))) AS t), "
+        "idf AS MATERIALIZED (SELECT c.key, ln(1 + n.n::float8 / NULLIF(c.n, 0)) AS idf "
+        f"FROM q JOIN memory_word_counts c ON c.memory_id = {memory} AND c.word = q.word "
+        "JOIN memory_word_counts n ON n.memory_id = c.memory_id AND n.word = ''), "
+        "best AS (SELECT p.line_id AS id, sum(idf.idf * p.w) AS r FROM idf "
+        "JOIN memory_postings p ON p.key = idf.key "
+        f"GROUP BY p.line_id ORDER BY r DESC, p.line_id LIMIT {int(limit)}) "
+    )
+
+
+def search_sql(limit: int) -> str:
+    """The best ``limit`` lines of one memory for some words, best first: ``(path, text,
+    score)``. Parameters: the query's words (a text array), the memory id.
 
     A word's lexeme is the first of ``to_tsvector`` over it (a word of letters and digits
     gives one; ``a_b`` gives two, and ``a`` stands for it); its idf is ``ln(1 + n / df)``
     with ``n`` the memory's lines and ``df`` the lines that hold it. A word that matches
     nothing adds nothing (it has no postings)."""
     return (
-        "WITH q AS MATERIALIZED (SELECT (SELECT u.lexeme "
-        "FROM unnest(to_tsvector('reverie_english', t)) u WHERE 1 = ANY (u.positions)) AS word "
-        "FROM unnest(CAST(? AS text[])) AS t), "
-        "idf AS MATERIALIZED (SELECT c.key, ln(1 + n.n::float8 / NULLIF(c.n, 0)) AS idf "
-        "FROM q JOIN memory_word_counts c ON c.memory_id = ? AND c.word = q.word "
-        "JOIN memory_word_counts n ON n.memory_id = c.memory_id AND n.word = ''), "
-        "best AS (SELECT p.line_id AS id, sum(idf.idf * p.w) AS r FROM idf "
-        "JOIN memory_postings p ON p.key = idf.key "
-        "GROUP BY p.line_id ORDER BY r DESC, p.line_id LIMIT ?) "
+        f"WITH {_ranking('?', limit)}"
         "SELECT l.path, l.text, b.r FROM best b JOIN memory_lines l ON l.id = b.id "
         "ORDER BY b.r DESC, b.id"
     )
 
 
+def search_with_sql(lookup: str, limit: int) -> str:
+    """:func:`search_sql` in the statement that finds the memory, so that a search is one
+    round trip to the server. ``lookup`` is a query of at most one row whose column
+    ``memory`` is the memory's id (the agent's row and its memory, say). Each row is ``(path,
+    text, score)`` followed by the lookup's row: no row when the lookup finds none, one row
+    with ``NULL`` path, text and score when the memory has no hit (or ``memory`` is ``NULL``).
+    Parameters: the lookup's, then the words."""
+    return (
+        f"WITH m AS MATERIALIZED ({lookup}), {_ranking('(SELECT m.memory FROM m)', limit)}"
+        "SELECT l.path, l.text, b.r, m.* FROM m LEFT JOIN "
+        "(best b JOIN memory_lines l ON l.id = b.id) ON true ORDER BY b.r DESC, b.id"
+    )
+
+
 def search(conn: Any, memory_id: str, words: list[str], limit: int) -> list[tuple[Any, ...]]:
     """:func:`search_sql` for ``words`` in one memory: ``(path, text, score)``, best first."""
-    rows: list[tuple[Any, ...]] = conn.execute(search_sql(), (words, memory_id, limit)).fetchall()
+    rows: list[tuple[Any, ...]] = conn.execute(search_sql(limit), (words, memory_id)).fetchall()
     return rows
 
 

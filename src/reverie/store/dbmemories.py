@@ -31,11 +31,29 @@ from reverie.core.markdown import apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.paths import INDEX
 from reverie.errors import StorageFault
-from reverie.index import fts
+from reverie.index import fts, postings
 
-from .memories import MemoryStore, WriteOutcome, _check_expected, _message, _summary, _Write
+from .memories import (
+    MemoryStore,
+    WriteOutcome,
+    _check_expected,
+    _check_limit,
+    _message,
+    _summary,
+    _Write,
+    search_limit_ok,
+)
 from .postgres import PostgresState
-from .state import KEY_RECORD, LATEST_REVISION, KeyRecord, RevisionRecord, key_of, revision_of
+from .state import (
+    KEY_RECORD,
+    LATEST_REVISION,
+    KeyRecord,
+    RevisionRecord,
+    agent_and_memory_of,
+    agent_and_memory_sql,
+    key_of,
+    revision_of,
+)
 
 __all__ = ["DatabaseMemoryStore", "revision_oid"]
 
@@ -199,6 +217,40 @@ class DatabaseMemoryStore(MemoryStore):
         return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
 
     # reads
+
+    def search(self, memory_id: str, query: str, limit: int = 8) -> list[fts.SearchHit]:
+        """Ranked full-text search over the memory's lines (M2). The newest revision is not
+        read first, as the embedded store must (to recover a cut-short write): nothing is left
+        to recover here, and revision 0, where a cut-short ``create`` left it unrecorded, has
+        no line to find (``MEMORY.md``'s headings only). With ``search_backend = "scan"``,
+        the bounded scan, as on the embedded store.
+
+        Raises:
+            RefusedInput: ``invalid_limit`` unless 1 <= limit <= 20.
+        """
+        if self.settings.search_backend != "fts5":
+            return super().search(memory_id, query, limit)
+        _check_limit(limit)
+        return fts.pg_search(self.state.conn, memory_id, query, limit)
+
+    def search_agent(self, agent: str, query: str, limit: int = 8) -> list[fts.SearchHit]:
+        """:meth:`search` of the memory of ``agent`` in one statement: the agent's lookup and
+        the ranking go to the server together, one round trip instead of two, with the same
+        hits, order and scores, and the same refusals in the same order, as the lookup
+        followed by :meth:`search`.
+
+        Raises:
+            NotFound: no such agent, or it has no memory.
+            RefusedInput: ``invalid_limit`` unless 1 <= limit <= 20.
+        """
+        terms = fts.content_terms(query)
+        if not terms or not search_limit_ok(limit) or self.settings.search_backend != "fts5":
+            return super().search_agent(agent, query, limit)  # a refusal after the lookup
+        rows = self.state.conn.execute(
+            postings.search_with_sql(agent_and_memory_sql(agent), limit), (agent, terms)
+        ).fetchall()
+        agent_and_memory_of(rows[0][3:] if rows else None, agent)
+        return fts.pg_hits([r for r in rows if r[0] is not None], query)
 
     def _file(self, memory_id: str, rec: RevisionRecord, path: str) -> str | None:
         row = self.state.conn.execute(

@@ -52,7 +52,14 @@ from .gitrepo import GitRepo, fsync_objects
 from .locks import file_lock
 from .state import KeyRecord, RevisionRecord, SQLiteState
 
-__all__ = ["PEOPLE_WRITERS", "WRITERS", "MemoryFile", "MemoryStore", "WriteOutcome"]
+__all__ = [
+    "PEOPLE_WRITERS",
+    "WRITERS",
+    "MemoryFile",
+    "MemoryStore",
+    "WriteOutcome",
+    "search_limit_ok",
+]
 
 #: The paths a write can come through (W1); the author of its commit.
 WRITERS = ("review", "agent", "chat", "admin", "mcp", "api", "cli")
@@ -849,8 +856,7 @@ class MemoryStore:
         Raises:
             RefusedInput: ``invalid_limit`` unless 1 <= limit <= 20.
         """
-        if not 1 <= limit <= 20:
-            raise RefusedInput("limit must be between 1 and 20.", code="invalid_limit", limit=limit)
+        _check_limit(limit)
         self.current(memory_id)
         use_fts = self.state.text_search and self.settings.search_backend == "fts5"
         return fts.search(
@@ -861,6 +867,15 @@ class MemoryStore:
             use_fts=use_fts,
             scan_max_lines=self.settings.scan_max_lines,
         )
+
+    def search_agent(self, agent: str, query: str, limit: int = 8) -> list[fts.SearchHit]:
+        """:meth:`search` of the memory of ``agent`` (a name or an id).
+
+        Raises:
+            NotFound: no such agent, or it has no memory.
+            RefusedInput: ``invalid_limit`` unless 1 <= limit <= 20.
+        """
+        return self.search(self.state.agent_and_memory(agent)[1], query, limit)
 
     def history(
         self, memory_id: str, limit: int = 50, before: int | None = None
@@ -968,6 +983,21 @@ class MemoryStore:
             "SELECT path, text FROM memory_lines WHERE memory_id = ?", (memory_id,)
         ).fetchall()
         return Counter((p, t) for p, t in rows)
+
+
+def search_limit_ok(limit: int) -> bool:
+    """Whether a search may return ``limit`` hits: 1 to 20 (M2)."""
+    return 1 <= limit <= 20
+
+
+def _check_limit(limit: int) -> None:
+    """Refuse a search limit that :func:`search_limit_ok` does not admit.
+
+    Raises:
+        RefusedInput: ``invalid_limit``.
+    """
+    if not search_limit_ok(limit):
+        raise RefusedInput("limit must be between 1 and 20.", code="invalid_limit", limit=limit)
 
 
 def _check_expected(current: int, expected_revision: int | None) -> None:

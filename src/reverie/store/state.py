@@ -45,6 +45,8 @@ __all__ = [
     "Member",
     "RevisionRecord",
     "SQLiteState",
+    "agent_and_memory_of",
+    "agent_and_memory_sql",
     "column_of",
     "key_of",
     "revision_of",
@@ -625,17 +627,8 @@ class SQLiteState:
         Raises:
             NotFound: no such agent, or it has no memory.
         """
-        columns = ", ".join(f"agents.{c.strip()}" for c in _AGENT_COLUMNS.split(","))
-        row = self.conn.execute(
-            f"SELECT {columns}, memories.id FROM agents LEFT JOIN memories ON "
-            "memories.agent_id = agents.id AND memories.scope = 'agent' "
-            f"WHERE agents.{column_of(name_or_id, AGENT_ID)} = ?",
-            (name_or_id,),
-        ).fetchone()
-        agent = _agent(row, name_or_id)
-        if row[-1] is None:
-            raise NotFound(f"Agent {agent.id} has no memory.", agent=agent.id)
-        return agent, str(row[-1])
+        row = self.conn.execute(agent_and_memory_sql(name_or_id), (name_or_id,)).fetchone()
+        return agent_and_memory_of(row, name_or_id)
 
     def list_agents(self) -> list[Agent]:
         """All agents, by name."""
@@ -1018,6 +1011,32 @@ def _agent(row: Any, name_or_id: str) -> Agent:
             f"No agent named {name_or_id!r}; `reverie agent list` shows them.", agent=name_or_id
         )
     return Agent(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
+
+
+def agent_and_memory_sql(name_or_id: str) -> str:
+    """The query of :meth:`SQLiteState.agent_and_memory` (parameter: ``name_or_id``): at most
+    one row, the agent's :data:`_AGENT_COLUMNS` and then its memory's id, ``memory``, or
+    ``NULL``. Also the first part of a statement that reads the memory in the same round trip
+    (``DatabaseMemoryStore.search_agent``)."""
+    columns = ", ".join(f"agents.{c.strip()}" for c in _AGENT_COLUMNS.split(","))
+    return (
+        f"SELECT {columns}, memories.id AS memory FROM agents LEFT JOIN memories ON "
+        "memories.agent_id = agents.id AND memories.scope = 'agent' "
+        f"WHERE agents.{column_of(name_or_id, AGENT_ID)} = ?"
+    )
+
+
+def agent_and_memory_of(row: Any, name_or_id: str) -> tuple[Agent, str]:
+    """The agent and its memory's id from a row of :func:`agent_and_memory_sql` (``None``: no
+    row).
+
+    Raises:
+        NotFound: no such agent, or it has no memory.
+    """
+    agent = _agent(row, name_or_id)
+    if row[-1] is None:
+        raise NotFound(f"Agent {agent.id} has no memory.", agent=agent.id)
+    return agent, str(row[-1])
 
 
 def column_of(name_or_id: str, ids: re.Pattern[str] = AGENT_ID) -> str:
