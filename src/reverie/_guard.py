@@ -78,19 +78,35 @@ def guarded(cls: C) -> C:
 
 def _guard(fn: Callable[P, R]) -> Callable[P, R]:
     signature = inspect.signature(fn)
+    kinds = [p.kind for p in signature.parameters.values()]
+    # The names of the arguments passed by position, when no ``*args`` can take them: the
+    # arguments are then named without ``bind_partial``, which costs more than most calls.
+    positional = (
+        None
+        if inspect.Parameter.VAR_POSITIONAL in kinds
+        else [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    )
 
     @functools.wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        bound = signature.bind_partial(*args, **kwargs)
-        check_arguments({k: v for k, v in bound.arguments.items() if k != "self"})
+        if positional is not None and len(args) <= len(positional):
+            arguments = dict(zip(positional, args, strict=False))
+            arguments.update(kwargs)  # a wrong name is Python's TypeError, from the call
+        else:
+            arguments = dict(signature.bind_partial(*args, **kwargs).arguments)
+        owner = arguments.pop("self", None)
+        check_arguments(arguments)
         _calls.depth = getattr(_calls, "depth", 0) + 1
         try:
-            return _call(fn, bound, *args, **kwargs)
+            return _call(fn, owner, *args, **kwargs)
         finally:
             _calls.depth -= 1
             if _calls.depth == 0:  # the outermost call: this thread's connection goes back
-                state = getattr(bound.arguments.get("self"), "state", None)
-                release = getattr(state, "release", None)
+                release = getattr(getattr(owner, "state", None), "release", None)
                 if release is not None:
                     release()
 
@@ -101,16 +117,14 @@ def _guard(fn: Callable[P, R]) -> Callable[P, R]:
 _calls = threading.local()
 
 
-def _call(
-    fn: Callable[P, R], bound: inspect.BoundArguments, *args: P.args, **kwargs: P.kwargs
-) -> R:
+def _call(fn: Callable[P, R], owner: Any, *args: P.args, **kwargs: P.kwargs) -> R:
     try:
         try:
             return fn(*args, **kwargs)
         except (ReverieError, sqlite3.DatabaseError) as exc:
             # A damaged search index is rebuilt from the truth, and the call made again
             # once (what failed was undone: a write refused after its commit point too).
-            repair = getattr(bound.arguments.get("self"), "_repair_index", None)
+            repair = getattr(owner, "_repair_index", None)
             if fn.__name__ == "__init__" or repair is None or not is_corruption(exc):
                 raise
             if not repair():

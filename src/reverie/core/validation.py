@@ -32,9 +32,11 @@ __all__ = [
     "check_unicode",
 ]
 
-# C0 and C1 control characters and DEL; tab and newline are text, and a carriage return is
-# accepted only as part of a CRLF newline (it is normalized away).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+# C0 and C1 control characters and DEL, carriage return included; tab and newline are text, and
+# a carriage return is accepted only as part of a CRLF newline (it is normalized away). One
+# character class, the CRLF case sorted out after a match: a search for a class alone scans a
+# long text about twice as fast as one with an alternative in it.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Half of a UTF-16 pair on its own: not a character, and no encoding can store it.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -78,6 +80,8 @@ def check_control(text: str, field: str, code: str = "memory_invalid_control_cha
     """
     check_unicode(text, field)
     m = _CONTROL.search(text)
+    while m and text.startswith("\r\n", m.start()):
+        m = _CONTROL.search(text, m.end())
     if m:
         raise RefusedInput(
             f"{field} holds the control character U+{ord(m.group()[0]):04X} at position "

@@ -13,6 +13,7 @@ CPU forever; a damaged object is answered with a :class:`StorageFault` that name
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import hashlib
@@ -53,6 +54,8 @@ _LOOSE = re.compile(r"^[0-9a-f]{40}$")
 _HEADER = re.compile(rb"^(commit|tree|blob|tag) (\d{1,20})\x00")
 #: Verified objects remembered per handle (objects never change); past this, forgotten.
 _VERIFIED_MAX = 200_000
+#: Blobs whose content a repository keeps after verifying them (see ``GitRepo._blob``).
+_BLOBS_KEPT = 8
 
 
 def fsync_objects() -> None:
@@ -106,6 +109,10 @@ class GitRepo:
         self._packs = os.path.join(self._objects, "pack")
         self._verified: set[str] = set()
         self._walked: set[str] = set()  # trees verified with everything under them
+        # The content of the last blobs verified, by name: a write's new MEMORY.md is read
+        # back to be verified, then read again for the working tree and by the next write;
+        # each libgit2 read inflates and hashes it once more (a file's size, every write).
+        self._blobs: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._repo = self._open()
 
     def _open(self) -> pygit2.Repository:
@@ -172,8 +179,7 @@ class GitRepo:
             return None
         if entry.type_str != "blob" or entry.filemode != FileMode.BLOB:
             return None
-        blob = self._object(str(entry.id), f"the blob of {path}")
-        return bytes(blob.read_raw()).decode("utf-8")
+        return self._blob(str(entry.id), f"the blob of {path}").decode("utf-8")
 
     def files(self, oid: str) -> dict[str, str]:
         """Every memory file at commit ``oid``: ``MEMORY.md`` and ``memory/*.md``."""
@@ -261,6 +267,18 @@ class GitRepo:
                 object=oid,
             ) from exc
 
+    def _blob(self, oid: str, kind: str) -> bytes:
+        """The content of the blob ``oid``: kept from its verification, else read by libgit2
+        (verified first). A name is its content's hash, so what is kept cannot go stale."""
+        content = self._blobs.get(oid)
+        if content is not None:
+            return content
+        obj = self._object(oid, kind)
+        if not isinstance(obj, pygit2.Blob):
+            raise StorageFault(f"{oid} in {self.path} is not a blob.", path=str(self.path))
+        content = self._blobs.get(oid)  # verified just now, as a loose object
+        return content if content is not None else bytes(obj.read_raw())
+
     def verify(self, oid: str, kind: str = "an object") -> None:
         """Check a loose object before libgit2 reads it: whole zlib stream, a header that
         matches its length, and content that hashes to its name. A packed object is left to
@@ -278,7 +296,7 @@ class GitRepo:
             return  # packed, or missing: libgit2 says which
         except OSError as exc:
             raise _fault(f"read object {oid}", self.path, exc) from exc
-        problem = _loose_problem(oid, data)
+        problem, raw = _loose_problem(oid, data)
         if problem is not None:
             raise StorageFault(
                 f"Object {oid} ({kind}) in {self.path} is damaged ({problem}); git cannot read "
@@ -291,6 +309,10 @@ class GitRepo:
         if len(self._verified) >= _VERIFIED_MAX:
             self._verified.clear()
         self._verified.add(oid)
+        if raw.startswith(b"blob "):
+            self._blobs[oid] = raw[raw.index(b"\x00") + 1 :]
+            if len(self._blobs) > _BLOBS_KEPT:
+                self._blobs.popitem(last=False)
 
     def verify_tree(self, tree_id: str) -> None:
         """:meth:`verify` a tree and everything under it (a memory's tree is two levels)."""
@@ -461,9 +483,9 @@ class GitRepo:
                     with contextlib.suppress(OSError):
                         target.parent.rmdir()
                 continue
-            blob = self._object(str(entry.id), f"the blob of {path}")
+            content = self._blob(str(entry.id), f"the blob of {path}")
             target.parent.mkdir(exist_ok=True)
-            _overwrite(target, bytes(blob.read_raw()))
+            _overwrite(target, content)
             # The entry names the blob without the file's stat: git compares the file's content
             # with it on the next `git status` (hashing the file again would write a temporary
             # object, which costs as much as the file itself).
@@ -587,7 +609,7 @@ class GitRepo:
             if not _LOOSE.match(oid):
                 continue
             try:
-                problem = _loose_problem(oid, p.read_bytes())
+                problem, _ = _loose_problem(oid, p.read_bytes())
             except OSError as exc:
                 problem = str(exc)
             if problem is not None:
@@ -613,6 +635,7 @@ class GitRepo:
         except OSError as exc:
             raise _fault(f"restore object {oid}", self.path, exc) from exc
         self._verified.discard(oid)
+        self._blobs.pop(oid, None)
         self._walked.clear()
         self.refresh()
         return True
@@ -630,6 +653,7 @@ class GitRepo:
         except OSError as exc:
             raise _fault(f"move object {oid} aside", self.path, exc) from exc
         self._verified.discard(oid)
+        self._blobs.pop(oid, None)
         self._walked.clear()
         return True
 
@@ -702,23 +726,24 @@ def tree_body(entries: Mapping[str, tuple[str, str]]) -> bytes:
     )
 
 
-def _loose_problem(oid: str, data: bytes) -> str | None:
-    """What is wrong with a loose object's file, or ``None`` when it is whole."""
+def _loose_problem(oid: str, data: bytes) -> tuple[str | None, bytes]:
+    """What is wrong with a loose object's file (``None`` when it is whole), and the object
+    it holds (header and content; empty when it cannot be read)."""
     inflater = zlib.decompressobj()
     try:
         raw = inflater.decompress(data)
     except zlib.error:
-        return "not a valid zlib stream"
+        return "not a valid zlib stream", b""
     if not inflater.eof:
-        return f"cut short at {len(data)} bytes"
+        return f"cut short at {len(data)} bytes", b""
     header = _HEADER.match(raw)
     if header is None:
-        return "no object header"
+        return "no object header", b""
     if int(header.group(2)) != len(raw) - header.end():
-        return "its length does not match its header"
+        return "its length does not match its header", b""
     if hashlib.sha1(raw).hexdigest() != oid:  # git names objects by SHA-1
-        return "its content does not match its name"
-    return None
+        return "its content does not match its name", b""
+    return None, raw
 
 
 def _fanout_files(objects: Path) -> list[Path]:

@@ -576,16 +576,15 @@ class MemoryStore:
                 validation.check_result(applied, self.settings)
                 w.diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
                 w.applied = applied
+                batch_hash = batch.digest() if w.key_hash else None
                 if not applied.files:
                     w.revision = revision
                     if w.key_hash is not None:
-                        w.key_record = keys[w.key_hash] = KeyRecord(
-                            batch.digest(), revision, False, []
-                        )
+                        assert batch_hash is not None
+                        w.key_record = keys[w.key_hash] = KeyRecord(batch_hash, revision, False, [])
                     staged.append(w)
                     continue
                 paths = sorted(applied.files)
-                batch_hash = batch.digest() if w.key_hash else None
                 message = _message(
                     _summary(batch, w.writer, paths), w.writer, revision + 1, w.key_hash, batch_hash
                 )
@@ -605,7 +604,8 @@ class MemoryStore:
             w.revision = revision
             w.record = RevisionRecord(revision, oid, time.time(), w.writer, message, paths)
             if w.key_hash is not None:
-                w.key_record = keys[w.key_hash] = KeyRecord(batch.digest(), revision, True, paths)
+                assert batch_hash is not None
+                w.key_record = keys[w.key_hash] = KeyRecord(batch_hash, revision, True, paths)
             staged.append(w)
         if marked and tip == latest.oid:  # every commit failed: nothing to undo
             with contextlib.suppress(OSError):
