@@ -8,9 +8,10 @@ loader for the files it needs and returns the new text of each file it changed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -26,6 +27,7 @@ __all__ = [
     "canonical_text",
     "common_ends",
     "entry_lines",
+    "lines_of",
     "new_index",
     "sections",
 ]
@@ -53,7 +55,15 @@ def canonical_text(text: str) -> str:
     return stripped + "\n" if stripped else ""
 
 
-def common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+@functools.lru_cache(maxsize=4)
+def lines_of(text: str) -> tuple[str, ...]:
+    """``text`` split at its newlines, kept for the few texts a write reads: its checks and
+    its index rows each diff the same old and new file (a string caches its own hash, so a
+    repeat costs a lookup, not a split)."""
+    return tuple(text.split("\n"))
+
+
+def common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
     """How many lines ``old`` and ``new`` share at their start, and then (of the lines after
     those) at their end: what a diff of two versions of a file can skip (an appended section
     leaves only the new lines)."""

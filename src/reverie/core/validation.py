@@ -17,7 +17,7 @@ from reverie.config import Settings
 from reverie.errors import RefusedInput
 
 from . import chars, secrets
-from .markdown import Applied, common_ends
+from .markdown import Applied, common_ends, lines_of
 from .operations import Batch, SetBody, WriteTopic
 from .paths import INDEX, check_links
 
@@ -198,7 +198,7 @@ def added_lines(old: str | None, new: str | None) -> list[int]:
     a line already there once and now twice counts once as added)."""
     if not new:
         return []
-    old_lines, new_lines = (old or "").split("\n"), new.split("\n")
+    old_lines, new_lines = lines_of(old or ""), lines_of(new)
     # The lines both share from the start match each other whatever follows: an appended
     # section costs its own lines, not the file's.
     head, _ = common_ends(old_lines, new_lines)
@@ -231,7 +231,7 @@ def check_added_credentials(path: str, old: str | None, new: str) -> None:
     added = added_lines(old, new)
     if not added:
         return
-    lines = new.split("\n")
+    lines = lines_of(new)
     is_added = set(added)
     context = KEY_CONTEXT_LINES if "PRIVATE KEY" in new else CONTEXT_LINES
     windows: list[list[int]] = []

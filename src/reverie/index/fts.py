@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reverie.core.markdown import common_ends
+from reverie.core.markdown import common_ends, lines_of
 
 from . import postings
 
@@ -156,8 +156,8 @@ def replace_file(
     The rows are a multiset of lines, so the lines both texts share at their start and end
     cancel out and are not looked at (a section appended to a long file costs its own lines).
     """
-    old_lines = old.split("\n") if old else []
-    new_lines = new.split("\n") if new else []
+    old_lines = lines_of(old) if old else ()
+    new_lines = lines_of(new) if new else ()
     head, tail = common_ends(old_lines, new_lines)
     before = Counter(index_lines("\n".join(old_lines[head : len(old_lines) - tail])))
     after = Counter(index_lines("\n".join(new_lines[head : len(new_lines) - tail])))
