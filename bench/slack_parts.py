@@ -20,12 +20,22 @@ Three measurements, each printed as a table (``--json`` for the figures):
    outbox): events per second as the senders saw them, and until every answer was posted,
    and the CPU time of the server's processes (parent and workers) per event.
 
+4. **Instructions** (``--instructions``, needs valgrind): the CPU instructions, in user space,
+   that one ``!remember`` event costs through ``SlackSurface.dispatch`` in one process (bolt,
+   the mapping, the C2 checks, the write, the answer queued), from a memory of 200 and of
+   1,000 sections, counted by ``valgrind --tool=callgrind``: a run of N events less a run of
+   none, over N. The count is the same from run to run whatever else the machine is doing,
+   so it compares two versions of the code where times on a shared machine cannot;
+   ``--baseline SRC`` counts another tree's ``src`` beside this one (the events are this
+   tree's, so both run the same requests). It leaves out the kernel's share (files, locks,
+   sockets) and everything a server adds around ``dispatch``.
+
 Run::
 
-    python bench/slack_parts.py [--phases] [--group] [--workers] [--events 200] [--rounds 2]
-        [--senders 4]
+    python bench/slack_parts.py [--phases] [--group] [--workers] [--instructions]
+        [--events 200] [--rounds 2] [--senders 4] [--baseline SRC]
 
-(all three when none is named).
+(the first three when none is named).
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -320,6 +331,67 @@ def warm_up(sender: EventSender, count: int, timeout: float = 60) -> None:
             time.sleep(0.2)
 
 
+# 4. instructions
+
+
+def dispatch_events(events: int, sections: int) -> None:
+    """What ``--instructions`` counts (run in a child under valgrind): ``events``
+    ``!remember`` events through ``dispatch``, after 20 that warm every cache."""
+    with stack() as (rv, slack, _, _):
+        surface = SlackSurface(rv)
+        sender = EventSender(slack, "", SIGNING_SECRET)
+        notes = "".join(f"## Note {i}\n\nfact {i}\n\n" for i in range(sections))
+        rv.memory_apply("ada", {"action": "set_body", "text": "# Memory\n\n" + notes})
+        for i in range(-20, events):
+            body = sender.message(SAM, DM_SAM, f"!remember I {i} - x {i}")
+            raw, headers = slack_bench.signed(body)
+            surface.dispatch(raw, "", headers)
+        saved = rv.memory_read("ada").revision
+        assert saved == events + 21, saved  # the body, then each event saved
+
+
+def counted(src: str, events: int, sections: int) -> int:
+    """User-space instructions of a child running :func:`dispatch_events` on ``src``."""
+    run = subprocess.run(
+        [
+            *("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"),
+            *(sys.executable, __file__, "--dispatch", str(events), "--sections", str(sections)),
+        ],
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([src, str(_common.ROOT)])),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for line in run.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"valgrind printed no count:\n{run.stderr[-2000:]}")
+
+
+def instructions(events: int, baseline: str | None) -> list[dict[str, Any]]:
+    """Instructions per event for this tree (and ``baseline``), at 200 and 1,000 sections."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    trees = {"this tree": str(_common.ROOT / "src")}
+    if baseline:
+        trees["baseline"] = baseline
+    out = []
+    for sections in (200, 1000):
+        for name, src in trees.items():
+            _common.progress(f"instructions: {name}, {sections} sections")
+            empty, full = counted(src, 0, sections), counted(src, events, sections)
+            out.append(
+                {
+                    "tree": name,
+                    "src": src,
+                    "sections": sections,
+                    "events": events,
+                    "per_event": (full - empty) / events,
+                }
+            )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--phases", action="store_true")
@@ -328,9 +400,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--senders", type=int, default=4, help="--workers: events at once")
+    parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--baseline", help="--instructions: another tree's src to count too")
+    parser.add_argument("--dispatch", type=int, help=argparse.SUPPRESS)  # --instructions' child
+    parser.add_argument("--sections", type=int, default=200, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    every = not (args.phases or args.group or args.workers)
+    if args.dispatch is not None:
+        dispatch_events(args.dispatch, args.sections)
+        return 0
+    every = not (args.phases or args.group or args.workers or args.instructions)
     payload: dict[str, Any] = {"machine": _common.machine()}
     text = [_common.machine_markdown(payload["machine"])]
     if every or args.phases:
@@ -367,6 +446,17 @@ def main(argv: list[str] | None = None) -> int:
                         f"{r['load']:.2f}",
                     ]
                     for i, r in enumerate(rows)
+                ],
+            )
+        )
+    if args.instructions:
+        counts = payload["instructions"] = instructions(min(args.events, 50), args.baseline)
+        text.append(
+            _common.markdown_table(
+                ["tree", "sections", "events", "instructions per event (M)"],
+                [
+                    [c["tree"], str(c["sections"]), str(c["events"]), f"{c['per_event'] / 1e6:.2f}"]
+                    for c in counts
                 ],
             )
         )
