@@ -68,6 +68,10 @@ _MESSAGE_LINE = 160
 # docs/benchmarks.md, "Fourth round").
 _CLOSE = 0.4
 _CLOSE_ENDED = 0.5
+# The same, for an entry that names what the statement names ("Kezia's gone freelance" after
+# "Amara's day-of assistant is Kezia"): the name already says the two are about one thing, so
+# a lower bar (measured in docs/benchmarks.md, "Sixth round: the embeddings extra").
+_CLOSE_NAMED = 0.35
 # A statement that says something ended, was given up, or is no longer so.
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
 # A statement that says it updates or corrects something.
@@ -389,12 +393,15 @@ class _Memory:
         :data:`_CLOSE`, of a compatible owner, holding a value (a name, number, day, date)
         the update does not and lacking one it holds, and not said in this message. A
         statement that says something ended ("we no longer do house calls") needs no value of
-        its own, but a closer entry: :data:`_CLOSE_ENDED`."""
+        its own, but a closer entry: :data:`_CLOSE_ENDED`. An entry that names what the
+        statement names, and at most one other thing, needs neither: :data:`_CLOSE_NAMED`
+        ("Giulia went back to Italy" after "Marco's assistant is Giulia"). Of the entries
+        that clear their bar, the closest."""
         assert self.embedder is not None
         new = read_slot(text)
         ends = bool(_ENDS.search(text))
         retiring = {id(e) for e, _ in self.retiring}
-        candidates: list[_Entry] = []
+        candidates: list[tuple[_Entry, float]] = []
         for e in live:
             if self._from_this_message(e) or id(e) in retiring:
                 continue  # a retired entry goes at the end of the message, whatever says it
@@ -403,14 +410,27 @@ class _Memory:
             if new.owner and old.owner and len(people) > 1 and "i" not in people:
                 continue  # two people's facts
             mine, theirs = new.names | new.values, old.names | old.values
-            if not ends and not (mine - theirs and theirs - mine):
-                continue
-            candidates.append(e)
+            if new.names & old.names and len(old.names - new.names) <= 1:
+                # Said of the thing the entry names: what changed may be its state, not its
+                # value ("Giulia went back to Italy", "Yusuf moved CI off Travis"). An entry
+                # naming several other things says more than that one ("2A is the Mensah
+                # family, 2B is a student called Lukas" is not outdated by "Lukas moved out").
+                candidates.append((e, _CLOSE_NAMED))
+            elif ends or (mine - theirs and theirs - mine):
+                candidates.append((e, _CLOSE_ENDED if ends else _CLOSE))
         if not candidates:
             return None
-        scores = self.embedder.similarities(text, [e.text for e in candidates])
-        score, at = max((s, -i) for i, s in enumerate(scores))  # the first of equals
-        return candidates[-at] if score >= (_CLOSE_ENDED if ends else _CLOSE) else None
+        scores = self.embedder.similarities(text, [e.text for e, _ in candidates])
+        # The closest that clears its bar (the first of equals).
+        cleared = [
+            (s, -i)
+            for i, (s, (_, bar)) in enumerate(zip(scores, candidates, strict=True))
+            if s >= bar
+        ]
+        if not cleared:
+            return None
+        _, at = max(cleared)
+        return candidates[-at][0]
 
     def _outdates(self, new: Frame, text: str, e: _Entry, source: str) -> bool:
         """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
@@ -541,7 +561,13 @@ class _Memory:
             # Named in other words ("we stopped doing deliveries" after "we deliver through
             # Deliveroo"): the entry closest in meaning, if close enough, goes.
             close = self._closest(st.text, [e for e in self.live() if not _cites(e.text, source)])
-            if close is not None:
+            named = sorted(read_slot(st.text).names & read_slot(close.text).names) if close else []
+            if close is not None and named:
+                # It names the thing: what replaces it may follow in this message ("Hollins
+                # Barn cancelled on us. The wedding is now at Oakhurst House.").
+                self.retiring.append((close, named[0]))
+                gone += 1
+            elif close is not None:
                 close.removed = True
                 gone += 1
         return "removed" if gone else "nothing to remove"
