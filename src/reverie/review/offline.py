@@ -50,7 +50,7 @@ from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .replacements import unreplaced
 from .sentences import clauses, sentences
-from .slots import Measure, measures, read_slot, refills, root, says_no_more
+from .slots import Measure, Slot, measures, read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
 from .statements import PEOPLE, Statement, read
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
@@ -71,7 +71,7 @@ _CLOSE_ENDED = 0.5
 # The same, for an entry that names what the statement names ("Kezia's gone freelance" after
 # "Amara's day-of assistant is Kezia"): the name already says the two are about one thing, so
 # a lower bar (measured in docs/benchmarks.md, "Sixth round: the embeddings extra").
-_CLOSE_NAMED = 0.35
+_CLOSE_NAMED = 0.3
 # A statement that says something ended, was given up, or is no longer so.
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
 # A statement that says it updates or corrects something.
@@ -387,7 +387,7 @@ class _Memory:
             return None
         return self._substitute(*linked, source)
 
-    def _closest(self, text: str, live: list[_Entry]) -> _Entry | None:
+    def _closest(self, text: str, live: list[_Entry], thing: str = "") -> _Entry | None:
         """The entry an update that no rule connected to one most likely replaces, by the
         optional embedding model (:mod:`.embeddings`): the closest in meaning, at least
         :data:`_CLOSE`, of a compatible owner, holding a value (a name, number, day, date)
@@ -395,8 +395,10 @@ class _Memory:
         statement that says something ended ("we no longer do house calls") needs no value of
         its own, but a closer entry: :data:`_CLOSE_ENDED`. An entry that names what the
         statement names, and at most one other thing, needs neither: :data:`_CLOSE_NAMED`
-        ("Giulia went back to Italy" after "Marco's assistant is Giulia"). Of the entries
-        that clear their bar, the closest."""
+        ("Giulia went back to Italy" after "Marco's assistant is Giulia"), and so does an
+        entry that names the ``thing`` a retirement ends, or a word of it ("we stopped doing
+        deliveries" and "we deliver through Deliveroo"). Of the entries that clear their bar,
+        the closest."""
         assert self.embedder is not None
         new = read_slot(text)
         ends = bool(_ENDS.search(text))
@@ -410,7 +412,8 @@ class _Memory:
             if new.owner and old.owner and len(people) > 1 and "i" not in people:
                 continue  # two people's facts
             mine, theirs = new.names | new.values, old.names | old.values
-            if new.names & old.names and len(old.names - new.names) <= 1:
+            named = bool(new.names & old.names) or _shares_a_word(thing, old)
+            if named and len(old.names - new.names) <= 1:
                 # Said of the thing the entry names: what changed may be its state, not its
                 # value ("Giulia went back to Italy", "Yusuf moved CI off Travis"). An entry
                 # naming several other things says more than that one ("2A is the Mensah
@@ -560,7 +563,8 @@ class _Memory:
         if not gone and self.embedder is not None:
             # Named in other words ("we stopped doing deliveries" after "we deliver through
             # Deliveroo"): the entry closest in meaning, if close enough, goes.
-            close = self._closest(st.text, [e for e in self.live() if not _cites(e.text, source)])
+            live = [e for e in self.live() if not _cites(e.text, source)]
+            close = self._closest(st.text, live, st.old)
             named = sorted(read_slot(st.text).names & read_slot(close.text).names) if close else []
             if close is not None and named:
                 # It names the thing: what replaces it may follow in this message ("Hollins
@@ -873,6 +877,22 @@ def _supersede(e: _Entry, by: _Entry | None) -> None:
     its removal stands only with ``by`` (:meth:`_Memory.operations`)."""
     e.removed = True
     e.replaced_by = by
+
+
+def _shares_a_word(thing: str, entry: Slot) -> bool:
+    """Whether ``entry`` names ``thing`` or says a word of it: a name, a content stem, either
+    the start of the other ("deliveries" and "we deliver"), or a firm's first word ("Ardagh"
+    and "Ardagh Glass")."""
+    if not thing:
+        return False
+    mine = read_slot(thing)
+    ours = mine.words | mine.names | {n.split()[0] for n in mine.names}
+    theirs = entry.words | entry.names | {n.split()[0] for n in entry.names}
+    return any(
+        a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+        for a in ours
+        for b in theirs
+    )
 
 
 def _holds(entry: str, text: str) -> bool:
