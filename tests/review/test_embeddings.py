@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -283,3 +284,94 @@ def test_r6_a_named_retirement_waits_for_its_replacement_in_the_message(with_mod
     assert any("The bride is Ines Ferreira" in e for e in kept), kept
     assert any("Oakhurst House" in e for e in kept), kept
     assert not any("Hollins Barn" in e for e in kept), kept
+
+
+@pytest.mark.parametrize("with_model", [False, True])
+def test_r6_a_retired_thing_that_starts_a_word_of_an_entry_meets_it_at_the_lower_bar(
+    with_model: bool,
+) -> None:
+    # "deliveries" is not named in "We deliver through Deliveroo", so the rules keep it; the
+    # two sit at 0.41 (MiniLM), below the bar of an ending with nothing in common (0.5), but
+    # the retired thing and the entry share the start of a word.
+    embedder = (
+        Embedder(
+            phrased(
+                {
+                    "through Deliveroo": (1.0, 0.0, 0.0),
+                    "stopped doing deliveries": (0.41, 0.912, 0.0),
+                    "house calls": (0.45, 0.0, 0.893),
+                }
+            )
+        )
+        if with_model
+        else None
+    )
+    first = [
+        user("We deliver through Deliveroo."),
+        bot("Noted."),
+        user("We open at 8 on weekdays."),
+    ]
+    index = index_after(review(first, "c1", None, embedder))
+    out = review([user("We stopped doing deliveries altogether.")], "c2", index, embedder)
+    after = index_after(out, index) if out.operations else index
+    kept = entries(after)
+    assert any("open at 8 on weekdays" in e for e in kept)
+    assert any("Deliveroo" in e for e in kept) is not with_model
+    # An ending that shares no word with the entry still needs the higher bar.
+    out = review([user("We stopped doing house calls altogether.")], "c3", index, embedder)
+    after = index_after(out, index) if out.operations else index
+    assert any("Deliveroo" in e for e in entries(after))
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            ["Katarzyna is not a sworn translator, so she does not do certified translations."],
+            [
+                "Good news, I passed the exam at the Ministry of Justice, I am now a sworn "
+                "translator for German! So I can certify German-Polish."
+            ],
+        ),
+        (
+            ["Dr. Patel works Mondays and Wednesdays; Dr. Okafor covers Tuesdays and Thursdays."],
+            ["Dr. Patel switched to Tuesdays and Thursdays, and Dr. Okafor now takes Mondays."],
+        ),
+    ],
+)
+def test_r6_reading_a_batch_again_changes_nothing_with_the_extra(
+    before: list[str], after: list[str]
+) -> None:
+    # Every text equally close (the stand-in's one shared axis): the extra at its most eager.
+    # Read again, an older statement does not outdate what was said after it, and a statement
+    # memory holds compares with the model only the entries this batch wrote again. (A guard:
+    # the corpus's two cases, t4-transl-sworn and clinic-doctor-days, changed memory on a
+    # second reading before that; these small versions of them did not.)
+    embedder = Embedder(phrased({}))
+    first = turns("c1", *[t for text in before for t in (user(text), bot("Noted."))])
+    second = [
+        replace(t, time=t.time + 86_400)  # a day later
+        for t in turns("c2", *[t for text in after for t in (user(text), bot("Noted."))])
+    ]
+    reviewer = OfflineReviewer(embedder)
+    index = index_after(
+        reviewer.review(
+            ReviewInput(
+                agent="ada", turns=first, index=new_index(), topics={}, index_cap_chars=2000
+            )
+        )
+    )
+    out = reviewer.review(
+        ReviewInput(agent="ada", turns=second, index=index, topics={}, index_cap_chars=2000)
+    )
+    index = index_after(out, index) if out.operations else index
+    again = reviewer.review(
+        ReviewInput(
+            agent="ada",
+            turns=[*first, *second],
+            index=index,
+            topics={},
+            index_cap_chars=2000,
+        )
+    )
+    assert again.operations == [], again.operations

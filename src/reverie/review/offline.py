@@ -126,6 +126,8 @@ class _Memory:
     context: frozenset[str] = frozenset()
     #: The messages being read, as (conversation, position).
     reading: frozenset[tuple[str, int]] = frozenset()
+    #: When each message of the batch was said, by (conversation, position).
+    said_at: dict[tuple[str, int], float] = field(default_factory=dict)
     #: The optional embedding model (:mod:`.embeddings`); None: the rules alone.
     embedder: Embedder | None = None
     #: Entries the message being read updated, with the names they lost; and entries it added.
@@ -205,17 +207,24 @@ class _Memory:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
             # older value and then the newer one ends as the newer one alone). An entry that
             # says it among more (an update with its reason) holds it too.
-            for e in near:
-                if e not in holders and self._outdates(new, text, e, source):
-                    _supersede(e, holders[0])
-            if (new.update or _ENDS.search(text)) and self.embedder is not None:
-                close = self._closest(text, [e for e in live if e not in holders])
-                if close is not None:
-                    _supersede(close, holders[0])
+            outdated = [
+                e for e in near if e not in holders and self._outdates(new, text, e, source)
+            ]
+            for e in outdated:
+                _supersede(e, holders[0])
             linked = self._value_link(text, [e for e in live if e not in holders])
             if linked is not None:
                 # Said again: the older value it replaced goes too.
                 _supersede(linked[0], holders[0])
+            cued = new.update or _ENDS.search(text)
+            if not outdated and linked is None and cued and self.embedder is not None:
+                # An older value this batch wrote again (a batch read again) goes, as when the
+                # statement was first read; an entry the batch was given was compared with it
+                # then, where no rule had found the entry.
+                added = [e for e in live if e not in holders and e.original is None]
+                close = self._closest(text, added)
+                if close is not None:
+                    _supersede(close, holders[0])
             return "duplicate"
         same = [e for e in near if self._outdates(new, text, e, source)]
         if not same and any(
@@ -404,9 +413,16 @@ class _Memory:
         ends = bool(_ENDS.search(text))
         retiring = {id(e) for e, _ in self.retiring}
         candidates: list[tuple[_Entry, float]] = []
+        now = max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
         for e in live:
             if self._from_this_message(e) or id(e) in retiring:
                 continue  # a retired entry goes at the end of the message, whatever says it
+            if any(
+                self.said_at.get((conv, p), 0.0) > now
+                for conv, a, b in parse_sources(e.text)
+                for p in range(a, b)
+            ):
+                continue  # said after this message (a batch read again): not outdated by it
             old = read_slot(e.text)
             people = {new.owner, old.owner}
             if new.owner and old.owner and len(people) > 1 and "i" not in people:
@@ -1108,6 +1124,7 @@ class OfflineReviewer:
         """Propose operations that bring the memory up to date with ``batch.turns``."""
         memory = _Memory.parse(batch.index, batch.topics)
         memory.embedder = self.embedder
+        memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
