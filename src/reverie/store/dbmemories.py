@@ -187,13 +187,12 @@ class DatabaseMemoryStore(MemoryStore):
             diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
             if conversation_id:
                 self.state.clear_failures(conn, memory_id, conversation_id)
+            batch_hash = batch.digest() if key_hash is not None else None
             if not applied.files:
                 if key_hash is not None:
+                    assert batch_hash is not None
                     self.state.record_key(
-                        conn,
-                        memory_id,
-                        key_hash,
-                        KeyRecord(batch.digest(), latest.revision, False, []),
+                        conn, memory_id, key_hash, KeyRecord(batch_hash, latest.revision, False, [])
                     )
                 return WriteOutcome(False, latest.revision, [], diagnostics)
             paths = sorted(applied.files)
@@ -203,7 +202,7 @@ class DatabaseMemoryStore(MemoryStore):
                 writer,
                 revision,
                 key_hash,
-                batch.digest() if key_hash else None,
+                batch_hash,
             )
             oid = revision_oid(latest.oid, revision, applied.files)
             rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
@@ -211,8 +210,9 @@ class DatabaseMemoryStore(MemoryStore):
                 conn, memory_id, rec, applied.files, applied.before, batch.model_dump_json()
             )
             if key_hash is not None:
+                assert batch_hash is not None
                 self.state.record_key(
-                    conn, memory_id, key_hash, KeyRecord(batch.digest(), revision, True, paths)
+                    conn, memory_id, key_hash, KeyRecord(batch_hash, revision, True, paths)
                 )
         return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
 

@@ -632,8 +632,8 @@ class SQLiteState:
 
     def list_agents(self) -> list[Agent]:
         """All agents, by name."""
-        rows = self.conn.execute("SELECT name FROM agents ORDER BY name").fetchall()
-        return [self.get_agent(r[0]) for r in rows]
+        rows = self.conn.execute(f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY name").fetchall()
+        return [_agent(r, r[0]) for r in rows]
 
     def archive_agent(self, agent_id: str, archived: bool = True) -> Agent:
         """Archive (or restore) an agent; its memory and conversations are kept (A3).
