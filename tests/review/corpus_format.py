@@ -80,11 +80,16 @@ reviewer or the other sets, and committed with its "before" figures before the r
 changed again. It was measured twice, before and after the fifth round, in aggregate only; from
 the sixth round on it is development data (:data:`FIFTH`).
 
-**The held-out set** ``test6`` (:data:`HELD_OUT`, ids ``t6-``) was written fresh for the sixth
-round, by someone who had read only this format, the scorer and the corpus checks (not the
-reviewer, not the other sets), and committed before its "before" figures were taken and before
-the reviewer was changed again. It is never tuned on: it is measured with
-``bench/review_corpus.py --half test6`` in aggregate only, once before and once after the
+``test6`` was written fresh for the sixth round (ids ``t6-``), by someone who had read only
+this format, the scorer and the corpus checks (not the reviewer, not the other sets), and
+committed before its "before" figures were taken and before the reviewer was changed again. It
+was measured twice, before and after the sixth round, in aggregate only; from the seventh round
+on it is development data (:data:`SIXTH`).
+
+**The held-out set** ``test7`` (:data:`HELD_OUT`, ids ``t7-``) was written fresh for the seventh
+round the same way, and committed with its "before" figures, taken on the reviewer as the sixth
+round left it, before the reviewer is changed again. It is never tuned on: it is measured with
+``bench/review_corpus.py --half test7`` in aggregate only, once before and once after the
 round.
 """
 
@@ -106,6 +111,7 @@ __all__ = [
     "NEVER_KINDS",
     "SECOND",
     "SECTIONS",
+    "SIXTH",
     "THIRD",
     "Conversation",
     "Fact",
@@ -127,10 +133,12 @@ THIRD = "test3"
 FOURTH = "test4"
 #: Written for the fifth round; held out then, development data since the sixth.
 FIFTH = "test5"
+#: Written for the sixth round; held out then, development data since the seventh.
+SIXTH = "test6"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH)
-#: Written for the sixth round and never tuned on.
-HELD_OUT = "test6"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH)
+#: Written for the seventh round and never tuned on.
+HELD_OUT = "test7"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -176,12 +184,18 @@ ENDED = (
     "no more",
     "killed",
     "off the road",
+    # Added with test7, before it was measured: its retractions say so in these words.
+    "scrapped",
+    "withdrew",
+    "withdrawn",
+    "not doing",
+    "stop doing",
 )
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test6`` when its id starts with
-    ``t2-`` to ``t6-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test7`` when its id starts with
+    ``t2-`` to ``t7-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -192,6 +206,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t5-"):
         return FIFTH
     if conversation_id.startswith("t6-"):
+        return SIXTH
+    if conversation_id.startswith("t7-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
