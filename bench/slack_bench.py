@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,25 @@ from tests.slack.conftest import (
     workspace,
 )
 from tests.slack.fake_slack_server import EventSender, FakeSlack, sign
+
+
+@contextmanager
+def stack() -> Iterator[tuple[Reverie, FakeSlack, FakeOpenAI, Path]]:
+    """A home with the agent ``ada``, the local Slack (its workspace: Sam, the DM) and the
+    local model server, as every Slack bench starts; the home is closed and removed after."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeSlack(bot_token=BOT_TOKEN) as slack,
+        FakeOpenAI(api_key="sk-local") as model,
+    ):
+        workspace(slack)
+        home = Path(tmp) / "home"
+        rv = Reverie(home, create=True, settings=settings_for(home, slack, model))
+        rv.create_agent("ada")
+        try:
+            yield rv, slack, model, home
+        finally:
+            rv.close()
 
 
 def signed(body: dict[str, Any], retry: int = 0) -> tuple[bytes, dict[str, str]]:
@@ -238,15 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.send:
         return send(args.send[0], int(args.send[1]))
 
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeSlack(bot_token=BOT_TOKEN) as slack,
-        FakeOpenAI(api_key="sk-local") as model,
-    ):
-        workspace(slack)
-        home = Path(tmp) / "home"
-        rv = Reverie(home, create=True, settings=settings_for(home, slack, model))
-        rv.create_agent("ada")
+    with stack() as (rv, slack, model, _):
         surface = SlackSurface(rv)
         gen = serve(EventsEndpoint(surface))
         url = next(gen)
@@ -275,7 +288,6 @@ def main(argv: list[str] | None = None) -> int:
         slow = slow_model(slack, model, sender, args.slow, 3)
         surface.stop()
         next(gen, None)
-        rv.close()
     # The retries wrote nothing and queued no second answer.
     expected = 1 + args.events + args.events // 3 + args.events
     assert revision == args.events + args.events // 3 and queued == expected, (revision, queued)

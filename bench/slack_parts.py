@@ -50,8 +50,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,37 +67,20 @@ from reverie.slack import app as slack_app
 from reverie.slack.app import SlackSurface
 from reverie.slack.http import EventsEndpoint
 from reverie.store import memories
-from tests.llm.fake_openai_server import FakeOpenAI
 from tests.slack.conftest import (
     BOT_TOKEN,
     DM_SAM,
     SAM,
     SIGNING_SECRET,
     serve,
-    settings_for,
-    workspace,
 )
-from tests.slack.fake_slack_server import EventSender, FakeSlack
+from tests.slack.fake_slack_server import EventSender
 
 #: The memory the runs start from: 200 sections, as the HTTP rows of slack_bench.py.
 START = "# Memory\n\n" + "".join(f"## Note {i}\n\nfact {i}\n\n" for i in range(200))
 
 
-@contextmanager
-def stack() -> Iterator[tuple[Reverie, FakeSlack, FakeOpenAI, Path]]:
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeSlack(bot_token=BOT_TOKEN) as slack,
-        FakeOpenAI(api_key="sk-local") as model,
-    ):
-        workspace(slack)
-        home = Path(tmp) / "home"
-        rv = Reverie(home, create=True, settings=settings_for(home, slack, model))
-        rv.create_agent("ada")
-        try:
-            yield rv, slack, model, home
-        finally:
-            rv.close()
+stack = slack_bench.stack
 
 
 # 1. phases

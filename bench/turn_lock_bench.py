@@ -30,7 +30,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -44,33 +43,18 @@ def child(locks: int, turns: int) -> dict[str, Any]:
     import _common
 
     sys.path.insert(1, str(ROOT))  # tests.*: the local Slack and model servers
-    from reverie import Reverie
+    import slack_bench
     from reverie.slack.app import SlackSurface
-    from tests.llm.fake_openai_server import FakeOpenAI
-    from tests.slack.conftest import BOT_TOKEN, DM_SAM, SAM, SIGNING_SECRET, settings_for, workspace
-    from tests.slack.fake_slack_server import EventSender, FakeSlack, sign
+    from tests.slack.conftest import DM_SAM, SAM, SIGNING_SECRET
+    from tests.slack.fake_slack_server import EventSender
 
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeSlack(bot_token=BOT_TOKEN) as slack,
-        FakeOpenAI(api_key="sk-local") as model,
-    ):
-        workspace(slack)
-        home = Path(tmp) / "home"
-        rv = Reverie(home, create=True, settings=settings_for(home, slack, model))
-        rv.create_agent("ada")
+    with slack_bench.stack() as (rv, slack, model, _):
         surface = SlackSurface(rv)
         sender = EventSender(slack, "http://unused", SIGNING_SECRET)
 
         def dispatch(body: dict[str, Any]) -> None:
-            raw = json.dumps(body)
-            ts = int(time.time())
-            headers = {
-                "content-type": "application/json",
-                "x-slack-request-timestamp": str(ts),
-                "x-slack-signature": sign(SIGNING_SECRET, ts, raw),
-            }
-            assert surface.dispatch(raw.encode(), "", headers).status == 200
+            raw, headers = slack_bench.signed(body)
+            assert surface.dispatch(raw, "", headers).status == 200
 
         # Warm up: the member lookups cached, the model client built, the connections open.
         for i in range(5):
@@ -96,7 +80,6 @@ def child(locks: int, turns: int) -> dict[str, Any]:
             turn_ns.append(time.perf_counter_ns() - start)
         outcomes = [t.outcome for c in conversations for t in rv.turn_log(c)]
         surface.stop()
-        rv.close()
     assert outcomes == ["delivered"] * turns, outcomes
     return {
         "lock": _common.Stats.of_ns(lock_ns).to_dict(),
