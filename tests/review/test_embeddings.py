@@ -62,6 +62,25 @@ def entries(index: str) -> list[str]:
     return [line for line in index.split("\n") if line.startswith("- ")]
 
 
+def rereading_changes_nothing(
+    embedder: Embedder | None,
+    first: list[tuple[str, str]],
+    second: list[tuple[str, str]],
+    index: str,
+) -> bool:
+    """Both conversations reviewed again, against the memory they made, propose nothing."""
+    again = OfflineReviewer(embedder).review(
+        ReviewInput(
+            agent="ada",
+            turns=[*turns("c1", *first), *turns("c2", *second)],
+            index=index,
+            topics={},
+            index_cap_chars=2000,
+        )
+    )
+    return again.operations == []
+
+
 def test_an_embedder_caches_vectors_and_compares_without_source_or_speaker() -> None:
     calls: list[list[str]] = []
 
@@ -93,16 +112,7 @@ def test_r6_an_update_no_rule_connects_replaces_the_closest_entry_with_the_extra
     # Without the extra the rules cannot connect the two: both stay, as before.
     assert any("Centaur" in e for e in kept) is not with_model
     # Every turn again, against the memory it made: nothing changes.
-    again = OfflineReviewer(embedder).review(
-        ReviewInput(
-            agent="ada",
-            turns=[*turns("c1", *first), *turns("c2", *second)],
-            index=after,
-            topics={},
-            index_cap_chars=2000,
-        )
-    )
-    assert again.operations == []
+    assert rereading_changes_nothing(embedder, first, second, after)
 
 
 def test_r6_the_extra_replaces_only_for_an_update_that_holds_another_value() -> None:
@@ -242,16 +252,7 @@ def test_r6_an_ending_said_of_a_name_an_entry_holds_outdates_it_with_the_extra(
     kept = entries(after)
     assert any("open at 8 on weekdays" in e for e in kept)
     assert any("assistant is Giulia" in e for e in kept) is not with_model
-    again = OfflineReviewer(embedder).review(
-        ReviewInput(
-            agent="ada",
-            turns=[*turns("c1", *first), *turns("c2", *second)],
-            index=after,
-            topics={},
-            index_cap_chars=2000,
-        )
-    )
-    assert again.operations == []
+    assert rereading_changes_nothing(embedder, first, second, after)
 
 
 def test_r6_a_name_shared_with_an_entry_that_names_more_is_not_enough() -> None:
