@@ -29,6 +29,8 @@ def test_a_short_fault_campaign_loses_nothing_and_keeps_reading(tmp_path: Path) 
     assert report["unreadable_revisions"] == [] and all(report["git_fsck_clean"].values())
     for fault in ("disk_full", "read_only", "index_damage"):
         reads = report["reads"][fault]
-        assert reads["served"] == reads["total"] > 0, (fault, reads)
+        # The refusals' messages say which read failed and why.
+        refused = report["reads_refused_unexpectedly"]
+        assert reads["served"] == reads["total"] > 0, (fault, reads, refused)
     damaged = report["reads"]["object_damage"]
     assert damaged.get("others_served", 0) == damaged.get("others_total", 0)
