@@ -569,6 +569,11 @@ class Reverie:
         """
         return self.conversations.grants(self.state.get_agent(agent).id)
 
+    def channel_grants(self, channel_id: str) -> list[Grant]:
+        """The grants held in a channel, by any agent, active and revoked (by agent id): which
+        agent a chat surface's new thread there belongs to, in one query."""
+        return self.conversations.channel_grants(channel_id)
+
     # conversations (SPEC 1, 4)
 
     def create_conversation(

@@ -286,6 +286,20 @@ def test_grants_are_active_or_revoked(ws: Reverie) -> None:
         ws.grant("ada", "nope")
 
 
+def test_a_channels_grants_are_every_agents(ws: Reverie) -> None:
+    ws.create_agent("bob")
+    ws.ensure_channel("C2", "channel")
+    ws.grant("ada", "C1")
+    ws.grant("bob", "C1")
+    ws.revoke("bob", "C1")
+    ws.grant("bob", "C2")
+    ids = {ws.agent(n).id: n for n in ("ada", "bob")}
+    held = {ids[g.agent_id]: g.status for g in ws.channel_grants("C1")}
+    assert held == {"ada": "active", "bob": "revoked"}
+    assert [(ids[g.agent_id], g.status) for g in ws.channel_grants("C2")] == [("bob", "active")]
+    assert ws.channel_grants("C9") == []
+
+
 # A3
 
 

@@ -385,12 +385,11 @@ class SlackSurface:
         dm = self.dm_agent()
         if base_kind == "dm":
             return dm
+        active = {a.id: a.name for a in self.rv.agents() if not a.archived}
         held = {
-            a.name: g.status
-            for a in self.rv.agents()
-            if not a.archived
-            for g in self.rv.grants(a.name)
-            if g.channel_id == base
+            active[g.agent_id]: g.status
+            for g in self.rv.channel_grants(base)
+            if g.agent_id in active
         }
         for status in ("active", "revoked"):
             names = sorted(n for n, s in held.items() if s == status)

@@ -692,6 +692,15 @@ class ConversationStore:
         ).fetchall()
         return [Grant(*r) for r in rows]
 
+    def channel_grants(self, channel_id: str) -> list[Grant]:
+        """The grants held in a channel, active and revoked, by agent id."""
+        rows = self.state.conn.execute(
+            "SELECT agent_id, channel_id, status, changed_at FROM grants WHERE channel_id = ? "
+            "ORDER BY agent_id",
+            (channel_id,),
+        ).fetchall()
+        return [Grant(*r) for r in rows]
+
     def has_grant(self, agent_id: str, channel_id: str) -> bool:
         """Whether the agent holds an active grant for the channel."""
         row = self.state.conn.execute(
