@@ -62,7 +62,7 @@ from tests.slack.conftest import (
     settings_for,
     workspace,
 )
-from tests.slack.fake_slack_server import EventSender, FakeSlack, sign
+from tests.slack.fake_slack_server import EventSender, FakeSlack, signed_headers
 
 
 @contextmanager
@@ -86,15 +86,7 @@ def stack() -> Iterator[tuple[Reverie, FakeSlack, FakeOpenAI, Path]]:
 
 def signed(body: dict[str, Any], retry: int = 0) -> tuple[bytes, dict[str, str]]:
     raw = json.dumps(body)
-    ts = int(time.time())
-    headers = {
-        "content-type": "application/json",
-        "x-slack-request-timestamp": str(ts),
-        "x-slack-signature": sign(SIGNING_SECRET, ts, raw),
-    }
-    if retry:
-        headers["x-slack-retry-num"] = str(retry)
-    return raw.encode(), headers
+    return raw.encode(), signed_headers(SIGNING_SECRET, raw, retry=retry)
 
 
 def timed(surface: SlackSurface, bodies: list[dict[str, Any]], retry: int = 0) -> _common.Stats:

@@ -310,6 +310,22 @@ def sign(secret: str, timestamp: int, body: str) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
+def signed_headers(secret: str, raw: str, *, retry: int = 0, age: float = 0.0) -> dict[str, str]:
+    """The headers Slack sends with the request body ``raw``: its content type, the request's
+    timestamp (``age`` seconds in the past) and signature, and with ``retry`` > 0 its retry
+    headers."""
+    timestamp = int(time.time() - age)
+    headers = {
+        "content-type": "application/json",
+        "x-slack-request-timestamp": str(timestamp),
+        "x-slack-signature": sign(secret, timestamp, raw),
+    }
+    if retry:
+        headers["x-slack-retry-num"] = str(retry)
+        headers["x-slack-retry-reason"] = "http_timeout"
+    return headers
+
+
 class EventSender:
     """Builds events as Slack sends them and posts them, signed, to the app's URL."""
 
@@ -369,15 +385,7 @@ class EventSender:
         """Post one event; ``retry`` > 0 adds Slack's retry headers, ``age`` moves the request's
         timestamp into the past. Returns the HTTP status and body."""
         raw = json.dumps(body)
-        timestamp = int(time.time() - age)
-        headers = {
-            "Content-Type": "application/json",
-            "X-Slack-Request-Timestamp": str(timestamp),
-            "X-Slack-Signature": sign(secret or self.secret, timestamp, raw),
-        }
-        if retry:
-            headers["X-Slack-Retry-Num"] = str(retry)
-            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        headers = signed_headers(secret or self.secret, raw, retry=retry, age=age)
         request = urllib.request.Request(self.url, raw.encode(), headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=timeout) as answer:

@@ -24,7 +24,7 @@ import pytest
 from reverie.slack import app as slack_app
 from tests.llm.fake_openai_server import Received, Scripted
 from tests.slack.conftest import BOT_TOKEN, DM_SAM, SAM, SIGNING_SECRET, Stack
-from tests.slack.fake_slack_server import sign
+from tests.slack.fake_slack_server import signed_headers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,16 +77,26 @@ def start_worker(stack: Stack, body: dict[str, Any]) -> subprocess.Popen[str]:
     assert proc.stdin is not None and proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready", proc.communicate(timeout=30)[1]
     raw = json.dumps(body)
-    now = int(time.time())
-    headers = {
-        "content-type": "application/json",
-        "x-slack-request-timestamp": str(now),
-        "x-slack-signature": sign(SIGNING_SECRET, now, raw),
-    }
+    headers = signed_headers(SIGNING_SECRET, raw)
     proc.stdin.write(json.dumps({"body": raw, "headers": headers}) + "\n")
     proc.stdin.flush()
     assert proc.stdout.readline().strip() == "200", proc.communicate(timeout=30)[1]
     return proc
+
+
+def kill_mid_turn(stack: Stack, body: dict[str, Any], gate: threading.Event) -> None:
+    """A worker process takes ``body`` and is killed (SIGKILL) while its turn waits on the
+    model; the held model call is let go after."""
+    worker = start_worker(stack, body)
+    try:
+        wait_until(lambda: len(stack.model.requests) == 1)  # its turn waits on the model
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        gate.set()
 
 
 def wait_until(done: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -107,17 +117,8 @@ def test_P3_a_killed_workers_turn_is_marked_interrupted_and_answered_once(
     stack.model.answer("On Tuesdays.")  # the turn run again
     body = stack.events.message(SAM, DM_SAM, "When do we deploy?")
     conversation = f"slack:{DM_SAM}:{body['event']['ts']}"
-    worker = start_worker(stack, body)
-    try:
-        wait_until(lambda: len(stack.model.requests) == 1)  # its turn waits on the model
-        assert outcomes(stack, conversation) == ["running"]
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=30)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait()
-        gate.set()
+    kill_mid_turn(stack, body, gate)
+    assert outcomes(stack, conversation) == ["running"]  # what the dead worker left
     assert stack.surface.resume() == 1
     stack.settle()
     cut, answered = stack.rv.turn_log(conversation)
@@ -165,16 +166,7 @@ def test_P3_a_killed_workers_turn_too_old_to_run_again_is_marked_interrupted(
     stack.model.script.append(held_answer(gate, "Too late."))
     body = stack.events.message(SAM, DM_SAM, "When do we deploy?")
     conversation = f"slack:{DM_SAM}:{body['event']['ts']}"
-    worker = start_worker(stack, body)
-    try:
-        wait_until(lambda: len(stack.model.requests) == 1)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=30)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait()
-        gate.set()
+    kill_mid_turn(stack, body, gate)
     assert outcomes(stack, conversation) == ["running"]
     # Older than the window: not answered late, but no longer shown as running either.
     monkeypatch.setattr(slack_app, "RESUME_SECONDS", -60)
