@@ -124,11 +124,14 @@ def _call(fn: Callable[P, R], owner: Any, *args: P.args, **kwargs: P.kwargs) -> 
         except (ReverieError, sqlite3.DatabaseError) as exc:
             # A damaged search index is rebuilt from the truth, and the call made again
             # once (what failed was undone: a write refused after its commit point too).
+            # When the check finds nothing damaged, another process has rebuilt the index
+            # meanwhile, or the page was read from an older snapshot that a newer one
+            # supersedes: the call is made again once all the same, and a damage that stays
+            # is raised then.
             repair = getattr(owner, "_repair_index", None)
             if fn.__name__ == "__init__" or repair is None or not is_corruption(exc):
                 raise
-            if not repair():
-                raise
+            repair()
             return fn(*args, **kwargs)
     except ReverieError:
         raise

@@ -316,6 +316,25 @@ def test_a_write_on_a_damaged_index_is_applied_once(indexed: Path) -> None:
         assert rv.memory_search("ada", "damage")[0].excerpt == "- written through the damage"
 
 
+def test_a_read_that_meets_damage_another_process_repaired_is_served(indexed: Path) -> None:
+    """Two processes meet the same damaged page; one rebuilds the index before the other
+    looks. The other's check then finds nothing damaged, and its read must still be served
+    (it was refused: 1 of 318 reads in a fault campaign in CI)."""
+    corrupt_fts(indexed / "reverie.db", "memory_fts_data")
+    with Reverie(indexed) as first, Reverie(indexed) as second:
+        checks: list[bool] = []
+        own_check = second._repair_index
+
+        def the_other_repairs_first() -> bool:
+            assert first._repair_index()  # the other process rebuilds the index
+            checks.append(own_check())  # this one's check comes after: nothing damaged
+            return checks[-1]
+
+        second._repair_index = the_other_repairs_first  # type: ignore[method-assign]
+        hits = second.memory_search("ada", "deploys", 3)
+        assert checks == [False] and len(hits) == 3
+
+
 def test_a_damaged_history_index_is_rebuilt(indexed: Path) -> None:
     corrupt_fts(indexed / "reverie.db", "history_fts_config")
     code, out, err = cli_stderr(indexed, "context", "search", "ada", "billing")
