@@ -230,6 +230,29 @@ def test_W7_a_turn_is_held_by_one_server_and_freed_when_it_is_killed(shared: Pat
         assert held
 
 
+def test_W7_a_turn_lock_is_taken_again_when_its_connection_is_lost(shared: Path) -> None:
+    """The connection holding a process's turn locks is dropped (a PostgreSQL restart, a
+    terminated backend): the locks went with it, while the turn goes on. Within moments the
+    holder takes them again on a new connection, so that another server's look for cut-short
+    turns (every minute) does not run the turn a second time."""
+    with Reverie(shared) as holder, Reverie(shared) as other:
+        with holder.state.try_turn_lock("slack:Ev1") as held:
+            assert held
+            lost = holder.state._turn_conn.info.backend_pid
+            other.state.conn.execute("SELECT pg_terminate_backend(?)", (lost,))
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # the holder looks every second
+                conn = holder.state._turn_conn
+                if conn is not None and not conn.broken and conn.info.backend_pid != lost:
+                    break
+                time.sleep(0.05)
+            assert holder.state._turn_conn.info.backend_pid != lost
+            with other.state.try_turn_lock("slack:Ev1") as again:
+                assert not again
+        with other.state.try_turn_lock("slack:Ev1") as again:
+            assert again  # released by the holder at the end of its block, as before
+
+
 def test_doctor_on_postgres_checks_and_repairs_the_index(shared: Path) -> None:
     with Reverie(shared) as rv:
         rv.memory_apply("ada", {"operations": [{"action": "add", "text": "Kept in the index."}]})

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 import sqlite3
 import threading
@@ -48,6 +49,7 @@ from .state import SQLiteState
 
 __all__ = ["EXTRA_MIGRATIONS", "PostgresState", "is_postgres_url", "redact", "translate"]
 
+log = logging.getLogger(__name__)
 _EXTRA_BASE = 100
 
 #: What PostgreSQL has beside the shared migrations (versions 101, 102, ...): the memory files
@@ -129,6 +131,8 @@ _SQLITE_ONLY = frozenset({8})
 
 # Lock classes: the first key of PostgreSQL's two-key advisory locks.
 _MIGRATE, _MEMORY, _REVIEW, _TURN = 7301, 7302, 7303, 7304
+#: Seconds between two looks at the connection holding a process's turn locks.
+TURN_CHECK = 1.0
 
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\?|%")
 _OR_IGNORE = "INSERT OR IGNORE INTO"
@@ -395,6 +399,8 @@ class PostgresState(SQLiteState):
         self._turn_guard = threading.Lock()
         self._turn_conn: Any = None
         self._turn_keys: set[int] = set()
+        self._turn_keeper: threading.Thread | None = None
+        self._turn_closed = threading.Event()
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -503,6 +509,7 @@ class PostgresState(SQLiteState):
         good)."""
         self.release()
         self._pool.close()
+        self._turn_closed.set()
         with self._turn_guard:
             if self._turn_conn is not None:
                 with contextlib.suppress(Exception):
@@ -578,6 +585,11 @@ class PostgresState(SQLiteState):
             )
             if held:
                 self._turn_keys.add(lock)
+                if self._turn_keeper is None:
+                    self._turn_keeper = threading.Thread(
+                        target=self._keep_turn_locks, name="reverie-turn-locks", daemon=True
+                    )
+                    self._turn_keeper.start()
         try:
             yield held
         finally:
@@ -592,16 +604,60 @@ class PostgresState(SQLiteState):
         """Advisory locks leave nothing behind."""
 
     def _turn_call(self, sql: str, lock: int) -> bool:
-        """One advisory lock call on the turn locks' connection (under ``_turn_guard``),
-        opened again when the server dropped it."""
+        """One advisory lock call on the turn locks' connection (under ``_turn_guard``); a
+        connection the server dropped is opened again first (:meth:`_turn_reconnect`)."""
         import psycopg
 
         try:
-            if self._turn_conn is None or self._turn_conn.closed or self._turn_conn.broken:
-                self._turn_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            self._turn_check()
             return bool(self._turn_conn.execute(sql, (_TURN, lock)).fetchone()[0])
         except psycopg.Error as exc:
             raise _fault(exc, "taking a turn's lock") from exc
+
+    def _turn_check(self) -> None:
+        """Make sure the turn locks' connection is up (under ``_turn_guard``): a round trip
+        when locks are held, since a connection the server dropped (a restart, a terminated
+        backend, a network cut) took them with it; then a new connection takes them again.
+
+        Raises:
+            psycopg.Error: the database cannot be reached.
+        """
+        import psycopg
+
+        conn = self._turn_conn
+        if conn is not None and not conn.closed and not conn.broken:
+            if not self._turn_keys:
+                return
+            with contextlib.suppress(psycopg.OperationalError):
+                conn.execute("SELECT 1")
+                return
+        with contextlib.suppress(Exception):
+            if conn is not None:
+                conn.close()
+        self._turn_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        for lock in sorted(self._turn_keys):
+            taken = self._turn_conn.execute(
+                "SELECT pg_try_advisory_lock(%s, %s)", (_TURN, lock)
+            ).fetchone()[0]
+            if not taken:
+                log.warning(
+                    "The connection holding this process's turn locks was lost, and another "
+                    "process took the lock of a turn under way here meanwhile: that turn may "
+                    "be answered twice."
+                )
+
+    def _keep_turn_locks(self) -> None:
+        """While turn locks are held, look at their connection every :data:`TURN_CHECK`
+        seconds and take them again on a new one when it was lost: well inside the minute
+        after which another server looks for turns to run again (``SlackApp.resume``)."""
+        while not self._turn_closed.wait(TURN_CHECK):
+            with self._turn_guard:
+                if not self._turn_keys:
+                    continue
+                try:
+                    self._turn_check()
+                except Exception as exc:  # the database down: the next look tries again
+                    log.warning("The turn locks' connection is down: %s", _first_line(exc))
 
     # schema
 
