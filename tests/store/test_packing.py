@@ -9,8 +9,10 @@ opened the memory before the pack reads every revision after it. Kills inside pa
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -151,10 +153,19 @@ def test_leftovers_of_a_killed_pack_are_removed_and_complete_packs_kept(prv: Rev
         pack_dir / "tmp_pack_Xy12ab",  # git repack's
         pack_dir / ".tmp-4242-pack-abc.pack",
     ]
-    for path in left:
+    # git repack killed after it named its pack, before the index (git names that last): the
+    # pack and its reverse index, written an hour and more ago
+    unindexed = [pack_dir / ("pack-" + "1" * 40 + s) for s in (".pack", ".rev")]
+    # the same, written a moment ago: a git command of the user's may still be writing it
+    recent = pack_dir / ("pack-" + "2" * 40 + ".pack")
+    for path in [*left, *unindexed, recent]:
         path.write_bytes(b"half")
+    for path in unindexed:
+        os.utime(path, (time.time() - 3700, time.time() - 3700))
     removed = GitRepo(repo).remove_crash_leftovers()
-    assert sorted(Path(p).name for p in removed) == sorted(p.name for p in left)
+    assert sorted(Path(p).name for p in removed) == sorted(p.name for p in left + unindexed)
+    assert recent.exists()
+    recent.unlink()
     assert packs(repo) == [complete] and complete.with_suffix(".idx").exists()
     git(repo, "fsck", "--full", "--no-dangling")
 

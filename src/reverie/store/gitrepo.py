@@ -699,12 +699,37 @@ class GitRepo:
             *packs.glob(".tmp-*"),
             # an index whose pack never got its final name (git and libgit2 ignore it)
             *(i for i in packs.glob("pack-*.idx") if not i.with_suffix(".pack").exists()),
+            # a pack whose index never got its own (git renames the index last): unused by
+            # git and libgit2, its objects still loose or in the packs it was merging; left
+            # alone for an hour, in case a git command of the user's is still writing it
+            *(
+                p.with_suffix(suffix)
+                for p in packs.glob("pack-*.pack")
+                if _unindexed_and_old(p)
+                for suffix in (".pack", ".rev", ".bitmap", ".mtimes")
+                if p.with_suffix(suffix).exists()
+            ),
         ]
         for lock in leftovers:
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
                 removed.append(str(lock.relative_to(self.path)))
         return removed
+
+
+#: A pack without an index older than this (seconds) is a killed writer's leftover.
+UNINDEXED_PACK_AGE = 3600.0
+
+
+def _unindexed_and_old(pack: Path) -> bool:
+    """Whether ``pack`` has no index beside it and was last written over
+    :data:`UNINDEXED_PACK_AGE` seconds ago."""
+    if pack.with_suffix(".idx").exists():
+        return False
+    try:
+        return time.time() - pack.stat().st_mtime > UNINDEXED_PACK_AGE
+    except FileNotFoundError:
+        return False
 
 
 def object_id(kind: str, body: bytes) -> str:
