@@ -552,7 +552,9 @@ def test_r6_a_later_statement_replaces_the_fact_it_updates(
 def test_r6_a_retired_thing_leaves_a_list_but_not_a_sentence_broken() -> None:
     index = index_after(review(turns("c1", user("We pay for Netflix and Disney+."))))
     after = index_after(review(turns("c2", user("We cancelled Netflix.")), index), index)
-    assert "Sam: We pay for Disney+. (source: c2#0-1)" in after
+    # What is left cites the message that ended Netflix, so it says that Netflix ended: the
+    # source says something of the entry (H2).
+    assert "Sam: We pay for Disney+. No longer Netflix. (source: c2#0-1)" in after
     said = "I draft in Scrivener and do edits in Google Docs with my editor."
     index = index_after(review(turns("c1", user(said))))
     after = index_after(review(turns("c2", user("I no longer use Scrivener.")), index), index)
@@ -1071,3 +1073,40 @@ def test_r6_property_a_removal_stands_only_with_what_replaces_it(
         if not retired:
             assert removals == set(out.replaced_by)
         index = after
+
+
+def _every_source_says_its_entry(batch_turns: list[Turn], index: str) -> None:
+    """Every range an entry cites shares a content word with it (the runner's rule, H2)."""
+    from reverie.review.sources import BatchSources
+
+    sources = BatchSources(batch_turns)
+    for line in index.split("\n"):
+        if "(source:" in line:
+            assert sources.problem(line[2:]) is None, line
+
+
+def test_h2_an_entry_left_from_a_list_says_what_ended_so_its_source_says_it() -> None:
+    index = index_after(review(turns("c1", user("Our office uses Dropbox and Box for files."))))
+    later = turns("c2", user("We got rid of Dropbox over the summer."))
+    after = index_after(review(later, index), index)
+    assert "Dropbox and Box" not in after and "No longer Dropbox." in after
+    _every_source_says_its_entry(later, after)
+
+
+def test_h2_a_switch_to_a_short_name_says_what_it_replaced() -> None:
+    index = index_after(review(turns("c1", user("We use Perl 5 for the report scripts."))))
+    later = turns("c2", user("We switched from Perl to Go."))
+    after = index_after(review(later, index), index)
+    assert "Go for the report scripts" in after and "Switched from Perl." in after
+    _every_source_says_its_entry(later, after)
+
+
+def test_h2_a_value_corrected_in_the_next_message_cites_both_messages() -> None:
+    # "Sorry, it's €95 now." shares no word with the entry it corrects; the message before
+    # it, by the same speaker, names the fee.
+    index = index_after(review(turns("c1", user("The venue hire fee is €90 per evening."))))
+    later = turns("c2", user("The venue hire went up."), user("Sorry, it's €95 now."))
+    after = index_after(review(later, index), index)
+    assert "€95 per evening" in after and "€90" not in after
+    assert "(source: c2#0-2)" in after
+    _every_source_says_its_entry(later, after)
