@@ -1110,3 +1110,23 @@ def test_h2_a_value_corrected_in_the_next_message_cites_both_messages() -> None:
     assert "€95 per evening" in after and "€90" not in after
     assert "(source: c2#0-2)" in after
     _every_source_says_its_entry(later, after)
+
+
+def test_r6_a_full_name_said_in_a_clause_of_its_own_goes_with_what_follows() -> None:
+    # The name and the role are one introduction: one entry holds both.
+    for said, role in [
+        ("Hello, I am Ines Duarte, I run the pharmacy counter at Lagoa Health.", "pharmacy"),
+        ("My name is Tobias Lind and I coordinate volunteers at the Elm Street food bank.", "Elm"),
+        ("Hello! I am Ines Duarte, I manage the night shift at Lagoa Health.", "night shift"),
+    ]:
+        who = "Tobias" if "Tobias" in said else "Ines"
+        full = "Tobias Lind" if who == "Tobias" else "Ines Duarte"
+        after = index_after(review(turns("c1", user(said), author=who.lower())))
+        holders = [line for line in after.split("\n") if full in line]
+        assert len(holders) == 1 and role in holders[0], after
+        assert f"{who}: I am {full}" not in after and f"My name is {full}" not in after
+
+
+def test_r6_a_full_name_alone_is_kept_as_said() -> None:
+    after = index_after(review(turns("c1", user("I am Ines Duarte."), author="ines")))
+    assert "Ines Duarte" in after

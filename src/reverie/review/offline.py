@@ -45,7 +45,7 @@ from reverie.errors import ReverieError
 
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
-from .discourse import units
+from .discourse import about_speaker, full_name, units
 from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .replacements import unreplaced
@@ -1029,6 +1029,17 @@ def _cites(text: str, source: str) -> bool:
     return source in text
 
 
+def _with_full_name(entry: str, speaker: str, name: str) -> tuple[str, bool]:
+    """``entry`` naming the speaker by the full ``name`` they gave, where it opens with their
+    first name ("Ines runs ...", "Ines's team ...", "Ines: We ..."), and whether it did."""
+    if name.casefold() in entry.casefold():
+        return entry, True
+    for after in (" ", "'s ", ": ", ", "):
+        if entry.startswith(speaker + after):
+            return name + entry[len(speaker) :], True
+    return entry, False
+
+
 def _closed(text: str) -> str:
     """``text`` ending a sentence, so that another can follow it."""
     text = text.rstrip()
@@ -1199,7 +1210,11 @@ class OfflineReviewer:
                 text, people, frozenset((t.conversation_id, t.position) for t in block)
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
-            for start, end, sentence in units(text, turn.role, speaker):
+            said_units = units(text, turn.role, speaker)
+            # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
+            # and I run ..."): the next entry about them carries it.
+            named: str | None = None
+            for at_unit, (start, end, sentence) in enumerate(said_units):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
@@ -1212,6 +1227,14 @@ class OfflineReviewer:
                 pending = clauses(sentence)
                 while pending:
                     clause = pending.pop(0)
+                    nxt = pending[0] if pending else None
+                    if nxt is None and at_unit + 1 < len(said_units):
+                        nxt = said_units[at_unit + 1][2]
+                    own = full_name(clause, speaker) if turn.role == "user" else None
+                    if own is not None and nxt is not None and about_speaker(nxt):
+                        named = own
+                        skipped["introduction"] += 1
+                        continue
                     found = read(clause, role=turn.role, speaker=speaker, question=question)
                     if isinstance(found, str):
                         fixed = None
@@ -1235,6 +1258,9 @@ class OfflineReviewer:
                             pending.insert(0, found.rest)
                         continue
                     entry = render(found, listener=listener, when=block[last].time)
+                    if named is not None:
+                        entry, used = _with_full_name(entry, speaker, named)
+                        named = None if used else named
                     cited = source
                     if found.kind == "answer":  # the entry quotes the question: cite it too
                         cited = format_source(conv, question_at, block[last].position + 1)
