@@ -1130,3 +1130,20 @@ def test_r6_a_full_name_said_in_a_clause_of_its_own_goes_with_what_follows() -> 
 def test_r6_a_full_name_alone_is_kept_as_said() -> None:
     after = index_after(review(turns("c1", user("I am Ines Duarte."), author="ines")))
     assert "Ines Duarte" in after
+
+
+def test_r6_a_name_said_to_be_replaced_outdates_the_entry_that_holds_it() -> None:
+    said = "We ship our parcels with DPD, collection at 4pm."
+    index = index_after(review(turns("c1", user(said))))
+    later = turns("c2", user("courier is now Evri, no longer DPD."))
+    after = index_after(review(later, index), index)
+    assert "ship our parcels with DPD" not in after and "Evri" in after
+    # Someone else's fact that names the same thing is theirs: it stays.
+    index = index_after(review(turns("c1", user("Dana's courier is DPD."))))
+    after = index_after(review(turns("c2", user("I use Evri now, no longer DPD.")), index), index)
+    assert "Dana's courier is DPD." in after and "Evri" in after
+
+
+def test_a_preposition_never_starts_a_name() -> None:
+    assert frames.subject_name("From Tuesday the team meets in room 4.") == ""
+    assert frames.subject_name("Dana Okoro runs the depot.") == "Dana Okoro"
