@@ -1147,3 +1147,23 @@ def test_r6_a_name_said_to_be_replaced_outdates_the_entry_that_holds_it() -> Non
 def test_a_preposition_never_starts_a_name() -> None:
     assert frames.subject_name("From Tuesday the team meets in room 4.") == ""
     assert frames.subject_name("Dana Okoro runs the depot.") == "Dana Okoro"
+
+
+def test_r6_a_new_count_of_the_same_things_replaces_the_old() -> None:
+    index = index_after(review(turns("c1", user("The shelter has 14 kennels for the dogs."))))
+    later = turns("c2", user("Update: we added four, so 18 kennels in total."))
+    after = index_after(review(later, index), index)
+    assert "18 kennels" in after and "14 kennels" not in after
+    # Another thing counted is another fact, update or not.
+    index = index_after(review(turns("c1", user("Lena looks after 12 hives on the hill."))))
+    after = index_after(review(turns("c2", user("Update: Tom now has 3 kids.")), index), index)
+    assert "12 hives" in after and "3 kids" in after
+
+
+def test_a_count_is_a_number_and_the_noun_it_counts() -> None:
+    from reverie.review.slots import measures
+
+    said = {(m.kind, m.value) for m in measures("We run 2 vans and 3 of them are old.")}
+    assert said == {("count:van", "2")}
+    assert not measures("the 2026 season")  # a year, not a count
+    assert [m.kind for m in measures("5 years")] == ["span:yea"]
