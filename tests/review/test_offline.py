@@ -1167,3 +1167,52 @@ def test_a_count_is_a_number_and_the_noun_it_counts() -> None:
     assert said == {("count:van", "2")}
     assert not measures("the 2026 season")  # a year, not a count
     assert [m.kind for m in measures("5 years")] == ["span:yea"]
+
+
+@pytest.mark.parametrize(
+    ("before", "said", "gone", "kept"),
+    [
+        # A switch told as moving off the old thing, or swapping it for the new one.
+        (
+            "Our builds run on CircleCI.",
+            "We moved the builds off CircleCI to Buildkite.",
+            "CircleCI",
+            "Buildkite",
+        ),
+        ("Team chat is on Slack.", "We swapped Slack for Zulip last month.", "Slack", "Zulip"),
+        (
+            "Invoices go through FreeAgent.",
+            "We dropped FreeAgent and went with Xero.",
+            "FreeAgent",
+            "Xero",
+        ),
+        # An entry of no one (a thing's fact) is the team's to change.
+        (
+            "Prescriptions come from Boots, collected on Fridays.",
+            "We switched from Boots to the Rowlands pharmacy.",
+            "Boots,",
+            "Rowlands",
+        ),
+    ],
+)
+def test_r6_a_switch_in_other_shapes_replaces_the_old_thing(
+    before: str, said: str, gone: str, kept: str
+) -> None:
+    index = index_after(review(turns("c1", user(before))))
+    after = index_after(review(turns("c2", user(said)), index), index)
+    assert gone not in after.replace(said, "") and kept in after
+
+
+def test_r6_a_switch_leaves_another_person_s_fact_alone() -> None:
+    index = index_after(review(turns("c1", user("Dana's bank is Monzo."))))
+    after = index_after(
+        review(turns("c2", user("We switched from Monzo to Starling.")), index), index
+    )
+    assert "Dana's bank is Monzo." in after
+
+
+def test_a_plural_noun_before_a_plural_verb_is_not_a_name() -> None:
+    assert frames.subject_name("Prescriptions come from Boots.") == ""
+    assert frames.subject_name("Deliveries are on Tuesdays.") == ""
+    assert frames.subject_name("James runs the bar.") == "James"
+    assert frames.subject_name("Lucas moved to Leeds.") == "Lucas"

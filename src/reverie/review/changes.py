@@ -49,12 +49,31 @@ def _thing(raw: str) -> str:
 
 
 def _switch(text: str) -> tuple[str, str] | None:
-    m = re.search(
-        rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?from\s+(?P<old>.+?)\s+(?:to|over to|onto)"
-        r"\s+(?P<new>[^,;.]+)",
-        text,
-        re.I,
-    ) or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+    """``(old thing, new thing)`` of a clause that says one replaced the other: "switched from
+    X to Y", "moved CI off X to Y", "replaced X with Y", "swapped X for Y", "dropped X and
+    went with Y"; or None."""
+    m = (
+        re.search(
+            rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?(?:from|off)\s+(?P<old>.+?)\s+"
+            r"(?:to|over to|onto)\s+(?P<new>[^,;.]+)",
+            text,
+            re.I,
+        )
+        or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+        or re.search(
+            r"\b(?:swapped|swapping|traded|exchanged)\s+(?:the\s+|our\s+)?(?P<old>[^,;.]+?)\s+"
+            r"for\s+(?P<new>[^,;.]+)",
+            text,
+            re.I,
+        )
+        or re.search(
+            rf"\b(?:{_RETIRE.pattern})\s+(?P<old>[^,;.]+?),?\s+and\s+(?:we\s+|i\s+)?"
+            r"(?:went with|went to|moved to|switched to|signed up with|signed with|now use)\s+"
+            r"(?P<new>[^,;.]+)",
+            text,
+            re.I,
+        )
+    )
     if not m:
         return None
     old, new = _thing(m["old"]), _thing(m["new"])

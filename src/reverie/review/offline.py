@@ -551,7 +551,7 @@ class _Memory:
         ]
         if targets:
             # The old value and a version glued to it: "MySQL 5.7" becomes "PostgreSQL 16".
-            value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
+            value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?!\w|\.\w)", re.I)
             for e in targets:
                 body = value.sub(lambda _: st.new, strip_source(e.text))
                 if not self._says(body, source):
@@ -562,8 +562,10 @@ class _Memory:
                 self.updated.append((e, frozenset({st.old.lower()})))
             return "updated"
         new = entry_frame(text)
+        # A thing's entry ("meds come from Lloyds") is the team's as much as the speaker's
+        # ("we switched from Lloyds to Wellspring"); another person's fact is theirs.
         named = [
-            e for e in live if mentions(e.text, st.old) and new.same_owner(entry_frame(e.text))
+            e for e in live if mentions(e.text, st.old) and _owners_meet(new, entry_frame(e.text))
         ]
         if named:
             named[0].text = f"{text} {source}"
@@ -1023,6 +1025,12 @@ def _gives_up(st: Statement) -> bool:
     if re.search(r"\b(?:cancel+ed|scrapped|closed|cut|shut|axed|discontinued)\b", st.text, re.I):
         return False  # "Leadership cancelled the code freeze": ended for everyone
     return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
+
+
+def _owners_meet(new: Frame, old: Frame) -> bool:
+    """Whether a statement's owner may outdate an entry's: the same person or group, or an
+    entry of no one or of the team."""
+    return new.same_owner(old) or not old.owner or old.owner == ("we",)
 
 
 def _cites(text: str, source: str) -> bool:
