@@ -57,3 +57,17 @@ def test_a_verbless_self_introduction_is_kept() -> None:
     # A fragment after a bare introduction continues it.
     said = "Ola Berg here. Night nurse, cardiology ward."
     assert [t for _, _, t in units(said, "user", "Ola")] == [said]
+
+
+def test_full_name_is_a_clause_that_only_names_its_speaker() -> None:
+    from reverie.review.discourse import full_name
+
+    assert full_name("Hello, I am Ines Duarte", "Ines") == "Ines Duarte"
+    assert full_name("My name is Tobias Lind", "Tobias") == "Tobias Lind"
+    assert full_name("this is ines duarte", "Ines") == "Ines Duarte"  # lower case, as typed
+    assert full_name("Let me say who I am first: I'm Ines Duarte", "Ines") == "Ines Duarte"
+    assert full_name("Ines Duarte here", "Ines") == "Ines Duarte"
+    assert full_name("I'm Ines", "Ines") is None  # no more than the name memory already has
+    assert full_name("I am Paolo Conte", "Ines") is None  # someone else
+    assert full_name("Ines is here", "Ines") is None  # a sentence, not a name
+    assert full_name("I am Ines Duarte and I run the till", "Ines") is None

@@ -552,7 +552,9 @@ def test_r6_a_later_statement_replaces_the_fact_it_updates(
 def test_r6_a_retired_thing_leaves_a_list_but_not_a_sentence_broken() -> None:
     index = index_after(review(turns("c1", user("We pay for Netflix and Disney+."))))
     after = index_after(review(turns("c2", user("We cancelled Netflix.")), index), index)
-    assert "Sam: We pay for Disney+. (source: c2#0-1)" in after
+    # What is left cites the message that ended Netflix, so it says that Netflix ended: the
+    # source says something of the entry (H2).
+    assert "Sam: We pay for Disney+. No longer Netflix. (source: c2#0-1)" in after
     said = "I draft in Scrivener and do edits in Google Docs with my editor."
     index = index_after(review(turns("c1", user(said))))
     after = index_after(review(turns("c2", user("I no longer use Scrivener.")), index), index)
@@ -1071,3 +1073,146 @@ def test_r6_property_a_removal_stands_only_with_what_replaces_it(
         if not retired:
             assert removals == set(out.replaced_by)
         index = after
+
+
+def _every_source_says_its_entry(batch_turns: list[Turn], index: str) -> None:
+    """Every range an entry cites shares a content word with it (the runner's rule, H2)."""
+    from reverie.review.sources import BatchSources
+
+    sources = BatchSources(batch_turns)
+    for line in index.split("\n"):
+        if "(source:" in line:
+            assert sources.problem(line[2:]) is None, line
+
+
+def test_h2_an_entry_left_from_a_list_says_what_ended_so_its_source_says_it() -> None:
+    index = index_after(review(turns("c1", user("Our office uses Dropbox and Box for files."))))
+    later = turns("c2", user("We got rid of Dropbox over the summer."))
+    after = index_after(review(later, index), index)
+    assert "Dropbox and Box" not in after and "No longer Dropbox." in after
+    _every_source_says_its_entry(later, after)
+
+
+def test_h2_a_switch_to_a_short_name_says_what_it_replaced() -> None:
+    index = index_after(review(turns("c1", user("We use Perl 5 for the report scripts."))))
+    later = turns("c2", user("We switched from Perl to Go."))
+    after = index_after(review(later, index), index)
+    assert "Go for the report scripts" in after and "Switched from Perl." in after
+    _every_source_says_its_entry(later, after)
+
+
+def test_h2_a_value_corrected_in_the_next_message_cites_both_messages() -> None:
+    # "Sorry, it's €95 now." shares no word with the entry it corrects; the message before
+    # it, by the same speaker, names the fee.
+    index = index_after(review(turns("c1", user("The venue hire fee is €90 per evening."))))
+    later = turns("c2", user("The venue hire went up."), user("Sorry, it's €95 now."))
+    after = index_after(review(later, index), index)
+    assert "€95 per evening" in after and "€90" not in after
+    assert "(source: c2#0-2)" in after
+    _every_source_says_its_entry(later, after)
+
+
+def test_r6_a_full_name_said_in_a_clause_of_its_own_goes_with_what_follows() -> None:
+    # The name and the role are one introduction: one entry holds both.
+    for said, role in [
+        ("Hello, I am Ines Duarte, I run the pharmacy counter at Lagoa Health.", "pharmacy"),
+        ("My name is Tobias Lind and I coordinate volunteers at the Elm Street food bank.", "Elm"),
+        ("Hello! I am Ines Duarte, I manage the night shift at Lagoa Health.", "night shift"),
+    ]:
+        who = "Tobias" if "Tobias" in said else "Ines"
+        full = "Tobias Lind" if who == "Tobias" else "Ines Duarte"
+        after = index_after(review(turns("c1", user(said), author=who.lower())))
+        holders = [line for line in after.split("\n") if full in line]
+        assert len(holders) == 1 and role in holders[0], after
+        assert f"{who}: I am {full}" not in after and f"My name is {full}" not in after
+
+
+def test_r6_a_full_name_alone_is_kept_as_said() -> None:
+    after = index_after(review(turns("c1", user("I am Ines Duarte."), author="ines")))
+    assert "Ines Duarte" in after
+
+
+def test_r6_a_name_said_to_be_replaced_outdates_the_entry_that_holds_it() -> None:
+    said = "We ship our parcels with DPD, collection at 4pm."
+    index = index_after(review(turns("c1", user(said))))
+    later = turns("c2", user("courier is now Evri, no longer DPD."))
+    after = index_after(review(later, index), index)
+    assert "ship our parcels with DPD" not in after and "Evri" in after
+    # Someone else's fact that names the same thing is theirs: it stays.
+    index = index_after(review(turns("c1", user("Dana's courier is DPD."))))
+    after = index_after(review(turns("c2", user("I use Evri now, no longer DPD.")), index), index)
+    assert "Dana's courier is DPD." in after and "Evri" in after
+
+
+def test_a_preposition_never_starts_a_name() -> None:
+    assert frames.subject_name("From Tuesday the team meets in room 4.") == ""
+    assert frames.subject_name("Dana Okoro runs the depot.") == "Dana Okoro"
+
+
+def test_r6_a_new_count_of_the_same_things_replaces_the_old() -> None:
+    index = index_after(review(turns("c1", user("The shelter has 14 kennels for the dogs."))))
+    later = turns("c2", user("Update: we added four, so 18 kennels in total."))
+    after = index_after(review(later, index), index)
+    assert "18 kennels" in after and "14 kennels" not in after
+    # Another thing counted is another fact, update or not.
+    index = index_after(review(turns("c1", user("Lena looks after 12 hives on the hill."))))
+    after = index_after(review(turns("c2", user("Update: Tom now has 3 kids.")), index), index)
+    assert "12 hives" in after and "3 kids" in after
+
+
+def test_a_count_is_a_number_and_the_noun_it_counts() -> None:
+    from reverie.review.slots import measures
+
+    said = {(m.kind, m.value) for m in measures("We run 2 vans and 3 of them are old.")}
+    assert said == {("count:van", "2")}
+    assert not measures("the 2026 season")  # a year, not a count
+    assert [m.kind for m in measures("5 years")] == ["span:yea"]
+
+
+@pytest.mark.parametrize(
+    ("before", "said", "gone", "kept"),
+    [
+        # A switch told as moving off the old thing, or swapping it for the new one.
+        (
+            "Our builds run on CircleCI.",
+            "We moved the builds off CircleCI to Buildkite.",
+            "CircleCI",
+            "Buildkite",
+        ),
+        ("Team chat is on Slack.", "We swapped Slack for Zulip last month.", "Slack", "Zulip"),
+        (
+            "Invoices go through FreeAgent.",
+            "We dropped FreeAgent and went with Xero.",
+            "FreeAgent",
+            "Xero",
+        ),
+        # An entry of no one (a thing's fact) is the team's to change.
+        (
+            "Prescriptions come from Boots, collected on Fridays.",
+            "We switched from Boots to the Rowlands pharmacy.",
+            "Boots,",
+            "Rowlands",
+        ),
+    ],
+)
+def test_r6_a_switch_in_other_shapes_replaces_the_old_thing(
+    before: str, said: str, gone: str, kept: str
+) -> None:
+    index = index_after(review(turns("c1", user(before))))
+    after = index_after(review(turns("c2", user(said)), index), index)
+    assert gone not in after.replace(said, "") and kept in after
+
+
+def test_r6_a_switch_leaves_another_person_s_fact_alone() -> None:
+    index = index_after(review(turns("c1", user("Dana's bank is Monzo."))))
+    after = index_after(
+        review(turns("c2", user("We switched from Monzo to Starling.")), index), index
+    )
+    assert "Dana's bank is Monzo." in after
+
+
+def test_a_plural_noun_before_a_plural_verb_is_not_a_name() -> None:
+    assert frames.subject_name("Prescriptions come from Boots.") == ""
+    assert frames.subject_name("Deliveries are on Tuesdays.") == ""
+    assert frames.subject_name("James runs the bar.") == "James"
+    assert frames.subject_name("Lucas moved to Leeds.") == "Lucas"

@@ -171,11 +171,13 @@ def test_r6_r7_refused_content_is_dropped_not_sinking_the_batch(rv: Reverie) -> 
                 "text": f"Uses GitHub Actions {format_source('c1', 0, 1)}",
                 "section": "Environment & gotchas",
             },
-            {"action": "add", "text": f"CI token {token} {format_source('c1', 0, 1)}"},
+            {"action": "add", "text": f"GitHub token {token} {format_source('c1', 0, 1)}"},
             {"action": "add", "text": "Deploys are on Tuesday (no source)"},
             {"action": "add", "text": f"Deploys Tuesday {format_source('c1', 1, 5)}"},
             {"action": "add", "text": f"Deploys on Tuesday {format_source('other', 0, 1)}"},
-            {"action": "replace", "old": "not in memory", "text": "x (source: c1#1-2)"},
+            {"action": "replace", "old": "not in memory", "text": "deploys (source: c1#1-2)"},
+            # The message cited says nothing of it (H2: a source resolves to where it came from).
+            {"action": "add", "text": f"Prefers green tea {format_source('c1', 1, 2)}"},
         ]
 
     report = review_agent(rv, "ada", Recorder(answer), now=NOW)
@@ -185,6 +187,7 @@ def test_r6_r7_refused_content_is_dropped_not_sinking_the_batch(rv: Reverie) -> 
         "source_out_of_batch",
         "source_out_of_batch",
         "no_match",
+        "source_unrelated",
     ]
     assert all(token not in str(d) for d in report.dropped)
     assert report.commits == 1

@@ -7,12 +7,19 @@ import pytest
 from reverie.review.sources import (
     MISSING_SOURCE,
     SOURCE_OUT_OF_BATCH,
+    SOURCE_UNRELATED,
     BatchSources,
     is_link_line,
+    said_words,
 )
 from reverie.review.types import Turn
 
-TURNS = [Turn("c1", p, "user", "sam", "text", 0.0) for p in (4, 5, 7)]  # 6 is a tool log
+SAID = {
+    4: "I prefer tea, two sugars.",
+    5: "The deploys moved to Thursday.",
+    7: "Sorry, I meant Tuesday.",
+}
+TURNS = [Turn("c1", p, "user", "sam", SAID[p], 0.0) for p in (4, 5, 7)]  # 6 is a tool log
 
 
 @pytest.mark.parametrize(
@@ -20,7 +27,7 @@ TURNS = [Turn("c1", p, "user", "sam", "text", 0.0) for p in (4, 5, 7)]  # 6 is a
     [
         "Sam prefers tea. (source: c1#4-5)",
         "Deploys moved to Tuesday. (source: c1#5-8)",  # spans the tool log at 6
-        "Two sources. (source: c1#4-5) (source: c1#7-8)",
+        "Tea for Sam, deploys on Tuesday. (source: c1#4-5) (source: c1#7-8)",  # two sources
         "More: [[memory/decisions.md]]",
         "[[memory/people-preferences.md]]",
     ],
@@ -40,6 +47,10 @@ def test_admissible(text: str) -> None:
         ("Sam prefers tea. (source: c1#5-5)", SOURCE_OUT_OF_BATCH),
         ("Sam prefers tea. (source: c1#6-7)", SOURCE_OUT_OF_BATCH),  # only the tool log
         ("Sam prefers tea, see [[memory/x.md]] for the long story of why", MISSING_SOURCE),
+        # Cited messages that share no word with the entry: it did not come from there.
+        ("Sam drives a blue van. (source: c1#4-5)", SOURCE_UNRELATED),
+        ("Sam prefers tea. (source: c1#4-5) (source: c1#5-6)", SOURCE_UNRELATED),
+        ("It is. (source: c1#4-5)", SOURCE_UNRELATED),  # function words say nothing
     ],
 )
 def test_refused(text: str, code: str) -> None:
@@ -52,3 +63,14 @@ def test_link_lines() -> None:
     assert is_link_line("- See also [[memory/a.md]], [[memory/b.md]]")
     assert not is_link_line("Sam prefers tea.")
     assert not is_link_line("The deploy runbook is long and lives in [[memory/deploys.md]] now")
+
+
+def test_said_words_meet_as_the_judge_reads_them() -> None:
+    # Letters and digits only, function words out, a plural "s" cut, three characters or more.
+    assert said_words("We use Kuehne+Nagel for the vans (source: c1#0-1)") == {
+        "use",
+        "kuehne",
+        "nagel",
+        "van",
+    }
+    assert not said_words("It is what it is.")

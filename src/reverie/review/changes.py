@@ -49,12 +49,31 @@ def _thing(raw: str) -> str:
 
 
 def _switch(text: str) -> tuple[str, str] | None:
-    m = re.search(
-        rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?from\s+(?P<old>.+?)\s+(?:to|over to|onto)"
-        r"\s+(?P<new>[^,;.]+)",
-        text,
-        re.I,
-    ) or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+    """``(old thing, new thing)`` of a clause that says one replaced the other: "switched from
+    X to Y", "moved CI off X to Y", "replaced X with Y", "swapped X for Y", "dropped X and
+    went with Y"; or None."""
+    m = (
+        re.search(
+            rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?(?:from|off)\s+(?P<old>.+?)\s+"
+            r"(?:to|over to|onto)\s+(?P<new>[^,;.]+)",
+            text,
+            re.I,
+        )
+        or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+        or re.search(
+            r"\b(?:swapped|swapping|traded|exchanged)\s+(?:the\s+|our\s+)?(?P<old>[^,;.]+?)\s+"
+            r"for\s+(?P<new>[^,;.]+)",
+            text,
+            re.I,
+        )
+        or re.search(
+            rf"\b(?:{_RETIRE.pattern})\s+(?P<old>[^,;.]+?),?\s+and\s+(?:we\s+|i\s+)?"
+            r"(?:went with|went to|moved to|switched to|signed up with|signed with|now use)\s+"
+            r"(?P<new>[^,;.]+)",
+            text,
+            re.I,
+        )
+    )
     if not m:
         return None
     old, new = _thing(m["old"]), _thing(m["new"])
@@ -281,6 +300,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
         return True  # "changed my mind: the vicar did it after all" after "I decided ..."
     if new.old & old.values and new.owner and new.same_owner(old):
         return True  # "Marcus is moving from DACH to the Nordics": his old value, named
+    if _names_replaced(new, old):
+        return True  # "consolidator is now Kuehne+Nagel, no longer Gefco" after "... at Gefco"
     if new.purpose and old.purpose and not new.purpose & old.purpose:
         return False  # another purpose: another fact ("tool X for builds", "tool Y for docs")
     if new.update and _slot_change(new, old, shared):
@@ -307,6 +328,20 @@ def supersedes(new: Frame, old: Frame) -> bool:
 
 
 _SLOT_KINDS = _KINDS_OF_CHANGE | {"name"}
+
+
+def _names_replaced(new: Frame, old: Frame) -> bool:
+    """Whether ``new`` names, as what it replaces ("instead of Festkogl", "no longer Gefco"),
+    a name ``old`` holds, and gives a name of its own in its place: the name is what both are
+    about, whatever else their words say. Not a day, a month or a number (those are slots of
+    many things: "instead of Fridays" is read by the slot rules), and not between two
+    people's facts."""
+    named = {v for v in new.old & old.values if _is_name(v) and not _WHEN.search(v)}
+    if not named or not {v for v in new.values - old.values if _is_name(v)}:
+        return False
+    if new.owner and old.owner and not new.same_owner(old):
+        return "we" in new.owner + old.owner and not set(new.owner + old.owner) & named
+    return True
 
 
 def _reversal(new: Frame, old: Frame, shared: frozenset[str]) -> bool:

@@ -27,7 +27,7 @@ from .frames import WORD, is_verb
 from .sentences import clean, sentences
 from .statements import MAX_JOINED, Statement, read, skip_reason
 
-__all__ = ["units"]
+__all__ = ["about_speaker", "full_name", "units"]
 
 _LESSON = lx.phrases(lx.LESSON_CUES)
 _SMALL_TALK = lx.phrases(lx.SMALL_TALK)
@@ -131,6 +131,38 @@ def _about_speaker(text: str) -> bool:
     cover Swindon") or is a verbless piece of the introduction ("Mackie Motors, independent
     garage in Paisley")."""
     return bool(re.match(r"^(?:i|i'm|i've|my|we|we're|our)\b", text, re.I)) or _fragment(text)
+
+
+about_speaker = _about_speaker
+
+# A clause that only names its speaker: "I am Ines Duarte", "my name is ines duarte", "this is
+# Ines Duarte", "Ines Duarte here", after a greeting or a lead-in that ends in a colon ("Let
+# me introduce myself: I'm Ines Duarte").
+_SELF_NAMING = re.compile(
+    r"^(?:[^:]{0,120}:\s*)?(?:(?:hi|hello|hey|morning|good morning|good afternoon|hiya)\W+)?"
+    r"(?:(?:i'm|i am|my name is|my name's|name's|this is|it's|it is)\s+)?"
+    r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){1,2}?)(?:\s+here)?\W*$",
+    re.I,
+)
+
+
+def full_name(clause: str, speaker: str) -> str | None:
+    """The full name a clause gives its speaker when it says no more than that ("I'm Ines
+    Duarte", said by Ines), written as a name ("ines duarte" -> "Ines Duarte"), or None. It
+    starts with the speaker's first name and goes on with a surname, and is not a sentence
+    ("Ines is here")."""
+    first = speaker.split(" ")[0] if speaker else ""
+    m = _SELF_NAMING.match(clause.strip())
+    if m is None or len(first) < 2 or first.lower() in ("user", "the"):
+        return None
+    words = m["name"].split()
+    if words[0].casefold() != first.casefold():
+        return None
+    if any(w.lower() in lx.STOP_WORDS or is_verb(w) for w in words[1:]):
+        return None
+    if m["name"].islower():
+        return " ".join(w[:1].upper() + w[1:] for w in words)
+    return m["name"] if all(w[:1].isupper() for w in words) else None
 
 
 _REMEDY = re.compile(

@@ -216,7 +216,21 @@ def subject_name(text: str) -> str:
             return ""
         if not text[len(name) :].startswith("'s") and not (rest and is_verb(rest[0])):
             return ""
+        if rest and _plural_subject(name, rest[0]):
+            return ""  # "Prescriptions come from Boots": things, not a person
     return name
+
+
+def _plural_subject(word: str, verb: str) -> bool:
+    """Whether ``word`` is a plural noun by the verb after it: it ends in "s" and the verb is
+    a present-tense plural ("are", "have", "come", "run"), which a name never takes ("James
+    runs", not "James run")."""
+    w, v = word.lower(), verb.lower().strip(",.;:")
+    if not w.endswith("s") or w.endswith("ss"):
+        return False
+    if v in ("are", "were", "have", "do", "don't", "aren't", "weren't", "haven't"):
+        return True
+    return is_verb(v) and not v.endswith("s") and not past(v) and v not in lx.MODALS
 
 
 # --- values ---------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from reverie.errors import ReverieError
 
 from . import lexicon as lx
 from .changes import keys, mentions, restates, supersedes, uses
-from .discourse import units
+from .discourse import about_speaker, full_name, units
 from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
 from .replacements import unreplaced
@@ -135,6 +135,8 @@ class _Memory:
     added: list[_Entry] = field(default_factory=list)
     #: The text of the message being read.
     message: str = ""
+    #: The turns of the batch, for the runner's source rule (:mod:`.sources`); None: any.
+    sources: BatchSources | None = None
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -378,7 +380,12 @@ class _Memory:
         if same:
             start, end = min([start, *(a for a, _ in same)]), max([end, *(b for _, b in same)])
         elif not _words(body) & _words(self.message):
-            return "nothing to change"
+            return "nothing to change"  # the message must say what the entry is about
+        if not self._says(body, format_source(conv, start, end)):
+            # "Sorry, it's £64 now" leans on the message before it, by the same speaker.
+            start = min([start, *(p for c, p in self.reading if c == conv)])
+            if not self._says(body, format_source(conv, start, end)):
+                return "nothing to change"
         e.text = f"{body} {format_source(conv, start, end)}"
         said = meaning(e.text)
         twin = next((o for o in self.live() if o is not e and meaning(o.text) == said), None)
@@ -469,6 +476,15 @@ class _Memory:
             for p in range(start, end)
         )
 
+    def _says(self, body: str, source: str) -> bool:
+        """Whether the messages ``source`` cites say something of ``body`` (the runner's
+        source rule, :meth:`.sources.BatchSources.says`). An entry rewritten from an older
+        one cites only the message that changed it, which may share no word with what is
+        left ("We stream on Disney+" once Netflix was cancelled)."""
+        if self.sources is None:
+            return True
+        return all(self.sources.says(body, *cited) for cited in parse_sources(source))
+
     def begin_message(
         self,
         text: str,
@@ -535,14 +551,21 @@ class _Memory:
         ]
         if targets:
             # The old value and a version glued to it: "MySQL 5.7" becomes "PostgreSQL 16".
-            value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?![\w.])", re.I)
+            value = re.compile(rf"\b{re.escape(st.old)}(?:\s+v?\d+(?:\.\d+)*)?(?!\w|\.\w)", re.I)
             for e in targets:
-                e.text = f"{value.sub(lambda _: st.new, strip_source(e.text))} {source}"
+                body = value.sub(lambda _: st.new, strip_source(e.text))
+                if not self._says(body, source):
+                    # "We use Go for billing" shares no word with "we switched from MySQL to
+                    # Go": the entry says where it came from.
+                    body = f"{_closed(body)} Switched from {st.old}."
+                e.text = f"{body} {source}"
                 self.updated.append((e, frozenset({st.old.lower()})))
             return "updated"
         new = entry_frame(text)
+        # A thing's entry ("meds come from Lloyds") is the team's as much as the speaker's
+        # ("we switched from Lloyds to Wellspring"); another person's fact is theirs.
         named = [
-            e for e in live if mentions(e.text, st.old) and new.same_owner(entry_frame(e.text))
+            e for e in live if mentions(e.text, st.old) and _owners_meet(new, entry_frame(e.text))
         ]
         if named:
             named[0].text = f"{text} {source}"
@@ -567,6 +590,10 @@ class _Memory:
             if _gives_up(st) and not st.frame.same_owner(entry_frame(e.text)):
                 continue  # "Mila quit swimming" retires Mila's swimming, no one else's
             shorter = _without(strip_source(e.text), st.old)
+            if shorter is not None and not self._says(shorter, source):
+                # What is left shares no word with the message that ended the thing ("We
+                # stream on Disney+" after "we cancelled Netflix"): it says what ended.
+                shorter = f"{_closed(shorter)} No longer {st.old}."
             if shorter is not None:
                 e.text = f"{shorter} {source}"
             elif len(_content(_drop(strip_source(e.text), st.old))) >= 3:
@@ -613,12 +640,12 @@ class _Memory:
                 slot = read_slot(e.text)
                 named = {n for n in slot.names if root(n.split()[0]) != slot.first}
                 others = named - read_slot(thing).names - {thing.lower()}
+                body = text
                 if others:
-                    body = re.sub(
+                    named_in = re.sub(
                         rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I
                     )
-                else:
-                    body = text
+                    body = named_in if self._says(named_in, source) else text
                 e.text = f"{body} {source}"
                 self.retiring.remove((e, thing))
                 return True
@@ -1000,8 +1027,31 @@ def _gives_up(st: Statement) -> bool:
     return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
 
 
+def _owners_meet(new: Frame, old: Frame) -> bool:
+    """Whether a statement's owner may outdate an entry's: the same person or group, or an
+    entry of no one or of the team."""
+    return new.same_owner(old) or not old.owner or old.owner == ("we",)
+
+
 def _cites(text: str, source: str) -> bool:
     return source in text
+
+
+def _with_full_name(entry: str, speaker: str, name: str) -> tuple[str, bool]:
+    """``entry`` naming the speaker by the full ``name`` they gave, where it opens with their
+    first name ("Ines runs ...", "Ines's team ...", "Ines: We ..."), and whether it did."""
+    if name.casefold() in entry.casefold():
+        return entry, True
+    for after in (" ", "'s ", ": ", ", "):
+        if entry.startswith(speaker + after):
+            return name + entry[len(speaker) :], True
+    return entry, False
+
+
+def _closed(text: str) -> str:
+    """``text`` ending a sentence, so that another can follow it."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def _purpose(text: str) -> frozenset[str]:
@@ -1124,6 +1174,7 @@ class OfflineReviewer:
         """Propose operations that bring the memory up to date with ``batch.turns``."""
         memory = _Memory.parse(batch.index, batch.topics)
         memory.embedder = self.embedder
+        memory.sources = BatchSources(batch.turns)
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
@@ -1167,7 +1218,11 @@ class OfflineReviewer:
                 text, people, frozenset((t.conversation_id, t.position) for t in block)
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
-            for start, end, sentence in units(text, turn.role, speaker):
+            said_units = units(text, turn.role, speaker)
+            # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
+            # and I run ..."): the next entry about them carries it.
+            named: str | None = None
+            for at_unit, (start, end, sentence) in enumerate(said_units):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
@@ -1180,6 +1235,14 @@ class OfflineReviewer:
                 pending = clauses(sentence)
                 while pending:
                     clause = pending.pop(0)
+                    nxt = pending[0] if pending else None
+                    if nxt is None and at_unit + 1 < len(said_units):
+                        nxt = said_units[at_unit + 1][2]
+                    own = full_name(clause, speaker) if turn.role == "user" else None
+                    if own is not None and nxt is not None and about_speaker(nxt):
+                        named = own
+                        skipped["introduction"] += 1
+                        continue
                     found = read(clause, role=turn.role, speaker=speaker, question=question)
                     if isinstance(found, str):
                         fixed = None
@@ -1203,6 +1266,9 @@ class OfflineReviewer:
                             pending.insert(0, found.rest)
                         continue
                     entry = render(found, listener=listener, when=block[last].time)
+                    if named is not None:
+                        entry, used = _with_full_name(entry, speaker, named)
+                        named = None if used else named
                     cited = source
                     if found.kind == "answer":  # the entry quotes the question: cite it too
                         cited = format_source(conv, question_at, block[last].position + 1)
@@ -1218,7 +1284,7 @@ class OfflineReviewer:
             memory.settle_message()
         # The runner's rules (review/sources.py, review/replacements.py): propose nothing it
         # would drop.
-        ops = memory.operations(batch.index_cap_chars, BatchSources(batch.turns))
+        ops = memory.operations(batch.index_cap_chars, memory.sources)
         read_ranges = _ranges(batch.turns)
         notes = [
             f"read {len(batch.turns)} messages: {', '.join(read_ranges) or 'none'}",

@@ -360,15 +360,38 @@ _MEASURE = re.compile(
     rf"(?![.,]?\d|\s*(?:%|percent|degrees|[a-z]{{3,}})))"
     rf"|(?P<span>\b\d+(?:\.\d+)?\s?(?:weeks?|days?|hours?|hrs?|months?|years?|nights?|mins?|"
     rf"minutes?)\b)"
-    rf"|(?P<weekday>\b(?:{_DAY_WORDS})s?\b)",
+    rf"|(?P<weekday>\b(?:{_DAY_WORDS})s?\b)"
+    # A number of things, counted by the noun after it ("8 crew", "40 cars", "12 beds"):
+    # last, so that any kind above reads the number first.
+    rf"|(?P<count>(?<![\d.,:/£$€-])\b(?!(?:19|20)\d\d\b)\d+(?:,\d{{3}})*\s+[a-z][a-z'-]{{2,}}\b)",
     re.I,
+)
+
+
+def _counted(said: str) -> str | None:
+    """What a count counts, as one word ("40 cars" -> "car", "6 full-time" -> "full-time"),
+    or None when the word after the number is not a noun of things ("3 of them", "2 more",
+    "10 to 6", "5 years": a length, read above)."""
+    words = said.split()[1:]
+    if any(w in lx.STOP_WORDS or w in _NOT_COUNTED for w in words):
+        return None
+    noun = words[-1]
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+#: Words after a number that are not what it counts.
+_NOT_COUNTED = lx.words(
+    "am pm and or to till until times time per percent degrees each between from years year "
+    "months month weeks week days day hours hour minutes minute mins nights night euro euros "
+    "pounds pound dollars dollar quid"
 )
 
 
 @dataclass(frozen=True)
 class Measure:
     """A value a statement gives: its kind ("money", "percent", "date", "time", "span:week",
-    "weekday"), its value written one way ("4200", "26 mar"), and the words as said."""
+    "weekday", "count:car"), its value written one way ("4200", "26 mar"), and the words as
+    said."""
 
     kind: str
     value: str
@@ -378,8 +401,8 @@ class Measure:
 @functools.lru_cache(maxsize=65536)
 def measures(text: str) -> tuple[Measure, ...]:
     """The values of ``text`` that a later statement may replace, by kind: an amount of money,
-    a percentage, a date, a time, a length of time, a weekday ("£64", "30 percent", "Monday
-    16th", "3:30", "8 weeks", "Thursdays")."""
+    a percentage, a date, a time, a length of time, a weekday, a number of things ("£64", "30
+    percent", "Monday 16th", "3:30", "8 weeks", "Thursdays", "8 crew")."""
     out: list[Measure] = []
     for m in _MEASURE.finditer(strip_source(text)):
         kind = m.lastgroup or ""
@@ -399,6 +422,11 @@ def measures(text: str) -> tuple[Measure, ...]:
             value = f"{day.group(1) if day else ''} {month.group(0)[:3] if month else ''}".strip()
         elif kind == "weekday":
             value = low.rstrip("s")[:3]
+        elif kind == "count":
+            noun = _counted(low)
+            if noun is None:
+                continue
+            kind, value = f"count:{noun}", digits
         else:
             value = re.sub(r"\s+", "", low)
         out.append(Measure(kind, value, said))

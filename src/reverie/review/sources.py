@@ -8,7 +8,12 @@ An entry that review adds or rewrites ends with the range of the conversation it
 * every range is non-empty (``start < end``), lies within the span of the positions of that
   conversation's turns the reviewer was given, and holds at least one of those turns, so that
   it resolves through ``context_read`` to text that was reviewed (a tool log inside the span
-  may be part of it; review never read it, SPEC R5).
+  may be part of it; review never read it, SPEC R5);
+* the reviewed turns of every range say something of the entry: they share a content word
+  with it (three letters or more, not a function word, a plural "s" aside). A range that
+  shares none resolves to text, but not to where the entry came from: an entry rewritten
+  from an older one ("We stream on Netflix and Disney+" once Netflix was cancelled) must
+  carry a word of the message that changed it.
 
 A line that only links topic files (``More: [[memory/decisions.md]]``) is index structure, not
 an entry taken from a conversation: it needs no source.
@@ -25,12 +30,22 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from . import lexicon as lx
 from .types import SOURCE_PATTERN, Turn, parse_sources
 
-__all__ = ["MISSING_SOURCE", "SOURCE_OUT_OF_BATCH", "BatchSources", "SourceProblem", "is_link_line"]
+__all__ = [
+    "MISSING_SOURCE",
+    "SOURCE_OUT_OF_BATCH",
+    "SOURCE_UNRELATED",
+    "BatchSources",
+    "SourceProblem",
+    "is_link_line",
+    "said_words",
+]
 
 MISSING_SOURCE = "missing_source"
 SOURCE_OUT_OF_BATCH = "source_out_of_batch"
+SOURCE_UNRELATED = "source_unrelated"
 
 _LINK = re.compile(r"\[\[[^\]]+\]\]")
 #: What may stand beside the links of a link line: a short label ("More:", "See also").
@@ -57,6 +72,20 @@ def is_link_line(text: str) -> bool:
 def _content(text: str) -> list[str]:
     words = re.findall(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]", text.casefold())
     return [w[:-1] if w.endswith("s") and len(w) > 4 else w for w in words if len(w) >= 4]
+
+
+#: Words that say nothing of what an entry is about, beyond the reviewer's stop words.
+_FUNCTION = lx.STOP_WORDS | lx.words("should shall while yours source")
+
+
+@functools.lru_cache(maxsize=65536)
+def said_words(text: str) -> frozenset[str]:
+    """The words by which a message and an entry meet (sources left out): lower case, letters
+    and digits only (``Kuehne+Nagel`` is two words), three characters or more, no function
+    words, a plural "s" cut ("deliveries" and "delivery" do not meet; "vans" and "van" do)."""
+    found = re.findall(r"[a-z0-9]+", SOURCE_PATTERN.sub(" ", text).casefold())
+    words = (w[:-1] if len(w) > 3 and w.endswith("s") else w for w in found if w not in _FUNCTION)
+    return frozenset(w for w in words if len(w) >= 3)
 
 
 def _ends_with_source(text: str) -> bool:
@@ -114,4 +143,18 @@ class BatchSources:
                     SOURCE_OUT_OF_BATCH,
                     f"it cites {conversation}#{start}-{end}, which holds no reviewed message",
                 )
+            if not self.says(text, conversation, start, end):
+                return SourceProblem(
+                    SOURCE_UNRELATED,
+                    "the messages it cites do not say it "
+                    f"({conversation}#{start}-{end} shares no word with it)",
+                )
         return None
+
+    def says(self, text: str, conversation: str, start: int, end: int) -> bool:
+        """Whether the reviewed turns of ``conversation`` at ``start`` <= p < ``end`` share a
+        word (:func:`said_words`) with ``text``."""
+        want = said_words(text)
+        return any(
+            want & said_words(self.texts.get((conversation, p), "")) for p in range(start, end)
+        )
