@@ -83,6 +83,8 @@ INDEX_TABLES = (
 )
 #: Every this many writes a writer resets MEMORY.md (it stays under its 64 KiB cap).
 RESET_EVERY = 150
+#: A fault lasts at least until this many reads have ended while it is on.
+MIN_READS = 4
 
 
 # workers (run as ``fault_campaign.py --worker KIND HOME LOG SEED``)
@@ -301,6 +303,15 @@ class Workers:
             self.logs.append(log)
             self.procs.append((log, proc))
 
+    def reads_logged(self) -> int:
+        """How many reads the reader processes have logged so far (every generation's)."""
+        total = 0
+        for log in self.logs:
+            if log.name.startswith("read-") and log.exists():
+                with open(log, "rb") as f:
+                    total += f.read().count(b"\n")
+        return total
+
     def kill(self) -> None:
         for _, proc in self.procs:
             proc.send_signal(signal.SIGKILL)
@@ -347,7 +358,13 @@ def campaign(
                     window.detail = f"injection failed: {exc}"
                 if fault == "object_damage":
                     workers.start()
+                reads_before = workers.reads_logged()
                 time.sleep(rng.uniform(0.5, 1.5) * fault_seconds)
+                # On a busy machine a window can pass with no read ending in it (the first
+                # reader after the damage rebuilds the index): it lasts until a few have.
+                until = time.time() + hang_seconds
+                while workers.reads_logged() - reads_before < MIN_READS and time.time() < until:
+                    time.sleep(0.1)
                 workers.watch(hang_seconds, result)
                 _clear(window, mount, home, result)  # the fault lasts until it is cleared
                 window.end = time.time()
