@@ -86,11 +86,16 @@ committed before its "before" figures were taken and before the reviewer was cha
 was measured twice, before and after the sixth round, in aggregate only; from the seventh round
 on it is development data (:data:`SIXTH`).
 
-**The held-out set** ``test7`` (:data:`HELD_OUT`, ids ``t7-``) was written fresh for the seventh
-round the same way, and committed with its "before" figures, taken on the reviewer as the sixth
-round left it, before the reviewer is changed again. It is never tuned on: it is measured with
-``bench/review_corpus.py --half test7`` in aggregate only, once before and once after the
-round.
+``test7`` was written fresh for the seventh round (ids ``t7-``) the same way, and committed
+with its "before" figures, taken on the reviewer as the sixth round left it, before the
+reviewer was changed again. It was measured twice, before and after the seventh round, in
+aggregate only; from the eighth round on it is development data (:data:`SEVENTH`).
+
+**The held-out set** ``test8`` (:data:`HELD_OUT`, ids ``t8-``) was written fresh for the eighth
+round the same way (by someone who had read only this format, the scorer and the corpus
+checks), and committed before the reviewer as the seventh round left it was measured on it. It
+is never tuned on: it is measured with ``bench/review_corpus.py --half test8`` in aggregate
+only, once before and once after the round.
 """
 
 from __future__ import annotations
@@ -111,6 +116,7 @@ __all__ = [
     "NEVER_KINDS",
     "SECOND",
     "SECTIONS",
+    "SEVENTH",
     "SIXTH",
     "THIRD",
     "Conversation",
@@ -135,10 +141,12 @@ FOURTH = "test4"
 FIFTH = "test5"
 #: Written for the sixth round; held out then, development data since the seventh.
 SIXTH = "test6"
+#: Written for the seventh round; held out then, development data since the eighth.
+SEVENTH = "test7"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH)
-#: Written for the seventh round and never tuned on.
-HELD_OUT = "test7"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH)
+#: Written for the eighth round and never tuned on.
+HELD_OUT = "test8"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -194,8 +202,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test7`` when its id starts with
-    ``t2-`` to ``t7-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test8`` when its id starts with
+    ``t2-`` to ``t8-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -208,6 +216,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t6-"):
         return SIXTH
     if conversation_id.startswith("t7-"):
+        return SEVENTH
+    if conversation_id.startswith("t8-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

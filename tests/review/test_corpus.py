@@ -12,6 +12,7 @@ from tests.review.corpus_format import (
     HALVES,
     HELD_OUT,
     SECOND,
+    SEVENTH,
     SIXTH,
     THIRD,
     fact,
@@ -31,7 +32,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t4-any-intro") == FOURTH == "test4"
     assert half("t5-any-intro") == FIFTH == "test5"
     assert half("t6-any-intro") == SIXTH == "test6"
-    assert half("t7-any-intro") == HELD_OUT == "test7"
+    assert half("t7-any-intro") == SEVENTH == "test7"
+    assert half("t8-any-intro") == HELD_OUT == "test8"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -68,7 +70,7 @@ def test_the_corpus_is_large_and_varied() -> None:
         }
 
 
-@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, HELD_OUT])
+@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, HELD_OUT])
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
     conversations = load(which)
     assert len(conversations) >= (80 if which == SECOND else 100)
