@@ -320,12 +320,22 @@ def traced(pid: int) -> tuple[subprocess.Popen[bytes], Path]:
     out = Path(tempfile.mkstemp(prefix="slack-syscalls-")[1])
     pids = ",".join(str(p) for p in tree_pids(pid))
     events = "context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_*"
+    if Path("/sys/kernel/tracing/events/ext4").is_dir():  # files created and deleted, on ext4
+        events += ",ext4:ext4_allocate_inode,ext4:ext4_free_inode"
     tracer = subprocess.Popen(
         ["perf", "stat", "-x", ",", "-e", events, "-p", pids, "-o", str(out)],
         stderr=subprocess.DEVNULL,
     )
     time.sleep(2.0)  # perf opens some 700 counters per thread before it counts
     return tracer, out
+
+
+#: What the counts of :func:`traced` are called in the tables.
+LABELS = {
+    "raw_syscalls:sys_enter": "all",
+    "ext4:ext4_allocate_inode": "ext4 inodes allocated (files created)",
+    "ext4:ext4_free_inode": "ext4 inodes freed (files deleted)",
+}
 
 
 def untraced(tracer: subprocess.Popen[bytes], out: Path) -> dict[str, int]:
@@ -338,7 +348,7 @@ def untraced(tracer: subprocess.Popen[bytes], out: Path) -> dict[str, int]:
         fields = line.split(",")
         if len(fields) > 2 and fields[0].isdigit() and int(fields[0]):
             name = fields[2].removeprefix("syscalls:sys_enter_")
-            name = {"raw_syscalls:sys_enter": "all"}.get(name, name).replace("-", " ")
+            name = LABELS.get(name, name).replace("-", " ")
             calls[name] = int(fields[0])
     out.unlink()
     return calls

@@ -215,3 +215,29 @@ def test_a_file_is_read_whole(tmp_path: Path, size: int) -> None:
     assert gitrepo._read_whole(str(path)) == data
     with pytest.raises(FileNotFoundError):
         gitrepo._read_whole(str(tmp_path / "missing"))
+
+
+@pytest.mark.sqlite_only
+def test_the_write_marker_file_is_reused_not_created_per_write(rv: Reverie, backend: str) -> None:
+    rv.memory_apply("ada", ADD)
+    memory_id = rv.state.memory_of(rv.state.get_agent("ada").id)
+    marker = rv.memories._marker(memory_id)
+    parked = marker.with_name("reverie-written")
+    assert not marker.exists() and rv.memories.marked(memory_id) is None
+    inode = parked.stat().st_ino
+    seen: list[tuple[bytes, str | None] | None] = []
+    begin = rv.memories._begin
+
+    def watched(memory: str, parent: str | None) -> None:
+        begin(memory, parent)
+        seen.append(rv.memories.marked(memory))
+
+    rv.memories._begin = watched  # type: ignore[method-assign]
+    for i in range(3):
+        latest = rv.state.latest(memory_id)
+        assert latest is not None
+        rv.memory_apply("ada", {**ADD, "text": f"Fact {i}."})
+        # while the write was under way its marker named the revision it started from
+        assert seen[-1] == (b"writing", latest.oid)
+        assert not marker.exists() and parked.stat().st_ino == inode
+    assert rv.memory_read("ada").revision == 4
