@@ -18,7 +18,11 @@ Three measurements, each printed as a table (``--json`` for the figures):
 3. **Workers** (``--workers``): the same HTTP run against ``reverie serve --workers 1`` and
    ``--workers 2`` on the same home (every worker handles events, the parent posts the
    outbox): events per second as the senders saw them, and until every answer was posted,
-   and the CPU time of the server's processes (parent and workers) per event.
+   and the CPU time of the server's processes (parent and workers) per event, with its
+   system (kernel) part. ``--syscalls`` adds the system calls per event by name and the
+   context switches, counted by ``perf stat`` on the kernel's tracepoints for every thread
+   of the server's processes from after the warm-up until every answer is posted (not
+   ``strace``, which slows each call enough to multiply the ``futex`` calls tenfold).
 
 4. **Instructions** (``--instructions``, needs valgrind): the CPU instructions, in user space,
    that one ``!remember`` event costs through ``SlackSurface.dispatch`` in one process (bolt,
@@ -32,8 +36,8 @@ Three measurements, each printed as a table (``--json`` for the figures):
 
 Run::
 
-    python bench/slack_parts.py [--phases] [--group] [--workers] [--instructions]
-        [--events 200] [--rounds 2] [--senders 4] [--baseline SRC]
+    python bench/slack_parts.py [--phases] [--group] [--workers [--syscalls]]
+        [--instructions] [--events 200] [--rounds 2] [--senders 4] [--baseline SRC]
 
 (the first three when none is named).
 """
@@ -44,6 +48,7 @@ import argparse
 import collections
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -210,10 +215,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def workers(events: int, rounds: int, senders: int = 4) -> list[dict[str, Any]]:
+def workers(
+    events: int, rounds: int, senders: int = 4, *, syscalls: bool = False
+) -> list[dict[str, Any]]:
     """``reverie serve --workers N`` for N = 1, 2 on the same home, in turn: the events per
     second the senders saw (every one acknowledged after its write and queued answer), and
-    until the parent process had posted every answer to the local Slack."""
+    until the parent process had posted every answer to the local Slack. With ``syscalls``,
+    ``strace -c`` follows every thread of the server's processes from after the warm-up until
+    every answer is posted, and the counts per event are kept by system call (the rates are
+    then strace's, not the server's)."""
     out = []
     with stack() as (rv, slack, _, home):
         env = dict(
@@ -251,6 +261,7 @@ def workers(events: int, rounds: int, senders: int = 4) -> list[dict[str, Any]]:
                         for i in range(events)
                     ]
                     load = os.getloadavg()[0]
+                    tracer = traced(server.pid) if syscalls else None
                     cpu = tree_cpu(server.pid)
                     started = time.perf_counter()
                     seconds, statuses = slack_bench.send_from_child(sender.url, bodies, senders)
@@ -261,14 +272,17 @@ def workers(events: int, rounds: int, senders: int = 4) -> list[dict[str, Any]]:
                             raise RuntimeError("some answers were never posted")
                         time.sleep(0.02)
                     answered = time.perf_counter() - started
-                    cpu = tree_cpu(server.pid) - cpu
+                    user, system = (b - a for a, b in zip(cpu, tree_cpu(server.pid), strict=True))
+                    calls = untraced(*tracer) if tracer else {}
                     time.sleep(1.0)  # any second post of an answer would come by now
                     out.append(
                         {
+                            "syscalls_per_event": {k: n / events for k, n in calls.items()},
                             "workers": count,
                             "per_second": events / seconds,
                             "answered_per_second": events / answered,
-                            "server_cpu_ms_per_event": cpu * 1000 / events,
+                            "server_cpu_ms_per_event": (user + system) * 1000 / events,
+                            "server_system_ms_per_event": system * 1000 / events,
                             "saved": rv.memory_read("ada").revision - before,
                             "posted": len(slack.posted(DM_SAM)) - posted,
                             "events": events,
@@ -282,21 +296,75 @@ def workers(events: int, rounds: int, senders: int = 4) -> list[dict[str, Any]]:
     return out
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds (user and system) of process ``pid`` and its live descendants so far."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    todo = [pid]
+def tree_pids(pid: int) -> list[int]:
+    """Process ``pid`` and its live descendants."""
+    found, todo = [], [pid]
     while todo:
         p = todo.pop()
+        found.append(p)
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
+def traced(pid: int) -> tuple[subprocess.Popen[bytes], Path]:
+    """``perf stat`` counting the system calls (kernel tracepoints, by name) and context
+    switches of ``pid``'s process tree, threads included. Not ``strace -c``: stopping on every
+    call slows each thread so much that they queue for the interpreter lock, which multiplies
+    the ``futex`` calls (about 400 per event under strace against 45 without)."""
+    if shutil.which("perf") is None:
+        raise SystemExit("--syscalls needs perf (apt-get install linux-perf)")
+    out = Path(tempfile.mkstemp(prefix="slack-syscalls-")[1])
+    pids = ",".join(str(p) for p in tree_pids(pid))
+    events = "context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_*"
+    if Path("/sys/kernel/tracing/events/ext4").is_dir():  # files created and deleted, on ext4
+        events += ",ext4:ext4_allocate_inode,ext4:ext4_free_inode"
+    tracer = subprocess.Popen(
+        ["perf", "stat", "-x", ",", "-e", events, "-p", pids, "-o", str(out)],
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(2.0)  # perf opens some 700 counters per thread before it counts
+    return tracer, out
+
+
+#: What the counts of :func:`traced` are called in the tables.
+LABELS = {
+    "raw_syscalls:sys_enter": "all",
+    "ext4:ext4_allocate_inode": "ext4 inodes allocated (files created)",
+    "ext4:ext4_free_inode": "ext4 inodes freed (files deleted)",
+}
+
+
+def untraced(tracer: subprocess.Popen[bytes], out: Path) -> dict[str, int]:
+    """Stop ``tracer`` and read its counts, by system call (``all`` for every call,
+    ``context switches`` for those)."""
+    tracer.send_signal(signal.SIGINT)
+    tracer.wait(60)
+    calls: dict[str, int] = {}
+    for line in out.read_text().splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[0].isdigit() and int(fields[0]):
+            name = fields[2].removeprefix("syscalls:sys_enter_")
+            name = LABELS.get(name, name).replace("-", " ")
+            calls[name] = int(fields[0])
+    out.unlink()
+    return calls
+
+
+def tree_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds, user and system, of process ``pid`` and its live descendants so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    user = system = 0.0
+    for p in tree_pids(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
             continue  # ended meanwhile
-    return total
+        user, system = user + int(fields[11]) / tick, system + int(fields[12]) / tick
+    return user, system
 
 
 def warm_up(sender: EventSender, count: int, timeout: float = 60) -> None:
@@ -383,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--senders", type=int, default=4, help="--workers: events at once")
     parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--syscalls", action="store_true", help="--workers under strace -c")
     parser.add_argument("--baseline", help="--instructions: another tree's src to count too")
     parser.add_argument("--dispatch", type=int, help=argparse.SUPPRESS)  # --instructions' child
     parser.add_argument("--sections", type=int, default=200, help=argparse.SUPPRESS)
@@ -444,14 +513,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     if every or args.workers:
         _common.progress("workers: reverie serve --workers 1 and 2")
-        found_workers = payload["workers"] = workers(args.events, args.rounds, args.senders)
+        found_workers = payload["workers"] = workers(
+            args.events, args.rounds, args.senders, syscalls=args.syscalls
+        )
         text.append(
             _common.markdown_table(
                 [
                     "workers",
                     "events/s",
                     "all answered, /s",
-                    "server CPU ms/event",
+                    "server CPU ms/event (system)",
                     "saved",
                     "posted",
                     "load",
@@ -461,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
                         str(r["workers"]),
                         f"{r['per_second']:.0f}",
                         f"{r['answered_per_second']:.0f}",
-                        f"{r['server_cpu_ms_per_event']:.2f}",
+                        f"{r['server_cpu_ms_per_event']:.2f} "
+                        f"({r['server_system_ms_per_event']:.2f})",
                         str(r["saved"]),
                         str(r["posted"]),
                         f"{r['load']:.2f}",
@@ -470,6 +542,21 @@ def main(argv: list[str] | None = None) -> int:
                 ],
             )
         )
+        if args.syscalls:
+            per = [r["syscalls_per_event"] for r in found_workers]
+            names = sorted(
+                {k for calls in per for k in calls}, key=lambda k: -max(c.get(k, 0) for c in per)
+            )
+            text.append(
+                _common.markdown_table(
+                    ["per event", *(f"{r['workers']} worker(s)" for r in found_workers)],
+                    [
+                        [k, *(f"{c.get(k, 0):.1f}" for c in per)]
+                        for k in names
+                        if max(c.get(k, 0) for c in per) >= 0.5
+                    ],
+                )
+            )
     _common.emit(args.json, payload, "\n\n".join(text))
     return 0
 

@@ -1336,7 +1336,8 @@ class Reverie:
                 kind="notice",
                 conversation_id=conv.id,
             )
-        return [self.outbox.get(i) for i in ids]
+            # read in the same transaction: one lock on the state instead of two
+            return [self.outbox.get(i) for i in ids]
 
     # chat commands (SPEC C1-C3)
 
@@ -1366,20 +1367,21 @@ class Reverie:
             raise RefusedInput(
                 f"!{command.action} does not write memory.", code="invalid_operation"
             )
-        conv = self.conversations.get(conversation_id)
-        agent = self.state.get_agent(conv.agent_id)
-        chat = self.conversations.channel(channel_id or conv.channel_id)
-        require_chat_write(
-            self._member_or_none(author),
-            agent.name,
-            channel_kind=chat.kind,
-            memory_on=conv.memory_on and not chat.answers_group,
-            granted=self.conversations.has_grant(agent.id, chat.id),
-            in_chat=in_chat,
-            who=author,
-        )
-        check_limits(command, self.settings)
-        memory_id = self.state.memory_of(agent.id)
+        with self.state.reading():  # C2's checks on one snapshot of the state
+            conv = self.conversations.get(conversation_id)
+            agent = self.state.get_agent(conv.agent_id)
+            chat = self.conversations.channel(channel_id or conv.channel_id)
+            require_chat_write(
+                self._member_or_none(author),
+                agent.name,
+                channel_kind=chat.kind,
+                memory_on=conv.memory_on and not chat.answers_group,
+                granted=self.conversations.has_grant(agent.id, chat.id),
+                in_chat=in_chat,
+                who=author,
+            )
+            check_limits(command, self.settings)
+            memory_id = self.state.memory_of(agent.id)
         message = f"chat: !{command.action} {command.name}".rstrip() + f" by {author}"
         if command.action == "update":
             request = {"action": "set_body", "text": update_body(command), "message": message}

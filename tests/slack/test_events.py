@@ -4,6 +4,7 @@ acknowledgement that does not wait for the model, and the App Home tab."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -371,3 +372,14 @@ def test_W7_a_retry_reaching_another_process_runs_the_turn_once(stack: Stack) ->
         other.stop()
     assert stack.texts() == ["On Tuesdays."]
     assert len(stack.model.requests) == 1
+
+
+def test_a_dm_agent_named_by_its_id_is_answered_for_by_name(stack_factory: Any) -> None:
+    stack = stack_factory()
+    ada = stack.rv.agent("ada")
+    stack.rv.create_agent("bo")  # two agents: only the setting says who answers DMs
+    stack.surface.settings = dataclasses.replace(stack.surface.settings, slack_agent=ada.id)
+    stack.say(SAM, DM_SAM, "!remember Deploys - Tuesdays")
+    stack.settle()
+    assert stack.texts(DM_SAM) == ["Saved to ada's memory: revision 1."]
+    assert "Deploys" in stack.rv.memory_read("ada").text

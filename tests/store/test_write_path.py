@@ -1,16 +1,20 @@
 """The write path's shortcuts keep its guarantees: one query for an agent and its memory, a
 pipelined transaction on PostgreSQL (all or nothing, errors as the stores expect), revision 0
-recorded inside the first write that needs it. (The index rows changed by the changed part
+recorded inside the first write that needs it, several reads as one read transaction on
+SQLite, a loose object read whole in a few system calls. (The index rows changed by the changed part
 of a file: ``tests/core/test_line_diffs.py``.)"""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from pathlib import Path
 
 import pytest
 
 from reverie import Reverie
 from reverie.errors import NotFound, RefusedInput, RevisionConflict
+from reverie.store import gitrepo
 
 ADD = {"action": "add", "section": "Decisions", "text": "We deploy on Fridays."}
 
@@ -163,3 +167,77 @@ def test_without_pipeline_mode_a_write_waits_statement_by_statement(
         pg.memory_apply("ada", {**ADD, "text": "Stale."}, expected_revision=0)
     assert pg.memory_apply("ada", {**ADD, "text": "Next."}).revision == first.revision + 1
     assert entered == []
+
+
+def _agent_names(rv: Reverie) -> list[str]:
+    return [a.name for a in rv.state.list_agents()]
+
+
+@pytest.mark.sqlite_only
+def test_reads_in_one_read_transaction_see_one_snapshot(rv: Reverie, backend: str) -> None:
+    other = threading.Thread(target=lambda: (rv.create_agent("bo"), rv.state.close()))
+    with rv.state.reading():
+        assert _agent_names(rv) == ["ada"]
+        other.start()
+        other.join()  # committed by another thread's connection meanwhile
+        assert _agent_names(rv) == ["ada"]
+        assert rv.state.conn.in_transaction
+    assert not rv.state.conn.in_transaction
+    assert _agent_names(rv) == ["ada", "bo"]
+    rv.create_agent("cy")  # a write transaction starts after it as before
+    assert _agent_names(rv) == ["ada", "bo", "cy"]
+
+
+@pytest.mark.sqlite_only
+def test_a_read_transaction_ends_when_its_reads_fail(rv: Reverie, backend: str) -> None:
+    with pytest.raises(NotFound), rv.state.reading():
+        rv.state.get_agent("nobody")
+    assert not rv.state.conn.in_transaction
+    rv.create_agent("bo")
+    assert _agent_names(rv) == ["ada", "bo"]
+
+
+def test_reads_inside_a_transaction_stay_in_it(rv: Reverie) -> None:
+    agent = rv.state.get_agent("ada")
+    with rv.state.transaction() as conn:
+        conn.execute("UPDATE agents SET archived = 1 WHERE id = ?", (agent.id,))
+        with rv.state.reading():
+            assert rv.state.get_agent("ada").archived  # its own uncommitted write
+        assert conn.in_transaction
+    assert rv.state.get_agent("ada").archived
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, 200_000])
+def test_a_file_is_read_whole(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "object"
+    data = bytes(i % 251 for i in range(size))
+    path.write_bytes(data)
+    assert gitrepo._read_whole(str(path)) == data
+    with pytest.raises(FileNotFoundError):
+        gitrepo._read_whole(str(tmp_path / "missing"))
+
+
+@pytest.mark.sqlite_only
+def test_the_write_marker_file_is_reused_not_created_per_write(rv: Reverie, backend: str) -> None:
+    rv.memory_apply("ada", ADD)
+    memory_id = rv.state.memory_of(rv.state.get_agent("ada").id)
+    marker = rv.memories._marker(memory_id)
+    parked = marker.with_name("reverie-written")
+    assert not marker.exists() and rv.memories.marked(memory_id) is None
+    inode = parked.stat().st_ino
+    seen: list[tuple[bytes, str | None] | None] = []
+    begin = rv.memories._begin
+
+    def watched(memory: str, parent: str | None) -> None:
+        begin(memory, parent)
+        seen.append(rv.memories.marked(memory))
+
+    rv.memories._begin = watched  # type: ignore[method-assign]
+    for i in range(3):
+        latest = rv.state.latest(memory_id)
+        assert latest is not None
+        rv.memory_apply("ada", {**ADD, "text": f"Fact {i}."})
+        # while the write was under way its marker named the revision it started from
+        assert seen[-1] == (b"writing", latest.oid)
+        assert not marker.exists() and parked.stat().st_ino == inode
+    assert rv.memory_read("ada").revision == 4

@@ -409,26 +409,32 @@ class SlackSurface:
         elif base_kind == "dm":
             kind = "dm"
         conversation = conversation_ref(channel, thread_ts)
+        agent_name = None
         try:
             conv = self.rv.conversation(conversation)
         except NotFound:
             agent = self._agent_for(base, base_kind)
             if agent is None:
                 return None
-            conv = self._create(agent, source, conversation)
+            conv, created = self._create(agent, source, conversation)
+            if created and agent != conv.agent_id:  # a name (REVERIE_SLACK_AGENT may be an id)
+                agent_name = agent
         if source != conv.channel_id and source not in conv.linked_chats:
             # The thread now reaches a group: its memory is off for good (O2).
             conv = self.rv.link_chat(conv.id, source)
-        agent_name = self.rv.agent(conv.agent_id).name
+        if agent_name is None:
+            agent_name = self.rv.agent(conv.agent_id).name
         return Chat(channel, thread_ts, kind, base, source, conv.id, agent_name)
 
-    def _create(self, agent: str, source: str, conversation: str) -> Any:
+    def _create(self, agent: str, source: str, conversation: str) -> tuple[Any, bool]:
+        """The thread's conversation, created for ``agent``, and whether this call created
+        it (else another delivery of the event did, just now)."""
         try:
-            return self.rv.create_conversation(agent, source, conversation_id=conversation)
+            return self.rv.create_conversation(agent, source, conversation_id=conversation), True
         except RefusedInput as exc:
-            if exc.code != "already_exists":  # another delivery of the event created it
+            if exc.code != "already_exists":
                 raise
-            return self.rv.conversation(conversation)
+            return self.rv.conversation(conversation), False
 
     # turns
 

@@ -43,7 +43,6 @@ def run_command(
 ) -> list[str]:
     """Run ``command``, said by ``user`` in ``chat``; the answer, as one or more messages."""
     agent = chat.agent
-    memory_on = rv.conversation(chat.conversation).memory_on
     if command.action == "help":
         return [HELP]
     if command.action == "invalid":
@@ -53,10 +52,11 @@ def run_command(
             f"Clearing {agent}'s memory is done in the admin page: "
             f"{admin_link(rv.settings, agent)} . {_NOTHING}"
         ]
+    # (a write checks the conversation's memory mode itself, on the state it writes from)
     if command.action == "status":
-        return [_status(rv, agent, memory_on)]
+        return [_status(rv, agent, rv.conversation(chat.conversation).memory_on)]
     if command.action == "show":
-        if not memory_on:
+        if not rv.conversation(chat.conversation).memory_on:
             return [
                 "Memory is off in this conversation (it is, or once was, a group chat), so I "
                 "don't show it here. Ask me in a DM. Nothing was shown."

@@ -28,6 +28,7 @@ revision, so concurrent commands neither conflict nor redo.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -68,6 +69,9 @@ PEOPLE_WRITERS = frozenset({"chat", "admin", "mcp", "api", "cli"})
 
 _TRAILER = re.compile(r"^Reverie-([A-Za-z]+): (.+)$", re.MULTILINE)
 _MARKER = "reverie-writing"
+#: The marker's file between writes: renamed to, and back from, the marker's name, never
+#: deleted (see :meth:`MemoryStore._begin`). Nothing reads it.
+_PARKED = "reverie-written"
 _WRITING, _REFUSED = b"writing", b"refused"  # the same length: one is written over the other
 _NO_PARENT = "-" * 40
 _OID = re.compile(rb"[0-9a-f]{40}|-{40}")
@@ -196,20 +200,55 @@ class MemoryStore:
     def _begin(self, memory_id: str, parent: str | None) -> None:
         """Write the marker before a commit; nothing is committed if this fails.
 
+        The file of the last write's marker, parked under another name when that write ended
+        (:meth:`_end`), gets the new line first and then the marker's name (an atomic rename):
+        the marker appears with its whole line, as a new file's would, and no file is
+        created or deleted per write. (On ext4 without a journal, as on the machines we
+        measured, creating a file scans past every inode of its group freed in the last
+        minutes or so; a file created and deleted per write made that scan a quarter of the
+        server's CPU time.) Without a parked file (the first write, or after a fault) the
+        marker is created.
+
         Raises:
             StorageFault: the marker cannot be written (a full or read-only disk).
         """
         marker = self._marker(memory_id)
+        parked = marker.with_name(_PARKED)
+        line = _WRITING + b" " + (parent or _NO_PARENT).encode() + b"\n"
         try:
-            with open(marker, "wb") as f:
-                f.write(_WRITING + b" " + (parent or _NO_PARENT).encode() + b"\n")
+            # os-level calls: a buffered open() adds an fstat, an ioctl and an lseek per write
+            try:
+                fd, reused = os.open(parked, os.O_WRONLY | os.O_CLOEXEC), True
+            except FileNotFoundError:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+                fd, reused = os.open(marker, flags, 0o666), False
+            try:
+                if os.pwrite(fd, line, 0) != len(line):
+                    raise OSError(errno.ENOSPC, "the write marker was cut short")
+                if reused:
+                    os.ftruncate(fd, len(line))  # (every line has this length)
                 if self.settings.durable:
-                    f.flush()
-                    os.fsync(f.fileno())
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            if reused:
+                os.replace(parked, marker)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 marker.unlink(missing_ok=True)
             raise storage_fault(exc, "starting a write") from exc
+
+    def _end(self, memory_id: str) -> None:
+        """Remove the marker once a write is complete: renamed to its parked name, for the
+        next write's :meth:`_begin`, or else deleted."""
+        marker = self._marker(memory_id)
+        try:
+            os.replace(marker, marker.with_name(_PARKED))
+        except FileNotFoundError:
+            pass
+        except OSError:
+            with contextlib.suppress(OSError):
+                marker.unlink(missing_ok=True)
 
     def marked(self, memory_id: str) -> tuple[bytes, str | None] | None:
         """The marker's state (``b"writing"``, ``b"refused"``) and parent, or ``None`` without
@@ -789,8 +828,7 @@ class MemoryStore:
         every = self.settings.pack_every
         if every > 0 and revision // every > before // every:
             diagnostics += _pack(repo)  # under the marker: a kill here is recovered too
-        with contextlib.suppress(OSError):
-            self._marker(memory_id).unlink(missing_ok=True)
+        self._end(memory_id)
         return diagnostics
 
     def preview(self, memory_id: str, request: Any) -> list[str]:

@@ -429,6 +429,35 @@ class SQLiteState:
                 raise storage_fault(exc, "writing to the state database") from exc
             raise
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Several reads of this thread as one read transaction: they see one snapshot, and
+        SQLite takes its shared lock on the write-ahead log (two ``fcntl`` calls) and checks
+        whether its page cache is still good once for all of them, instead of once per
+        statement. Only reads may run inside (a write transaction cannot start in it); inside
+        a transaction already open it adds nothing.
+
+        Raises:
+            StorageFault: the read transaction cannot start.
+        """
+        conn = self.conn
+        if conn.in_transaction:
+            yield
+            return
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise storage_fault(exc, "reading the state database") from exc
+        try:
+            yield
+        finally:
+            if conn.in_transaction:  # only read: ending it either way loses nothing
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)
