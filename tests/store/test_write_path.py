@@ -163,3 +163,67 @@ def test_without_pipeline_mode_a_write_waits_statement_by_statement(
         pg.memory_apply("ada", {**ADD, "text": "Stale."}, expected_revision=0)
     assert pg.memory_apply("ada", {**ADD, "text": "Next."}).revision == first.revision + 1
     assert entered == []
+
+
+def test_a_revision_of_many_files_is_recorded_whole(pg: Reverie) -> None:
+    # The statement that records a revision holds the first few files; an import's revision
+    # of more files records the rest after it, in the same transaction.
+    from reverie.index import postings
+    from reverie.store.dbmemories import DatabaseMemoryStore, revision_oid
+    from reverie.store.state import RevisionRecord
+
+    store = pg.memories
+    assert isinstance(store, DatabaseMemoryStore)
+    _, memory_id = pg.state.agent_and_memory("ada")
+    latest = store.current(memory_id)
+    files: dict[str, str | None] = {
+        f"memory/topic-{i}.md": f"# Topic {i}\n\n- Fact {i}: the runner is zebra{i}.\n"
+        for i in range(7)
+    }
+    rec = RevisionRecord(
+        latest.revision + 1,
+        revision_oid(latest.oid, latest.revision + 1, files),
+        latest.created_at + 1,
+        "system",
+        "import",
+        sorted(files),
+    )
+    with pg.state.transaction() as conn:
+        store.record(conn, memory_id, rec, files, {}, None)
+    assert pg.memory_read("ada").revision == rec.revision
+    kept = store.files(memory_id, rec)
+    assert {p: kept[p] for p in files} == files
+    for i in (0, 6):
+        hits = pg.memory_search("ada", f"zebra{i}")
+        assert [(h.source, h.excerpt) for h in hits] == [
+            (f"memory/topic-{i}.md", f"- Fact {i}: the runner is zebra{i}.")
+        ]
+    assert postings.check(pg.state.conn, memory_id)
+
+
+def test_a_write_that_moves_lines_between_files_keeps_the_postings(pg: Reverie) -> None:
+    # Rows a file loses are deleted before the statement that adds the others: the search
+    # postings and counts stay those the lines make.
+    from reverie.index import postings
+
+    _, memory_id = pg.state.agent_and_memory("ada")
+    pg.memory_apply("ada", ADD, key="k3")
+    pg.memory_apply("ada", {**ADD, "text": "Billing runs on zebra hosts."})
+    out = pg.memory_apply(
+        "ada",
+        {
+            "operations": [
+                {"action": "remove", "old": "zebra hosts"},
+                {"action": "write_topic", "topic": "billing", "content": "- Zebra hosts retired."},
+            ]
+        },
+        key="k4",
+    )
+    assert out.changed
+    assert postings.check(pg.state.conn, memory_id)
+    assert out.paths == ["MEMORY.md", "memory/billing.md"]
+    hits = pg.memory_search("ada", "zebra")
+    assert [(h.source, h.excerpt) for h in hits] == [
+        ("memory/billing.md", "- Zebra hosts retired.")
+    ]
+    assert pg.memory_apply("ada", ADD, key="k3").replayed
