@@ -227,3 +227,69 @@ def test_a_write_that_moves_lines_between_files_keeps_the_postings(pg: Reverie) 
         ("memory/billing.md", "- Zebra hosts retired.")
     ]
     assert pg.memory_apply("ada", ADD, key="k3").replayed
+
+
+@pytest.mark.parametrize("name", ["mem_0123456789ab", "ada", "", "ü✓ 名前", "x" * 300])
+def test_the_server_computes_the_lock_key_python_does(pg: Reverie, name: str) -> None:
+    # A write takes its memory's lock with a key the server computes from the memory's id;
+    # creating, reindexing and rewinding take the same lock with the key computed here.
+    from reverie.store.postgres import _lock_key, lock_key_sql
+
+    row = pg.state.conn.execute(f"SELECT {lock_key_sql('CAST(? AS text)')}", (name,)).fetchone()
+    assert row == (_lock_key(name),)
+
+
+def test_a_write_waits_for_the_lock_the_memory_lock_holds(pg: Reverie) -> None:
+    # The lock that memory_apply takes with its lookup is the one memory_lock takes.
+    import threading
+
+    from reverie.store.postgres import PostgresState
+
+    _, memory_id = pg.state.agent_and_memory("ada")
+    assert isinstance(pg.state, PostgresState)
+    other = PostgresState(pg.state.url)
+    done = threading.Event()
+    try:
+        with other.memory_lock(memory_id):
+            writer = threading.Thread(target=lambda: (pg.memory_apply("ada", ADD), done.set()))
+            writer.start()
+            waiting = other.conn.raw.execute  # poll until the writer waits for the lock
+            for _ in range(600):
+                row = waiting(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                    "AND database = (SELECT oid FROM pg_database WHERE datname = "
+                    "current_database())"
+                ).fetchone()
+                if row and row[0]:
+                    break
+                done.wait(0.05)
+            assert row == (1,)
+            assert not done.is_set()
+        writer.join(30)
+        assert done.is_set()
+    finally:
+        other.shutdown()
+    assert pg.memory_read("ada").revision == 1
+
+
+def test_a_write_through_the_lookup_refuses_in_the_same_order(rv: Reverie) -> None:
+    # On PostgreSQL the lookup runs inside the write's transaction (apply_agent).
+    from reverie.errors import PermissionDenied
+
+    bad = {"action": "add", "section": "Decisions", "text": ""}
+    with pytest.raises(NotFound):
+        rv.memory_apply("nobody", bad, expected_revision=-1)
+    with pytest.raises(RefusedInput) as refused:
+        rv.memory_apply("ada", bad, expected_revision=-1)
+    assert refused.value.code == "invalid_revision"
+    with pytest.raises(PermissionDenied):
+        rv.memory_apply("ada", bad, writer="agent")
+    for n in (1, 2, 3):
+        with pytest.raises(RefusedInput) as refused:
+            rv.memory_apply("ada", bad, conversation_id="c1")
+        assert refused.value.details["failures_in_a_row"] == n
+    assert refused.value.details["stop_retrying"] is True
+    assert rv.memory_apply("ada", ADD, conversation_id="c1").revision == 1
+    with pytest.raises(RefusedInput) as refused:
+        rv.memory_apply("ada", bad, conversation_id="c1")
+    assert refused.value.details["failures_in_a_row"] == 1

@@ -32,14 +32,16 @@ from reverie.core import validation
 from reverie.core.markdown import apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.paths import INDEX
-from reverie.errors import StorageFault
+from reverie.errors import RefusedInput, StorageFault
 from reverie.index import fts, postings
 
 from .memories import (
     MemoryStore,
     WriteOutcome,
+    _check_call,
     _check_expected,
     _check_limit,
+    _key_hash,
     _message,
     _summary,
     _Write,
@@ -61,24 +63,43 @@ __all__ = ["DatabaseMemoryStore", "revision_oid"]
 
 #: What a write reads under the memory's lock, in one statement and one row: the newest
 #: revision (``NULL``\s before revision 0 is recorded), the newest ``MEMORY.md`` (``NULL`` where
-#: there is none), and, with an idempotency key, what the key did before (``NULL``\s if nothing).
-#: The newest file row is the current revision's while the lock is held: a rewind deletes the
-#: rows past the revision it goes back to in the transaction that forgets those revisions.
-#: Parameters: the memory id and the path of ``MEMORY.md`` (with a key: the memory id and the
-#: key's hash after them).
+#: there is none), with an idempotency key what the key did before (``NULL``\s if nothing), and
+#: last the memory's id. ``source`` is a query of one row ``(id, path)``: the memory and the
+#: path of ``MEMORY.md``. The newest file row is the current revision's while the lock is held:
+#: a rewind deletes the rows past the revision it goes back to in the transaction that forgets
+#: those revisions.
 _READ = (
     "SELECT r.revision, r.oid, r.created_at, r.writer, r.message, r.paths, (SELECT f.text "
     "FROM memory_files f WHERE f.memory_id = m.id AND f.path = m.path "
-    "ORDER BY f.revision DESC LIMIT 1){key_columns} "
-    "FROM (SELECT CAST(? AS text) AS id, CAST(? AS text) AS path) m "
+    "ORDER BY f.revision DESC LIMIT 1){key_columns}, m.id FROM {source} m "
     "LEFT JOIN LATERAL (SELECT * FROM revisions WHERE memory_id = m.id "
     "ORDER BY revision DESC LIMIT 1) r ON true{key_join}"
 )
-_READ_NO_KEY = _READ.format(key_columns="", key_join="")
-_READ_KEY = _READ.format(
-    key_columns=", k.key_hash, k.batch_hash, k.revision, k.changed, k.paths",
-    key_join=" LEFT JOIN idempotency_keys k ON k.memory_id = ? AND k.key_hash = ?",
-)
+#: The source of :data:`_READ` by the memory's id (parameters: the id, the path).
+_BY_ID = "(SELECT CAST(? AS text) AS id, CAST(? AS text) AS path)"
+
+
+def _by_agent(name_or_id: str) -> str:
+    """The source of :data:`_READ` by the agent's name or id (parameters: the path, then the
+    name or id); a ``NULL`` id where the agent has no memory, no row where there is no such
+    agent."""
+    return (
+        f"(SELECT l.memory AS id, CAST(? AS text) AS path FROM "
+        f"({agent_and_memory_sql(name_or_id)}) l)"
+    )
+
+
+@lru_cache(maxsize=8)
+def _read_sql(source: str, key: bool) -> str:
+    """:data:`_READ` from ``source``, with the key's columns when ``key`` (one more
+    parameter, last: the key's hash)."""
+    if not key:
+        return _READ.format(key_columns="", source=source, key_join="")
+    return _READ.format(
+        key_columns=", k.key_hash, k.batch_hash, k.revision, k.changed, k.paths",
+        source=source,
+        key_join=" LEFT JOIN idempotency_keys k ON k.memory_id = m.id AND k.key_hash = ?",
+    )
 
 
 #: The files a revision's statement records (a write touches one or two); the rest of a large
@@ -238,65 +259,121 @@ class DatabaseMemoryStore(MemoryStore):
         latest = self.state.latest(memory_id)
         return latest if latest is not None else self.create(memory_id)
 
-    def _apply_locked(self, memory_id: str, write: _Write) -> WriteOutcome:
-        key_hash, writer, conversation_id = write.key_hash, write.writer, write.conversation_id
-        with self.state.transaction(pipelined=True) as conn:
-            # One round trip: the lock, then (run in order, so under it) the newest revision,
-            # the newest MEMORY.md, which most writes change, and what the key did before.
-            self.state.lock_in_transaction(conn, memory_id)
-            if key_hash:
-                found = conn.execute(_READ_KEY, (memory_id, INDEX, memory_id, key_hash))
-            else:
-                found = conn.execute(_READ_NO_KEY, (memory_id, INDEX))
-            row = found.fetchone()
-            assert row is not None  # one row, whatever there is
-            created = row[0] is None  # revision 0 not recorded yet: it is, in this transaction
-            latest = self._first(conn, memory_id) if created else revision_of(row)
-            if key_hash and row[7] is not None:
-                return self._replay(key_of(row[8:]), write.batch)
-            _check_expected(latest.revision, write.expected_revision)
-            index_text = new_index() if created else row[6]
+    def apply_agent(
+        self,
+        agent: str,
+        request: Any,
+        *,
+        writer: str,
+        expected_revision: int | None = None,
+        key: str | None = None,
+        conversation_id: str | None = None,
+    ) -> WriteOutcome:
+        """:meth:`apply` of ``request`` to the memory of ``agent`` in one transaction whose
+        first round trip finds the agent and its memory and takes the memory's lock (one
+        statement), then reads what the write needs (a second, run after the first, so under
+        the lock): the lookup costs no round trip of its own. The same refusals, in the same
+        order, as the lookup followed by :meth:`apply`.
 
-            def read(path: str) -> str | None:
-                if path != INDEX:
-                    return self._file(memory_id, latest, path)
-                return None if index_text is None else str(index_text)
-
-            batch = write.batch
-            if batch is None:  # built under the lock, from the newest MEMORY.md
-                assert write.build is not None
-                batch = parse_batch(write.build(read(INDEX)))
-                validation.check_request(batch, self.settings)
-            applied = apply_batch(batch, read)
-            validation.check_result(applied, self.settings)
-            diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
-            if conversation_id:
-                self.state.clear_failures(conn, memory_id, conversation_id)
-            batch_hash = batch.digest() if key_hash is not None else None
-            if not applied.files:
-                if key_hash is not None:
-                    assert batch_hash is not None
-                    self.state.record_key(
-                        conn, memory_id, key_hash, KeyRecord(batch_hash, latest.revision, False, [])
+        Raises:
+            NotFound: no such agent, or it has no memory; then what :meth:`apply` raises.
+        """
+        key_hash = _key_hash(key) if key else None
+        memory_id: str | None = None
+        counted: RefusedInput | None = None  # a refusal that W9 counts, as apply counts it
+        try:
+            with self.state.transaction(pipelined=True) as conn:
+                looked = conn.execute(self.state.agent_memory_and_lock_sql(agent), (agent,))
+                params: tuple[Any, ...] = (INDEX, agent) + ((key_hash,) if key_hash else ())
+                found = conn.execute(_read_sql(_by_agent(agent), bool(key_hash)), params)
+                row = looked.fetchone()
+                a, memory_id = agent_and_memory_of(None if row is None else row[:-1], agent)
+                _check_call(writer, a.memory_writers, expected_revision)
+                if request is None:
+                    raise TypeError("apply takes a request or a builder, not both or neither")
+                try:
+                    write = self._write_of(
+                        request, None, writer, expected_revision, key, conversation_id
                     )
-                return WriteOutcome(False, latest.revision, [], diagnostics)
-            paths = sorted(applied.files)
-            revision = latest.revision + 1
-            message = _message(
-                _summary(batch, writer, paths),
-                writer,
-                revision,
-                key_hash,
-                batch_hash,
-            )
-            oid = revision_oid(latest.oid, revision, applied.files)
-            rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
-            outcome = None
+                    read = found.fetchone()
+                    if read is not None and read[-1] == memory_id:
+                        return self._write_locked(conn, memory_id, write, read)
+                except RefusedInput as exc:
+                    counted = exc
+                    raise
+        except RefusedInput as exc:
+            if exc is counted and conversation_id and memory_id is not None:
+                self._count_refusal(memory_id, conversation_id, exc)
+            raise
+        # The name led the read to another memory than the one locked (the agent was renamed
+        # or deleted in between): nothing was written; the lookup, then the write, again.
+        return super().apply_agent(
+            agent,
+            request,
+            writer=writer,
+            expected_revision=expected_revision,
+            key=key,
+            conversation_id=conversation_id,
+        )
+
+    def _apply_locked(self, memory_id: str, write: _Write) -> WriteOutcome:
+        with self.state.transaction(pipelined=True) as conn:
+            # One round trip: the lock, then (run in order, so under it) what the write reads.
+            self.state.lock_in_transaction(conn, memory_id)
+            params: tuple[Any, ...] = (memory_id, INDEX)
+            params += (write.key_hash,) if write.key_hash else ()
+            row = conn.execute(_read_sql(_BY_ID, bool(write.key_hash)), params).fetchone()
+            assert row is not None  # one row, whatever there is
+            return self._write_locked(conn, memory_id, write, row)
+
+    def _write_locked(
+        self, conn: Any, memory_id: str, write: _Write, row: tuple[Any, ...]
+    ) -> WriteOutcome:
+        """The write, inside ``conn``'s transaction under the memory's lock, from ``row`` of
+        :data:`_READ`."""
+        key_hash, writer, conversation_id = write.key_hash, write.writer, write.conversation_id
+        created = row[0] is None  # revision 0 not recorded yet: it is, in this transaction
+        latest = self._first(conn, memory_id) if created else revision_of(row)
+        if key_hash and row[7] is not None:
+            return self._replay(key_of(row[8:]), write.batch)
+        _check_expected(latest.revision, write.expected_revision)
+        index_text = new_index() if created else row[6]
+
+        def read(path: str) -> str | None:
+            if path != INDEX:
+                return self._file(memory_id, latest, path)
+            return None if index_text is None else str(index_text)
+
+        batch = write.batch
+        if batch is None:  # built under the lock, from the newest MEMORY.md
+            assert write.build is not None
+            batch = parse_batch(write.build(read(INDEX)))
+            validation.check_request(batch, self.settings)
+        applied = apply_batch(batch, read)
+        validation.check_result(applied, self.settings)
+        diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
+        if conversation_id:
+            self.state.clear_failures(conn, memory_id, conversation_id)
+        batch_hash = batch.digest() if key_hash is not None else None
+        if not applied.files:
             if key_hash is not None:
                 assert batch_hash is not None
-                outcome = (key_hash, KeyRecord(batch_hash, revision, True, paths))
-            record_json = batch.model_dump_json()
-            self.record(conn, memory_id, rec, applied.files, applied.before, record_json, outcome)
+                self.state.record_key(
+                    conn, memory_id, key_hash, KeyRecord(batch_hash, latest.revision, False, [])
+                )
+            return WriteOutcome(False, latest.revision, [], diagnostics)
+        paths = sorted(applied.files)
+        revision = latest.revision + 1
+        message = _message(_summary(batch, writer, paths), writer, revision, key_hash, batch_hash)
+        oid = revision_oid(latest.oid, revision, applied.files)
+        rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
+        outcome = None
+        if key_hash is not None:
+            assert batch_hash is not None
+            outcome = (key_hash, KeyRecord(batch_hash, revision, True, paths))
+        record_json = batch.model_dump_json()
+        self.record(conn, memory_id, rec, applied.files, applied.before, record_json, outcome)
+        # The answer is made before the commit, and given only once the commit is answered.
         return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
 
     # reads

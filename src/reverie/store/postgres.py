@@ -44,9 +44,16 @@ from reverie.index import fts, postings
 
 from . import state as state_module
 from . import turns
-from .state import SQLiteState
+from .state import SQLiteState, agent_and_memory_sql
 
-__all__ = ["EXTRA_MIGRATIONS", "PostgresState", "is_postgres_url", "redact", "translate"]
+__all__ = [
+    "EXTRA_MIGRATIONS",
+    "PostgresState",
+    "is_postgres_url",
+    "lock_key_sql",
+    "redact",
+    "translate",
+]
 
 _EXTRA_BASE = 100
 
@@ -225,6 +232,13 @@ def _split(script: str) -> list[str]:
 def _lock_key(name: str) -> int:
     """A 32-bit advisory lock key for ``name``."""
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
+
+
+def lock_key_sql(name: str) -> str:
+    """:func:`_lock_key` of the text that the SQL expression ``name`` gives, computed by the
+    server (the first four bytes of its SHA-256, as a signed big-endian integer)."""
+    digest = f"encode(sha256(convert_to({name}, 'UTF8')), 'hex')"
+    return f"CAST(CAST('x' || left({digest}, 8) AS bit(32)) AS integer)"
 
 
 def _translate_error(exc: Exception) -> Exception:
@@ -540,6 +554,17 @@ class PostgresState(SQLiteState):
             sqlite3.OperationalError: not had within the connection's lock timeout (30 s).
         """
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (_MEMORY, _lock_key(memory_id)))
+
+    def agent_memory_and_lock_sql(self, name_or_id: str) -> str:
+        """The row of :func:`~reverie.store.state.agent_and_memory_sql` (parameter:
+        ``name_or_id``) with one more column, ``NULL``, for the lock of the agent's memory,
+        which this statement takes (when the agent has one) as :meth:`lock_in_transaction`
+        does: a write finds its memory and takes its lock in one statement."""
+        key = lock_key_sql("l.memory")
+        return (
+            f"SELECT l.*, CASE WHEN l.memory IS NOT NULL THEN CAST(pg_advisory_xact_lock("
+            f"{_MEMORY}, {key}) AS text) END FROM ({agent_and_memory_sql(name_or_id)}) l"
+        )
 
     @contextlib.contextmanager
     def try_review_lock(self, agent_id: str) -> Iterator[bool]:
