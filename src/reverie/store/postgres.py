@@ -270,16 +270,21 @@ class Cursor:
         self._conn.sync()
         return int(self._cur.rowcount)
 
-    def fetchone(self) -> tuple[Any, ...] | None:
+    def _has_rows(self) -> bool:
+        """Whether the result is one of rows (a query's, not an ``INSERT``'s), read from its
+        status: psycopg's ``description`` would make an object for each of its columns."""
         self._conn.sync()
-        if self._cur.description is None:
+        result = self._cur.pgresult
+        return result is not None and result.status == self._conn.tuples_ok
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        if not self._has_rows():
             return None
         row = self._cur.fetchone()
         return None if row is None else tuple(row)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        self._conn.sync()
-        if self._cur.description is None:
+        if not self._has_rows():
             return []
         return [tuple(r) for r in self._cur.fetchall()]
 
@@ -298,9 +303,13 @@ class Connection:
     dialect = "postgres"
 
     def __init__(self, raw: Any) -> None:
+        from psycopg.pq import ExecStatus
+
         self.raw = raw
         self._pipe: Any = None
         self._pending = False
+        #: The status of a result of rows.
+        self.tuples_ok = ExecStatus.TUPLES_OK
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Cursor:
         cur = self.raw.cursor()
