@@ -293,3 +293,27 @@ def test_a_write_through_the_lookup_refuses_in_the_same_order(rv: Reverie) -> No
     with pytest.raises(RefusedInput) as refused:
         rv.memory_apply("ada", bad, conversation_id="c1")
     assert refused.value.details["failures_in_a_row"] == 1
+
+
+def test_a_read_led_to_another_memory_writes_after_a_lookup_of_its_own(
+    pg: Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The write's read finds the memory by the agent's name, after the statement that took
+    # the lock; were the name another agent's by then (a rename in between), the read would
+    # name another memory than the one locked: nothing is written, and the write runs again
+    # as the lookup, then the write under that memory's lock.
+    from reverie.store import dbmemories
+
+    pg.create_agent("bob")
+    pg.memory_apply("bob", {**ADD, "text": "Bob keeps his own notes."})
+    moved = (
+        "(SELECT memories.id AS id, CAST(? AS text) AS path FROM memories "
+        "WHERE memories.agent_id <> (SELECT id FROM agents WHERE name = ?))"
+    )
+    monkeypatch.setattr(dbmemories, "_by_agent", lambda name: moved)
+    out = pg.memory_apply("ada", ADD, key="k5")
+    assert (out.changed, out.revision) == (True, 1)
+    text = pg.memory_read("ada").text
+    assert "We deploy on Fridays." in text and "Bob keeps" not in text
+    assert pg.memory_read("bob").revision == 1
+    assert pg.memory_apply("ada", ADD, key="k5").replayed

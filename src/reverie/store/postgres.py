@@ -338,19 +338,24 @@ class Connection:
     def pipelined(self) -> Iterator[None]:
         """Queue the statements of the block; everything queued is run and its results had by
         the end of it (or at the first read of a result). With a libpq older than 14 (no
-        pipeline mode) each statement waits for its result, as outside."""
+        pipeline mode) each statement waits for its result, as outside.
+
+        The end of the block takes what is still queued in the round trip that leaving
+        pipeline mode makes anyway (psycopg syncs there), not in one of its own before it."""
         import psycopg
 
         if not psycopg.Pipeline.is_supported():
             yield
             return
-        with self.raw.pipeline() as pipe:
-            self._pipe = pipe
-            try:
-                yield
-                self.sync()
-            finally:
-                self._pipe, self._pending = None, False
+        try:
+            with self.raw.pipeline() as pipe:
+                self._pipe = pipe
+                try:
+                    yield
+                finally:
+                    self._pipe, self._pending = None, False
+        except psycopg.Error as exc:  # a statement's error, raised where the pipeline ends
+            raise _translate_error(exc) from exc
 
     def sync(self) -> None:
         """Run what the pipeline queued and take its results (nothing to do outside one)."""
