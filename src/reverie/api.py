@@ -245,6 +245,15 @@ class Reverie:
             RefusedInput, PermissionDenied (``memory_off``, ``memory_read_only``),
             RevisionConflict, NotFound, StorageFault.
         """
+        if from_conversation is None:  # the lookup and the write's first reads in one go
+            return self.memories.apply_agent(
+                agent,
+                request,
+                writer=writer,
+                expected_revision=expected_revision,
+                key=key,
+                conversation_id=conversation_id,
+            )
         a, memory_id = self._memory(agent)
         self._require_memory_on(a, from_conversation)
         return self.memories.apply(

@@ -241,3 +241,157 @@ def test_the_write_marker_file_is_reused_not_created_per_write(rv: Reverie, back
         assert seen[-1] == (b"writing", latest.oid)
         assert not marker.exists() and parked.stat().st_ino == inode
     assert rv.memory_read("ada").revision == 4
+
+
+def test_a_revision_of_many_files_is_recorded_whole(pg: Reverie) -> None:
+    # The statement that records a revision holds the first few files; an import's revision
+    # of more files records the rest after it, in the same transaction.
+    from reverie.index import postings
+    from reverie.store.dbmemories import DatabaseMemoryStore, revision_oid
+    from reverie.store.state import RevisionRecord
+
+    store = pg.memories
+    assert isinstance(store, DatabaseMemoryStore)
+    _, memory_id = pg.state.agent_and_memory("ada")
+    latest = store.current(memory_id)
+    files: dict[str, str | None] = {
+        f"memory/topic-{i}.md": f"# Topic {i}\n\n- Fact {i}: the runner is zebra{i}.\n"
+        for i in range(7)
+    }
+    rec = RevisionRecord(
+        latest.revision + 1,
+        revision_oid(latest.oid, latest.revision + 1, files),
+        latest.created_at + 1,
+        "system",
+        "import",
+        sorted(files),
+    )
+    with pg.state.transaction() as conn:
+        store.record(conn, memory_id, rec, files, {}, None)
+    assert pg.memory_read("ada").revision == rec.revision
+    kept = store.files(memory_id, rec)
+    assert {p: kept[p] for p in files} == files
+    for i in (0, 6):
+        hits = pg.memory_search("ada", f"zebra{i}")
+        assert [(h.source, h.excerpt) for h in hits] == [
+            (f"memory/topic-{i}.md", f"- Fact {i}: the runner is zebra{i}.")
+        ]
+    assert postings.check(pg.state.conn, memory_id)
+
+
+def test_a_write_that_moves_lines_between_files_keeps_the_postings(pg: Reverie) -> None:
+    # Rows a file loses are deleted before the statement that adds the others: the search
+    # postings and counts stay those the lines make.
+    from reverie.index import postings
+
+    _, memory_id = pg.state.agent_and_memory("ada")
+    pg.memory_apply("ada", ADD, key="k3")
+    pg.memory_apply("ada", {**ADD, "text": "Billing runs on zebra hosts."})
+    out = pg.memory_apply(
+        "ada",
+        {
+            "operations": [
+                {"action": "remove", "old": "zebra hosts"},
+                {"action": "write_topic", "topic": "billing", "content": "- Zebra hosts retired."},
+            ]
+        },
+        key="k4",
+    )
+    assert out.changed
+    assert postings.check(pg.state.conn, memory_id)
+    assert out.paths == ["MEMORY.md", "memory/billing.md"]
+    hits = pg.memory_search("ada", "zebra")
+    assert [(h.source, h.excerpt) for h in hits] == [
+        ("memory/billing.md", "- Zebra hosts retired.")
+    ]
+    assert pg.memory_apply("ada", ADD, key="k3").replayed
+
+
+@pytest.mark.parametrize("name", ["mem_0123456789ab", "ada", "", "ü✓ 名前", "x" * 300])
+def test_the_server_computes_the_lock_key_python_does(pg: Reverie, name: str) -> None:
+    # A write takes its memory's lock with a key the server computes from the memory's id;
+    # creating, reindexing and rewinding take the same lock with the key computed here.
+    from reverie.store.postgres import _lock_key, lock_key_sql
+
+    row = pg.state.conn.execute(f"SELECT {lock_key_sql('CAST(? AS text)')}", (name,)).fetchone()
+    assert row == (_lock_key(name),)
+
+
+def test_a_write_waits_for_the_lock_the_memory_lock_holds(pg: Reverie) -> None:
+    # The lock that memory_apply takes with its lookup is the one memory_lock takes.
+    import threading
+
+    from reverie.store.postgres import PostgresState
+
+    _, memory_id = pg.state.agent_and_memory("ada")
+    assert isinstance(pg.state, PostgresState)
+    other = PostgresState(pg.state.url)
+    done = threading.Event()
+    try:
+        with other.memory_lock(memory_id):
+            writer = threading.Thread(target=lambda: (pg.memory_apply("ada", ADD), done.set()))
+            writer.start()
+            waiting = other.conn.raw.execute  # poll until the writer waits for the lock
+            for _ in range(600):
+                row = waiting(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                    "AND database = (SELECT oid FROM pg_database WHERE datname = "
+                    "current_database())"
+                ).fetchone()
+                if row and row[0]:
+                    break
+                done.wait(0.05)
+            assert row == (1,)
+            assert not done.is_set()
+        writer.join(30)
+        assert done.is_set()
+    finally:
+        other.shutdown()
+    assert pg.memory_read("ada").revision == 1
+
+
+def test_a_write_through_the_lookup_refuses_in_the_same_order(rv: Reverie) -> None:
+    # On PostgreSQL the lookup runs inside the write's transaction (apply_agent).
+    from reverie.errors import PermissionDenied
+
+    bad = {"action": "add", "section": "Decisions", "text": ""}
+    with pytest.raises(NotFound):
+        rv.memory_apply("nobody", bad, expected_revision=-1)
+    with pytest.raises(RefusedInput) as refused:
+        rv.memory_apply("ada", bad, expected_revision=-1)
+    assert refused.value.code == "invalid_revision"
+    with pytest.raises(PermissionDenied):
+        rv.memory_apply("ada", bad, writer="agent")
+    for n in (1, 2, 3):
+        with pytest.raises(RefusedInput) as refused:
+            rv.memory_apply("ada", bad, conversation_id="c1")
+        assert refused.value.details["failures_in_a_row"] == n
+    assert refused.value.details["stop_retrying"] is True
+    assert rv.memory_apply("ada", ADD, conversation_id="c1").revision == 1
+    with pytest.raises(RefusedInput) as refused:
+        rv.memory_apply("ada", bad, conversation_id="c1")
+    assert refused.value.details["failures_in_a_row"] == 1
+
+
+def test_a_read_led_to_another_memory_writes_after_a_lookup_of_its_own(
+    pg: Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The write's read finds the memory by the agent's name, after the statement that took
+    # the lock; were the name another agent's by then (a rename in between), the read would
+    # name another memory than the one locked: nothing is written, and the write runs again
+    # as the lookup, then the write under that memory's lock.
+    from reverie.store import dbmemories
+
+    pg.create_agent("bob")
+    pg.memory_apply("bob", {**ADD, "text": "Bob keeps his own notes."})
+    moved = (
+        "(SELECT memories.id AS id, CAST(? AS text) AS path FROM memories "
+        "WHERE memories.agent_id <> (SELECT id FROM agents WHERE name = ?))"
+    )
+    monkeypatch.setattr(dbmemories, "_by_agent", lambda name: moved)
+    out = pg.memory_apply("ada", ADD, key="k5")
+    assert (out.changed, out.revision) == (True, 1)
+    text = pg.memory_read("ada").text
+    assert "We deploy on Fridays." in text and "Bob keeps" not in text
+    assert pg.memory_read("bob").revision == 1
+    assert pg.memory_apply("ada", ADD, key="k5").replayed

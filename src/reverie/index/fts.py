@@ -34,15 +34,18 @@ __all__ = [
     "fts5_available",
     "fts_query",
     "index_lines",
+    "line_changes",
     "pg_hits",
     "pg_search",
     "query_terms",
+    "remove_lines",
     "replace_file",
     "round_score",
     "scan_rank",
     "scope_word",
     "search",
     "statements",
+    "topic_of",
 ]
 
 LINES_SCHEMA = """
@@ -148,10 +151,9 @@ def _topic(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ").replace("_", " ")
 
 
-def replace_file(
-    conn: sqlite3.Connection, memory_id: str, path: str, old: str | None, new: str | None
-) -> None:
-    """Bring the rows of one file from its ``old`` text to its ``new`` text (a line diff).
+def line_changes(old: str | None, new: str | None) -> tuple[Counter[str], list[str]]:
+    """The index rows a file's change from ``old`` to ``new`` removes (each line with how many
+    of its copies) and adds (in the new text's order): a line diff.
 
     The rows are a multiset of lines, so the lines both texts share at their start and end
     cancel out and are not looked at (a section appended to a long file costs its own lines).
@@ -161,15 +163,33 @@ def replace_file(
     head, tail = common_ends(old_lines, new_lines)
     before = Counter(index_lines("\n".join(old_lines[head : len(old_lines) - tail])))
     after = Counter(index_lines("\n".join(new_lines[head : len(new_lines) - tail])))
-    for line, n in (before - after).items():
+    return before - after, [line for line, n in (after - before).items() for _ in range(n)]
+
+
+def remove_lines(conn: Any, memory_id: str, path: str, removed: Counter[str]) -> None:
+    """Delete the rows :func:`line_changes` says a file's change removes."""
+    for line, n in removed.items():
         conn.execute(
             "DELETE FROM memory_lines WHERE id IN (SELECT id FROM memory_lines "
             "WHERE memory_id = ? AND path = ? AND text = ? LIMIT ?)",
             (memory_id, path, line, n),
         )
-    topic = _topic(path) if path != "MEMORY.md" else ""
+
+
+def topic_of(path: str) -> str:
+    """The topic words of a memory file's rows (none for ``MEMORY.md``)."""
+    return _topic(path) if path != "MEMORY.md" else ""
+
+
+def replace_file(
+    conn: sqlite3.Connection, memory_id: str, path: str, old: str | None, new: str | None
+) -> None:
+    """Bring the rows of one file from its ``old`` text to its ``new`` text (a line diff,
+    :func:`line_changes`)."""
+    removed, added = line_changes(old, new)
+    remove_lines(conn, memory_id, path, removed)
+    topic = topic_of(path)
     scope = scope_word(memory_id)
-    added = [line for line, n in (after - before).items() for _ in range(n)]
     if is_postgres(conn):
         # One statement per file: the triggers that keep the search postings and their
         # counts run once for all its lines, so a count is updated once per file, not once

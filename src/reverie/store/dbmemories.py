@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import threading
 import time
 from contextlib import AbstractContextManager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +32,16 @@ from reverie.core import validation
 from reverie.core.markdown import apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.paths import INDEX
-from reverie.errors import StorageFault
+from reverie.errors import RefusedInput, StorageFault
 from reverie.index import fts, postings
 
 from .memories import (
     MemoryStore,
     WriteOutcome,
+    _check_call,
     _check_expected,
     _check_limit,
+    _key_hash,
     _message,
     _summary,
     _Write,
@@ -45,24 +49,99 @@ from .memories import (
 )
 from .postgres import PostgresState
 from .state import (
-    KEY_RECORD,
-    LATEST_REVISION,
+    KEY_UPSERT,
     KeyRecord,
     RevisionRecord,
     agent_and_memory_of,
     agent_and_memory_sql,
     key_of,
+    key_row,
     revision_of,
 )
 
 __all__ = ["DatabaseMemoryStore", "revision_oid"]
 
-#: The newest text of a file (``memory_id``, ``path``); ``NULL`` where it was removed. The
-#: newest row is the current revision's while the memory's lock is held: a rewind deletes the
-#: rows past the revision it goes back to in the transaction that forgets those revisions.
-_NEWEST_FILE = (
-    "SELECT text FROM memory_files WHERE memory_id = ? AND path = ? ORDER BY revision DESC LIMIT 1"
+#: What a write reads under the memory's lock, in one statement and one row: the newest
+#: revision (``NULL``\s before revision 0 is recorded), the newest ``MEMORY.md`` (``NULL`` where
+#: there is none), with an idempotency key what the key did before (``NULL``\s if nothing), and
+#: last the memory's id. ``source`` is a query of one row ``(id, path)``: the memory and the
+#: path of ``MEMORY.md``. The newest file row is the current revision's while the lock is held:
+#: a rewind deletes the rows past the revision it goes back to in the transaction that forgets
+#: those revisions.
+_READ = (
+    "SELECT r.revision, r.oid, r.created_at, r.writer, r.message, r.paths, (SELECT f.text "
+    "FROM memory_files f WHERE f.memory_id = m.id AND f.path = m.path "
+    "ORDER BY f.revision DESC LIMIT 1){key_columns}, m.id FROM {source} m "
+    "LEFT JOIN LATERAL (SELECT * FROM revisions WHERE memory_id = m.id "
+    "ORDER BY revision DESC LIMIT 1) r ON true{key_join}"
 )
+#: The source of :data:`_READ` by the memory's id (parameters: the id, the path).
+_BY_ID = "(SELECT CAST(? AS text) AS id, CAST(? AS text) AS path)"
+
+
+def _by_agent(name_or_id: str) -> str:
+    """The source of :data:`_READ` by the agent's name or id (parameters: the path, then the
+    name or id); a ``NULL`` id where the agent has no memory, no row where there is no such
+    agent."""
+    return (
+        f"(SELECT l.memory AS id, CAST(? AS text) AS path FROM "
+        f"({agent_and_memory_sql(name_or_id)}) l)"
+    )
+
+
+@lru_cache(maxsize=8)
+def _read_sql(source: str, key: bool) -> str:
+    """:data:`_READ` from ``source``, with the key's columns when ``key`` (one more
+    parameter, last: the key's hash)."""
+    if not key:
+        return _READ.format(key_columns="", source=source, key_join="")
+    return _READ.format(
+        key_columns=", k.key_hash, k.batch_hash, k.revision, k.changed, k.paths",
+        source=source,
+        key_join=" LEFT JOIN idempotency_keys k ON k.memory_id = m.id AND k.key_hash = ?",
+    )
+
+
+#: The files a revision's statement records (a write touches one or two); the rest of a large
+#: revision, as an import brings, go in a statement of their own. Few shapes of the statement,
+#: each prepared once per connection.
+_FILES_PER_STATEMENT = 4
+
+
+@lru_cache(maxsize=64)
+def _record_sql(files: int, lines: bool, batch: bool, key: bool) -> str:
+    """The one statement that records a revision: its row, its ``files`` files (1 to
+    :data:`_FILES_PER_STATEMENT`), the index rows it adds (``lines``), its batch (``batch``)
+    and its key's outcome (``key``), each a data-modifying part of one ``WITH``. One statement
+    costs one parse-bind-execute on each side instead of one per table; the statement
+    triggers of ``memory_lines`` run at its end as after an ``INSERT`` of its own, and are left
+    out with it when no row is added. A file's text is a parameter of its own, not an element
+    of an array, whose text form would escape and parse every character of it. Parameters, in
+    order: the revision row; each file's row; then (``lines``) the memory id, the scope word,
+    and the paths, topics and texts of the added rows; (``batch``) the memory id, the revision
+    and the batch; (``key``) the key's row (:func:`~reverie.store.state.key_row`)."""
+    parts = [
+        "r AS (INSERT INTO revisions (memory_id, revision, oid, created_at, writer, message, "
+        "paths) VALUES (?, ?, ?, ?, ?, ?, ?))",
+        "f AS (INSERT INTO memory_files (memory_id, path, revision, text) VALUES "
+        + ", ".join(["(?, ?, ?, ?)"] * files)
+        + ")",
+    ]
+    if lines:
+        # In the order given: the ids, and so the order of equal-scored hits, are those that
+        # a statement per file made.
+        parts.append(
+            "l AS (INSERT INTO memory_lines (memory_id, path, topic, scope, text) "
+            "SELECT ?, u.p, u.c, ?, u.t FROM unnest(CAST(? AS text[]), CAST(? AS text[]), "
+            "CAST(? AS text[])) WITH ORDINALITY AS u (p, c, t, k) ORDER BY u.k)"
+        )
+    if batch:
+        parts.append(
+            "b AS (INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?))"
+        )
+    if key:
+        parts.append(f"k AS ({KEY_UPSERT})")
+    return "WITH " + ", ".join(parts) + " SELECT 1"
 
 
 def revision_oid(parent: str | None, revision: int, files: dict[str, str | None]) -> str:
@@ -129,20 +208,47 @@ class DatabaseMemoryStore(MemoryStore):
         files: dict[str, str | None],
         before: dict[str, str | None],
         batch: str | None,
+        key: tuple[str, KeyRecord] | None = None,
     ) -> None:
-        """Record a revision with its files, index rows and batch, inside ``conn``'s
-        transaction (also how ``reverie migrate`` brings an embedded memory over)."""
-        self.state.record_revision(conn, memory_id, rec)
-        conn.executemany(
-            "INSERT INTO memory_files (memory_id, path, revision, text) VALUES (?, ?, ?, ?)",
-            [(memory_id, path, rec.revision, text) for path, text in files.items()],
-        )
+        """Record a revision with its files, index rows, batch and (``key``: its hash and
+        outcome) idempotency key, inside ``conn``'s transaction (also how ``reverie migrate``
+        brings an embedded memory over): the index rows a file loses go first, then the rest
+        in one statement (:func:`_record_sql`)."""
+        scope = fts.scope_word(memory_id)
+        paths, topics, added = [], [], []
         for path, text in files.items():
-            fts.replace_file(conn, memory_id, path, before.get(path), text)
+            removed, new_lines = fts.line_changes(before.get(path), text)
+            fts.remove_lines(conn, memory_id, path, removed)
+            topic = fts.topic_of(path)
+            paths += [path] * len(new_lines)
+            topics += [topic] * len(new_lines)
+            added += new_lines
+        params: list[Any] = [
+            memory_id,
+            rec.revision,
+            rec.oid,
+            rec.created_at,
+            rec.writer,
+            rec.message,
+            json.dumps(rec.paths),
+        ]
+        rows = [(memory_id, path, rec.revision, text) for path, text in files.items()]
+        for row in rows[:_FILES_PER_STATEMENT]:
+            params += row
+        if added:
+            params += [memory_id, scope, paths, topics, added]
         if batch is not None:
-            conn.execute(
-                "INSERT INTO revision_batches (memory_id, revision, batch) VALUES (?, ?, ?)",
-                (memory_id, rec.revision, batch),
+            params += [memory_id, rec.revision, batch]
+        if key is not None:
+            params += key_row(memory_id, *key)
+        sql = _record_sql(
+            min(len(rows), _FILES_PER_STATEMENT), bool(added), batch is not None, key is not None
+        )
+        conn.execute(sql, params)
+        if len(rows) > _FILES_PER_STATEMENT:  # a large import: the files past the first few
+            conn.executemany(
+                "INSERT INTO memory_files (memory_id, path, revision, text) VALUES (?, ?, ?, ?)",
+                rows[_FILES_PER_STATEMENT:],
             )
 
     def recover_all(self) -> dict[str, Any]:
@@ -153,67 +259,121 @@ class DatabaseMemoryStore(MemoryStore):
         latest = self.state.latest(memory_id)
         return latest if latest is not None else self.create(memory_id)
 
-    def _apply_locked(self, memory_id: str, write: _Write) -> WriteOutcome:
-        key_hash, writer, conversation_id = write.key_hash, write.writer, write.conversation_id
-        with self.state.transaction(pipelined=True) as conn:
-            # One round trip: the lock, then (run in order, so under it) the newest revision,
-            # what the key did before and the newest MEMORY.md, which most writes change.
-            self.state.lock_in_transaction(conn, memory_id)
-            newest = conn.execute(LATEST_REVISION, (memory_id,))
-            seen = conn.execute(KEY_RECORD, (memory_id, key_hash)) if key_hash else None
-            index = conn.execute(_NEWEST_FILE, (memory_id, INDEX))
-            row = newest.fetchone()
-            created = row is None  # revision 0 not recorded yet: it is, in this transaction
-            latest = self._first(conn, memory_id) if created else revision_of(row)
-            if seen is not None and (row := seen.fetchone()) is not None:
-                return self._replay(key_of(row), write.batch)
-            _check_expected(latest.revision, write.expected_revision)
-            index_row = index.fetchone()
-            if created:
-                index_row = (new_index(),)
+    def apply_agent(
+        self,
+        agent: str,
+        request: Any,
+        *,
+        writer: str,
+        expected_revision: int | None = None,
+        key: str | None = None,
+        conversation_id: str | None = None,
+    ) -> WriteOutcome:
+        """:meth:`apply` of ``request`` to the memory of ``agent`` in one transaction whose
+        first round trip finds the agent and its memory and takes the memory's lock (one
+        statement), then reads what the write needs (a second, run after the first, so under
+        the lock): the lookup costs no round trip of its own. The same refusals, in the same
+        order, as the lookup followed by :meth:`apply`.
 
-            def read(path: str) -> str | None:
-                if path != INDEX:
-                    return self._file(memory_id, latest, path)
-                return None if index_row is None or index_row[0] is None else str(index_row[0])
-
-            batch = write.batch
-            if batch is None:  # built under the lock, from the newest MEMORY.md
-                assert write.build is not None
-                batch = parse_batch(write.build(read(INDEX)))
-                validation.check_request(batch, self.settings)
-            applied = apply_batch(batch, read)
-            validation.check_result(applied, self.settings)
-            diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
-            if conversation_id:
-                self.state.clear_failures(conn, memory_id, conversation_id)
-            batch_hash = batch.digest() if key_hash is not None else None
-            if not applied.files:
-                if key_hash is not None:
-                    assert batch_hash is not None
-                    self.state.record_key(
-                        conn, memory_id, key_hash, KeyRecord(batch_hash, latest.revision, False, [])
+        Raises:
+            NotFound: no such agent, or it has no memory; then what :meth:`apply` raises.
+        """
+        key_hash = _key_hash(key) if key else None
+        memory_id: str | None = None
+        counted: RefusedInput | None = None  # a refusal that W9 counts, as apply counts it
+        try:
+            with self.state.transaction(pipelined=True) as conn:
+                looked = conn.execute(self.state.agent_memory_and_lock_sql(agent), (agent,))
+                params: tuple[Any, ...] = (INDEX, agent) + ((key_hash,) if key_hash else ())
+                found = conn.execute(_read_sql(_by_agent(agent), bool(key_hash)), params)
+                row = looked.fetchone()
+                a, memory_id = agent_and_memory_of(None if row is None else row[:-1], agent)
+                _check_call(writer, a.memory_writers, expected_revision)
+                if request is None:
+                    raise TypeError("apply takes a request or a builder, not both or neither")
+                try:
+                    write = self._write_of(
+                        request, None, writer, expected_revision, key, conversation_id
                     )
-                return WriteOutcome(False, latest.revision, [], diagnostics)
-            paths = sorted(applied.files)
-            revision = latest.revision + 1
-            message = _message(
-                _summary(batch, writer, paths),
-                writer,
-                revision,
-                key_hash,
-                batch_hash,
-            )
-            oid = revision_oid(latest.oid, revision, applied.files)
-            rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
-            self.record(
-                conn, memory_id, rec, applied.files, applied.before, batch.model_dump_json()
-            )
+                    read = found.fetchone()
+                    if read is not None and read[-1] == memory_id:
+                        return self._write_locked(conn, memory_id, write, read)
+                except RefusedInput as exc:
+                    counted = exc
+                    raise
+        except RefusedInput as exc:
+            if exc is counted and conversation_id and memory_id is not None:
+                self._count_refusal(memory_id, conversation_id, exc)
+            raise
+        # The name led the read to another memory than the one locked (the agent was renamed
+        # or deleted in between): nothing was written; the lookup, then the write, again.
+        return super().apply_agent(
+            agent,
+            request,
+            writer=writer,
+            expected_revision=expected_revision,
+            key=key,
+            conversation_id=conversation_id,
+        )
+
+    def _apply_locked(self, memory_id: str, write: _Write) -> WriteOutcome:
+        with self.state.transaction(pipelined=True) as conn:
+            # One round trip: the lock, then (run in order, so under it) what the write reads.
+            self.state.lock_in_transaction(conn, memory_id)
+            params: tuple[Any, ...] = (memory_id, INDEX)
+            params += (write.key_hash,) if write.key_hash else ()
+            row = conn.execute(_read_sql(_BY_ID, bool(write.key_hash)), params).fetchone()
+            assert row is not None  # one row, whatever there is
+            return self._write_locked(conn, memory_id, write, row)
+
+    def _write_locked(
+        self, conn: Any, memory_id: str, write: _Write, row: tuple[Any, ...]
+    ) -> WriteOutcome:
+        """The write, inside ``conn``'s transaction under the memory's lock, from ``row`` of
+        :data:`_READ`."""
+        key_hash, writer, conversation_id = write.key_hash, write.writer, write.conversation_id
+        created = row[0] is None  # revision 0 not recorded yet: it is, in this transaction
+        latest = self._first(conn, memory_id) if created else revision_of(row)
+        if key_hash and row[7] is not None:
+            return self._replay(key_of(row[8:]), write.batch)
+        _check_expected(latest.revision, write.expected_revision)
+        index_text = new_index() if created else row[6]
+
+        def read(path: str) -> str | None:
+            if path != INDEX:
+                return self._file(memory_id, latest, path)
+            return None if index_text is None else str(index_text)
+
+        batch = write.batch
+        if batch is None:  # built under the lock, from the newest MEMORY.md
+            assert write.build is not None
+            batch = parse_batch(write.build(read(INDEX)))
+            validation.check_request(batch, self.settings)
+        applied = apply_batch(batch, read)
+        validation.check_result(applied, self.settings)
+        diagnostics = [{"code": code, "message": note} for code, note in applied.notes]
+        if conversation_id:
+            self.state.clear_failures(conn, memory_id, conversation_id)
+        batch_hash = batch.digest() if key_hash is not None else None
+        if not applied.files:
             if key_hash is not None:
                 assert batch_hash is not None
                 self.state.record_key(
-                    conn, memory_id, key_hash, KeyRecord(batch_hash, revision, True, paths)
+                    conn, memory_id, key_hash, KeyRecord(batch_hash, latest.revision, False, [])
                 )
+            return WriteOutcome(False, latest.revision, [], diagnostics)
+        paths = sorted(applied.files)
+        revision = latest.revision + 1
+        message = _message(_summary(batch, writer, paths), writer, revision, key_hash, batch_hash)
+        oid = revision_oid(latest.oid, revision, applied.files)
+        rec = RevisionRecord(revision, oid, time.time(), writer, message, paths)
+        outcome = None
+        if key_hash is not None:
+            assert batch_hash is not None
+            outcome = (key_hash, KeyRecord(batch_hash, revision, True, paths))
+        record_json = batch.model_dump_json()
+        self.record(conn, memory_id, rec, applied.files, applied.before, record_json, outcome)
+        # The answer is made before the commit, and given only once the commit is answered.
         return self._written(applied.files.get(INDEX), revision, paths, diagnostics)
 
     # reads

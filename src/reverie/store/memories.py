@@ -467,49 +467,66 @@ class MemoryStore:
             RevisionConflict: ``expected_revision`` is stale (W6).
             StorageFault: the data directory failed; nothing was acknowledged.
         """
-        if expected_revision is not None and (
-            not isinstance(expected_revision, int)
-            or isinstance(expected_revision, bool)
-            or expected_revision < 0
-        ):
-            raise RefusedInput(
-                f"expected_revision is a revision number (a whole number from 0), not "
-                f"{str(expected_revision)[:40]!r}.",
-                code="invalid_revision",
-            )
-        if writer not in WRITERS:
-            raise RefusedInput(
-                f"Unknown writer {writer!r}; one of {', '.join(WRITERS)}.", code="invalid_operation"
-            )
-        if writer == "agent" and writers_mode == "review_only":
-            raise PermissionDenied(
-                "This agent's memory is review-only: conversations read memory, and review "
-                "saves what was said. State the fact in your reply instead; nothing was "
-                "written.",
-                code="memory_read_only",
-                writer=writer,
-            )
+        _check_call(writer, writers_mode, expected_revision)
         if (request is None) == (build is None):
             raise TypeError("apply takes a request or a builder, not both or neither")
         try:
-            batch = None
-            if build is None:
-                batch = parse_batch(request)
-                validation.check_request(batch, self.settings)
-            write = _Write(
-                batch,
-                build,
-                writer,
-                expected_revision,
-                _key_hash(key) if key else None,
-                conversation_id,
-            )
+            write = self._write_of(request, build, writer, expected_revision, key, conversation_id)
             outcome = self._apply_locked(memory_id, write)
         except RefusedInput as exc:
             if conversation_id:
                 self._count_refusal(memory_id, conversation_id, exc)
             raise
         return outcome
+
+    def apply_agent(
+        self,
+        agent: str,
+        request: Any,
+        *,
+        writer: str,
+        expected_revision: int | None = None,
+        key: str | None = None,
+        conversation_id: str | None = None,
+    ) -> WriteOutcome:
+        """:meth:`apply` of ``request`` to the memory of ``agent`` (a name or an id), under
+        the agent's writers mode.
+
+        Raises:
+            NotFound: no such agent, or it has no memory; then what :meth:`apply` raises.
+        """
+        a, memory_id = self.state.agent_and_memory(agent)
+        return self.apply(
+            memory_id,
+            request,
+            writer=writer,
+            writers_mode=a.memory_writers,
+            expected_revision=expected_revision,
+            key=key,
+            conversation_id=conversation_id,
+        )
+
+    def _write_of(
+        self,
+        request: Any,
+        build: Builder | None,
+        writer: str,
+        expected_revision: int | None,
+        key: str | None,
+        conversation_id: str | None,
+    ) -> _Write:
+        """A write on its way in: its batch parsed and checked (W2-W5), unless it is built
+        under the lock.
+
+        Raises:
+            RefusedInput: the batch breaks a rule.
+        """
+        batch = None
+        if build is None:
+            batch = parse_batch(request)
+            validation.check_request(batch, self.settings)
+        key_hash = _key_hash(key) if key else None
+        return _Write(batch, build, writer, expected_revision, key_hash, conversation_id)
 
     def _count_refusal(self, memory_id: str, conversation_id: str, exc: RefusedInput) -> None:
         try:
@@ -1036,6 +1053,38 @@ def _check_limit(limit: int) -> None:
     """
     if not search_limit_ok(limit):
         raise RefusedInput("limit must be between 1 and 20.", code="invalid_limit", limit=limit)
+
+
+def _check_call(writer: str, writers_mode: str, expected_revision: int | None) -> None:
+    """What a write's call must be before its batch is looked at: a revision number, a known
+    writer, and one that may write to this memory (W10).
+
+    Raises:
+        RefusedInput: ``invalid_revision``, ``invalid_operation``.
+        PermissionDenied: ``memory_read_only``.
+    """
+    if expected_revision is not None and (
+        not isinstance(expected_revision, int)
+        or isinstance(expected_revision, bool)
+        or expected_revision < 0
+    ):
+        raise RefusedInput(
+            f"expected_revision is a revision number (a whole number from 0), not "
+            f"{str(expected_revision)[:40]!r}.",
+            code="invalid_revision",
+        )
+    if writer not in WRITERS:
+        raise RefusedInput(
+            f"Unknown writer {writer!r}; one of {', '.join(WRITERS)}.", code="invalid_operation"
+        )
+    if writer == "agent" and writers_mode == "review_only":
+        raise PermissionDenied(
+            "This agent's memory is review-only: conversations read memory, and review "
+            "saves what was said. State the fact in your reply instead; nothing was "
+            "written.",
+            code="memory_read_only",
+            writer=writer,
+        )
 
 
 def _check_expected(current: int, expected_revision: int | None) -> None:

@@ -45,9 +45,16 @@ from reverie.index import fts, postings
 
 from . import state as state_module
 from . import turns
-from .state import SQLiteState
+from .state import SQLiteState, agent_and_memory_sql
 
-__all__ = ["EXTRA_MIGRATIONS", "PostgresState", "is_postgres_url", "redact", "translate"]
+__all__ = [
+    "EXTRA_MIGRATIONS",
+    "PostgresState",
+    "is_postgres_url",
+    "lock_key_sql",
+    "redact",
+    "translate",
+]
 
 log = logging.getLogger(__name__)
 _EXTRA_BASE = 100
@@ -231,6 +238,13 @@ def _lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
 
 
+def lock_key_sql(name: str) -> str:
+    """:func:`_lock_key` of the text that the SQL expression ``name`` gives, computed by the
+    server (the first four bytes of its SHA-256, as a signed big-endian integer)."""
+    digest = f"encode(sha256(convert_to({name}, 'UTF8')), 'hex')"
+    return f"CAST(CAST('x' || left({digest}, 8) AS bit(32)) AS integer)"
+
+
 def _translate_error(exc: Exception) -> Exception:
     """The ``sqlite3`` exception with the meaning of a psycopg error."""
     import psycopg
@@ -260,16 +274,21 @@ class Cursor:
         self._conn.sync()
         return int(self._cur.rowcount)
 
-    def fetchone(self) -> tuple[Any, ...] | None:
+    def _has_rows(self) -> bool:
+        """Whether the result is one of rows (a query's, not an ``INSERT``'s), read from its
+        status: psycopg's ``description`` would make an object for each of its columns."""
         self._conn.sync()
-        if self._cur.description is None:
+        result = self._cur.pgresult
+        return result is not None and result.status == self._conn.tuples_ok
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        if not self._has_rows():
             return None
         row = self._cur.fetchone()
         return None if row is None else tuple(row)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        self._conn.sync()
-        if self._cur.description is None:
+        if not self._has_rows():
             return []
         return [tuple(r) for r in self._cur.fetchall()]
 
@@ -288,9 +307,13 @@ class Connection:
     dialect = "postgres"
 
     def __init__(self, raw: Any) -> None:
+        from psycopg.pq import ExecStatus
+
         self.raw = raw
         self._pipe: Any = None
         self._pending = False
+        #: The status of a result of rows.
+        self.tuples_ok = ExecStatus.TUPLES_OK
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Cursor:
         cur = self.raw.cursor()
@@ -319,19 +342,24 @@ class Connection:
     def pipelined(self) -> Iterator[None]:
         """Queue the statements of the block; everything queued is run and its results had by
         the end of it (or at the first read of a result). With a libpq older than 14 (no
-        pipeline mode) each statement waits for its result, as outside."""
+        pipeline mode) each statement waits for its result, as outside.
+
+        The end of the block takes what is still queued in the round trip that leaving
+        pipeline mode makes anyway (psycopg syncs there), not in one of its own before it."""
         import psycopg
 
         if not psycopg.Pipeline.is_supported():
             yield
             return
-        with self.raw.pipeline() as pipe:
-            self._pipe = pipe
-            try:
-                yield
-                self.sync()
-            finally:
-                self._pipe, self._pending = None, False
+        try:
+            with self.raw.pipeline() as pipe:
+                self._pipe = pipe
+                try:
+                    yield
+                finally:
+                    self._pipe, self._pending = None, False
+        except psycopg.Error as exc:  # a statement's error, raised where the pipeline ends
+            raise _translate_error(exc) from exc
 
     def sync(self) -> None:
         """Run what the pipeline queued and take its results (nothing to do outside one)."""
@@ -553,6 +581,17 @@ class PostgresState(SQLiteState):
             sqlite3.OperationalError: not had within the connection's lock timeout (30 s).
         """
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (_MEMORY, _lock_key(memory_id)))
+
+    def agent_memory_and_lock_sql(self, name_or_id: str) -> str:
+        """The row of :func:`~reverie.store.state.agent_and_memory_sql` (parameter:
+        ``name_or_id``) with one more column, ``NULL``, for the lock of the agent's memory,
+        which this statement takes (when the agent has one) as :meth:`lock_in_transaction`
+        does: a write finds its memory and takes its lock in one statement."""
+        key = lock_key_sql("l.memory")
+        return (
+            f"SELECT l.*, CASE WHEN l.memory IS NOT NULL THEN CAST(pg_advisory_xact_lock("
+            f"{_MEMORY}, {key}) AS text) END FROM ({agent_and_memory_sql(name_or_id)}) l"
+        )
 
     @contextlib.contextmanager
     def try_review_lock(self, agent_id: str) -> Iterator[bool]:

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "AGENT_ID",
     "KEY_RECORD",
+    "KEY_UPSERT",
     "LATEST_REVISION",
     "MEMBER_ID",
     "MEMBER_ROLES",
@@ -49,6 +50,7 @@ __all__ = [
     "agent_and_memory_sql",
     "column_of",
     "key_of",
+    "key_row",
     "revision_of",
 ]
 
@@ -949,21 +951,7 @@ class SQLiteState:
         self, conn: sqlite3.Connection, memory_id: str, key_hash: str, rec: KeyRecord
     ) -> None:
         """Remember a key's outcome (inside the caller's transaction)."""
-        conn.execute(
-            "INSERT INTO idempotency_keys (memory_id, key_hash, batch_hash, revision, changed,"
-            " paths, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, key_hash)"
-            " DO UPDATE SET batch_hash = excluded.batch_hash, revision = excluded.revision,"
-            " changed = excluded.changed, paths = excluded.paths, created_at = excluded.created_at",
-            (
-                memory_id,
-                key_hash,
-                rec.batch_hash,
-                rec.revision,
-                int(rec.changed),
-                json.dumps(rec.paths),
-                time.time(),
-            ),
-        )
+        conn.execute(KEY_UPSERT, key_row(memory_id, key_hash, rec))
 
     # refused writes in a row (W9)
 
@@ -1104,6 +1092,28 @@ KEY_RECORD = (
     "SELECT batch_hash, revision, changed, paths FROM idempotency_keys "
     "WHERE memory_id = ? AND key_hash = ?"
 )
+
+
+#: Remember a key's outcome, or replace what it did before; parameters: :func:`key_row`.
+KEY_UPSERT = (
+    "INSERT INTO idempotency_keys (memory_id, key_hash, batch_hash, revision, changed,"
+    " paths, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, key_hash)"
+    " DO UPDATE SET batch_hash = excluded.batch_hash, revision = excluded.revision,"
+    " changed = excluded.changed, paths = excluded.paths, created_at = excluded.created_at"
+)
+
+
+def key_row(memory_id: str, key_hash: str, rec: KeyRecord) -> list[Any]:
+    """The parameters of :data:`KEY_UPSERT` for a key's outcome."""
+    return [
+        memory_id,
+        key_hash,
+        rec.batch_hash,
+        rec.revision,
+        int(rec.changed),
+        json.dumps(rec.paths),
+        time.time(),
+    ]
 
 
 def key_of(row: Any) -> KeyRecord:
