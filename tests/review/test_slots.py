@@ -73,6 +73,15 @@ def test_a_slot_is_read_from_grammar() -> None:
         "The keypad on the back door is 7 3 9 1.",
         "Padlock on the shed is 1966.",
         "The lockbox at the cottage is 7229.",
+        # the thing, then which one or where, then the digits
+        "the key box with the van keys is 2 7 7 0, don't lose it",
+        "The safe behind the counter opens with 55120918.",
+        # a password-shaped value right after what it is, with or without "is"
+        "the router pw is Kestrel77bay",
+        "guest wifi key is Harbour2025!",
+        "manager pass Teal_Otter_91 for the till",
+        "The 2FA seed is KRSXG5CTMVRXEZLU, keep it safe.",
+        "our shop admin token shpat_8a2c1d9e7f3b for the sync",
     ],
 )
 def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
@@ -87,6 +96,12 @@ def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
         "The gate opens at 7:30 on weekdays.",
         "The door was painted in 2024.",
         "The alarm company is ADT.",
+        "The gate opens at 0730 on weekdays.",
+        "The door with the blue frame was fitted by Hallam Joinery.",
+        "Our password manager is 1Password.",
+        "The key is to call the depot before 10.",
+        "The pass rate was 92 percent this term.",
+        "The key contact at the council is jo@hallam.example now.",
     ],
 )
 def test_r6_words_near_codes_are_not_secrets(said: str) -> None:

@@ -111,20 +111,24 @@ def _access_code(text: str) -> bool:
     words a group of at least three digits that is not a time, an amount or a measure."""
     for m in _ACCESS_NOUN.finditer(text):
         after = text[m.end() : m.end() + 60]
-        compound = re.match(r"^\s+(?!is\b|are\b|was\b|for\b|to\b|of\b|on\b|at\b|in\b)[a-z]", after)
+        nxt = re.match(r"^\s+([a-z]+)\b", after)
+        # "code freeze", "alarm clock": a compound, not what opens; but "the lockbox with the
+        # paddle keys is ...", "the safe behind the desk opens with ...": the thing, then
+        # where or which it is
+        compound = nxt is not None and nxt[1] not in _PLACE_WORDS
         if compound and not re.match(r"^\s+(?:code|codes|number|combination|pin)\b", after, re.I):
-            continue  # "code freeze", "alarm clock": a compound, not what opens
+            continue
         for d in _DIGITS.finditer(after):
             lead = after[max(0, d.start() - 1) : d.start()]
             tail = after[d.end() : d.end() + 4].lower()
             if lead in "£$€#" and lead:
                 continue
             if re.search(
-                r"\b(?:in|since|from|by|until|of|before|after|year|room|unit)\s$",
+                r"\b(?:in|since|from|by|until|of|before|after|at|year|room|unit)\s$",
                 after[: d.start()],
                 re.I,
             ):
-                continue  # "painted in 2024", "room 104": a year or a place, not a code
+                continue  # "painted in 2024", "room 104", "opens at 0730": not a code
             if re.match(r"^\s?(?:am|pm|%|k\b|st\b|nd\b|rd\b|th\b|kg|km|m\b|mm|cm)", tail):
                 continue
             if sum(c.isdigit() for c in d.group(0)) >= 3:
@@ -133,12 +137,35 @@ def _access_code(text: str) -> bool:
 
 
 _ACCESS_NOUN = lx.phrases(lx.ACCESS_NOUNS)
+#: Words after an access noun that say which one or where it is, not a compound.
+_PLACE_WORDS = lx.words(
+    "is are was were for to of on at in with by behind near beside outside inside under below "
+    "above upstairs downstairs next that which where we you i opens unlocks"
+)
 _DIGITS = re.compile(r"(?<![\w.:/,])\d(?:[ -]?\d){2,9}(?![\w:.,]?\d)")
+
+
+#: A value that looks made to be secret: letters and digits mixed, eight characters or more,
+#: in one word ("Kestrel77bay", "Teal_Otter_91"), or a base32 seed ("KRSXG5CTMVRXEZLU").
+_SECRET_VALUE = (
+    r"(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9_!@#$%^&*+-]{8,}|(?-i:[A-Z2-7]{16,}))"
+    r"(?![\w@.]*[\w@])"
+)
+#: A secret's name, up to two more words ("wifi key", "token seed", "admin pass"), then its
+#: value with or without "is" or a colon: "the pw is ...", "pass Teal_Otter_91".
+_NAMED_VALUE = re.compile(
+    rf"\b(?:{_SECRET_NOUN.pattern}|pw|pwd|pass|key|seed)\b(?:\s+[A-Za-z]+){{0,2}}?"
+    rf"(?:\s*(?:\bis\b|\bwas\b|[:=])\s*|\s+)(?P<value>{_SECRET_VALUE})",
+    re.I,
+)
 
 
 def _secret_talk(text: str) -> bool:
     if _access_code(text):
         return True
+    for m in _NAMED_VALUE.finditer(text):
+        if not _SECRET_REFERENCE.search(m[0]):
+            return True  # "Our password manager is 1Password" names where secrets are kept
     for m in _SECRET_NOUN.finditer(text):
         after = text[m.end() : m.end() + 60]
         if re.match(r"^\s+(?!is\b|are\b|was\b|were\b|for\b|to\b|of\b|itself\b)[a-z]", after):
