@@ -261,7 +261,12 @@ def test_replace_and_remove_are_checked_against_the_memory() -> None:
     )
     proposals = [
         op("replace", old="Postgres 14", text="Staging runs Postgres 16 (source: conv-7#0-1)"),
-        op("replace", old="MySQL", text="Staging runs MySQL 8 (source: conv-7#0-1)"),
+        # grounded in what conv-7 says, so that the check of 'old' is what drops it
+        op(
+            "replace",
+            old="MySQL",
+            text="Staging database moved to Postgres 16 (source: conv-7#0-1)",
+        ),
         op("remove", old="Staging"),
         op("remove", old="deploys on Fridays"),
         op("add", text="Staging has 2 replicas (source: conv-1#3-4)"),

@@ -74,3 +74,20 @@ def test_said_words_meet_as_the_judge_reads_them() -> None:
         "van",
     }
     assert not said_words("It is what it is.")
+
+
+def test_a_value_no_cited_message_states_is_not_grounded() -> None:
+    """R5, O1: a model reviewer that writes a value from tool output it never saw, or from a
+    group chat, and cites a message that only shares words with it, is caught by the number:
+    every number an entry states is stated by a message it cites (a word up to twelve counts,
+    a date or a year may come from when the message was said)."""
+    said = {
+        0: "The ferry runs 9 till 6 in summer.",
+        1: "we have three slipways, and the crane lifts 12 tonnes",
+    }
+    sources = BatchSources(Turn("c1", p, "user", "sam", t, 0.0) for p, t in said.items())
+    assert sources.grounded("The ferry runs 9 till 6 in summer. (source: c1#0-1)")
+    assert sources.grounded("There are 3 slipways; the crane lifts 12 tonnes. (source: c1#1-2)")
+    assert sources.grounded("On 2026-05-02 the ferry ran 9 till 6 in summer. (source: c1#0-1)")
+    assert not sources.grounded("The ferry stops at 5 in summer. (source: c1#0-1)")
+    assert not sources.grounded("The crane lifts 14 tonnes at the slipways. (source: c1#1-2)")

@@ -13,7 +13,8 @@ operation to the rules the offline reviewer follows before handing it back:
   (:func:`.statements.entry_problem`: small talk, progress, a secret given in words, ...);
 * every ``add``/``replace`` entry, and every new list item of a topic file, ends with
   ``(source: conv#start-end)`` naming messages that were in the prompt (the runner's own rule,
-  :class:`.sources.BatchSources`), and those messages say it (a third of its content words);
+  :class:`.sources.BatchSources`), and those messages say it (a third of its content words,
+  and every number it states);
 * an ``add`` goes under one of the four standard sections;
 * it applies cleanly to the memory the model saw (``old`` names exactly one line, a removal
   takes one line, a topic file is only rewritten when the model was shown it).

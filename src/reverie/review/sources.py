@@ -88,6 +88,26 @@ def said_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words if len(w) >= 3)
 
 
+_NUMBER_WORDS = {
+    w: str(n)
+    for n, w in enumerate(
+        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve")
+    )
+}  # fmt: skip
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers ``text`` states (digits, or a number word up to twelve), leading zeros
+    cut; a date (``2026-03-02``) or a year is left out: a reviewer may date an entry from
+    when its message was said. A value no cited message states was not said there (tool
+    output, a group chat: "176 Hz", "at 5")."""
+    plain = re.sub(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:19|20)\d\d\b", " ", text)
+    found = {n.lstrip("0") or "0" for n in re.findall(r"\d+", plain)}
+    found |= {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", plain.lower()) if w in _NUMBER_WORDS}
+    return found
+
+
 def _ends_with_source(text: str) -> bool:
     found = list(SOURCE_PATTERN.finditer(text))
     return bool(found) and found[-1].end() == len(text)
@@ -114,6 +134,8 @@ class BatchSources:
         have = set(_content(said))
         # "Sam said: ..." and "Sam: ...": who said it is not what the messages must say.
         body = re.sub(r"^[A-Z][\w.' -]{0,40}?(?: said)?:\s+", "", SOURCE_PATTERN.sub(" ", text))
+        if not _numbers(body) <= _numbers(said):
+            return False
         want = _content(body)
         return not want or (bool(have & set(want)) and 3 * len(have & set(want)) >= len(set(want)))
 
