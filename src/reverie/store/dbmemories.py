@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import threading
 import time
 from contextlib import AbstractContextManager
@@ -57,6 +56,7 @@ from .state import (
     key_of,
     key_row,
     revision_of,
+    revision_row,
 )
 
 __all__ = ["DatabaseMemoryStore", "revision_oid"]
@@ -223,15 +223,7 @@ class DatabaseMemoryStore(MemoryStore):
             paths += [path] * len(new_lines)
             topics += [topic] * len(new_lines)
             added += new_lines
-        params: list[Any] = [
-            memory_id,
-            rec.revision,
-            rec.oid,
-            rec.created_at,
-            rec.writer,
-            rec.message,
-            json.dumps(rec.paths),
-        ]
+        params: list[Any] = list(revision_row(memory_id, rec))
         rows = [(memory_id, path, rec.revision, text) for path, text in files.items()]
         for row in rows[:_FILES_PER_STATEMENT]:
             params += row

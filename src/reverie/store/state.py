@@ -52,6 +52,7 @@ __all__ = [
     "key_of",
     "key_row",
     "revision_of",
+    "revision_row",
 ]
 
 #: A connection opened for reading only is reopened for writing after this many seconds.
@@ -907,15 +908,7 @@ class SQLiteState:
         conn.execute(
             "INSERT INTO revisions (memory_id, revision, oid, created_at, writer, message, paths)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                rec.revision,
-                rec.oid,
-                rec.created_at,
-                rec.writer,
-                rec.message,
-                json.dumps(rec.paths),
-            ),
+            revision_row(memory_id, rec),
         )
 
     def forget_revisions_after(
@@ -1101,6 +1094,20 @@ KEY_UPSERT = (
     " DO UPDATE SET batch_hash = excluded.batch_hash, revision = excluded.revision,"
     " changed = excluded.changed, paths = excluded.paths, created_at = excluded.created_at"
 )
+
+
+def revision_row(memory_id: str, rec: RevisionRecord) -> tuple[Any, ...]:
+    """The values of a ``revisions`` row, in its columns' order: memory, revision, oid,
+    time, writer, message, paths (as JSON)."""
+    return (
+        memory_id,
+        rec.revision,
+        rec.oid,
+        rec.created_at,
+        rec.writer,
+        rec.message,
+        json.dumps(rec.paths),
+    )
 
 
 def key_row(memory_id: str, key_hash: str, rec: KeyRecord) -> list[Any]:
