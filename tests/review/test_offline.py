@@ -1216,3 +1216,45 @@ def test_a_plural_noun_before_a_plural_verb_is_not_a_name() -> None:
     assert frames.subject_name("Deliveries are on Tuesdays.") == ""
     assert frames.subject_name("James runs the bar.") == "James"
     assert frames.subject_name("Lucas moved to Leeds.") == "Lucas"
+
+
+# eighth round: tool output said again, rules aimed at the agent, idempotence, questions
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The greenhouse sensor reads 31.5 degrees and 62% humidity.",
+        "Invoice 4471 is for 1,280 pounds, due on the 9th.",
+        "Locker 14 holds the spare radio and two batteries.",
+    ],
+)
+def test_r5_an_assistant_reporting_tool_output_in_plain_words_is_not_kept(said: str) -> None:
+    def kept(position: int) -> bool:
+        batch = [
+            Turn("c1", 0, "user", "sam", "look that up for me", T),
+            Turn("c1", position, "assistant", None, said, T + 2),
+        ]
+        return review(batch).operations != []
+
+    assert kept(1)  # the same sentence right after the user's message is the assistant's own
+    assert not kept(2)  # after a message not given (a tool's output, R5) it reports the output
+
+
+def test_r5_knowledge_the_assistant_adds_after_tool_output_is_read() -> None:
+    batch = [
+        Turn("c1", 0, "user", "sam", "why did the import stop?", T),
+        Turn(
+            "c1",
+            2,
+            "assistant",
+            None,
+            "The import of batch 77 stopped at row 4120. A stalled import usually means the "
+            "vendor proxy is dropping the connection; restarting the relay usually fixes it.",
+            T + 2,
+        ),
+    ]
+    texts = [op["text"] for op in review(batch).operations]
+    assert not any("4120" in t for t in texts)
+    # A lesson's cause and fix are kept together; the reading before them is left out.
+    assert any("vendor proxy" in t for t in texts)

@@ -305,6 +305,14 @@ LESSON_CUES = phrase_list(
     worked out why | sorted it | solved it | fixes it
     """
 )
+#: Words that make a sentence hold beyond the case at hand ("a checksum mismatch usually
+#: means a proxy"): after tool output, such a sentence is knowledge, not the output said again.
+GENERAL_CUES = phrase_list(
+    """
+    usually | typically | generally | normally | in general | as a rule | tends to | tend to
+    almost always | most of the time | nearly always | often means | always means
+    """
+)
 #: Words that open a phrase set before the statement it frames ("With prices going up, we
 #: raised the budget"): when the whole is not read as a statement, what follows the comma is.
 OPENING_PHRASES = phrase_list(

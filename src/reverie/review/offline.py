@@ -1226,9 +1226,15 @@ class OfflineReviewer:
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
-                if after_tool and _identifiers(sentence):
-                    skipped["tool output"] += 1  # what the tool printed, said again
-                    continue
+                if after_tool:
+                    # What the tool printed, said again ("Total NIA is 903.4 m2", "Room 12
+                    # has amlodipine daily"): a report of output review never reads (R5). What
+                    # holds beyond this output ("a checksum mismatch usually means a proxy")
+                    # is the assistant's own knowledge, read as any other sentence.
+                    sentence = _beyond_output(sentence)
+                    if not sentence:
+                        skipped["tool output"] += 1
+                        continue
                 first = next(i for i in range(len(block)) if start < ends[i + 1])
                 last = next(i for i in range(len(block)) if end <= ends[i + 1])
                 source = format_source(conv, block[first].position, block[last].position + 1)
@@ -1309,6 +1315,8 @@ class OfflineReviewer:
 _IDENTIFIER = re.compile(
     r"(?<![\w/.-])(?=[\w./-]*[_/.][\w])[A-Za-z_][\w-]*(?:[./][\w-]+)+|\b\w+_\w+\b"
 )
+# A sentence that holds beyond one case: a habit or a cause, not a reading.
+_GENERAL = lx.phrases((*lx.GENERAL_CUES, *lx.LESSON_CUES))
 # A reply that opens by saying the message before was wrong ("no, 28th!", "That is
 # incorrect.", "wrong day").
 _DENIAL = re.compile(
@@ -1321,6 +1329,13 @@ _DENIAL = re.compile(
 def _identifiers(text: str) -> set[str]:
     """The identifiers of ``text`` (see :data:`_IDENTIFIER`), at least five characters long."""
     return {m.group(0).lower() for m in _IDENTIFIER.finditer(text) if len(m.group(0)) >= 5}
+
+
+def _beyond_output(text: str) -> str:
+    """The sentences of ``text`` (an assistant's message after tool output) that hold beyond
+    that output: general (:data:`_GENERAL`) and naming no identifier the tool printed."""
+    kept = [s for _, _, s in sentences(text) if _GENERAL.search(s) and not _identifiers(s)]
+    return " ".join(kept)
 
 
 def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
