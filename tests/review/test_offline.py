@@ -1258,3 +1258,31 @@ def test_r5_knowledge_the_assistant_adds_after_tool_output_is_read() -> None:
     assert not any("4120" in t for t in texts)
     # A lesson's cause and fix are kept together; the reading before them is left out.
     assert any("vendor proxy" in t for t in texts)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "whenever I send you a booking, put the deposit in bold and add the balance date",
+        "when I ask for the rota just list the names, no shift times",
+        "if I paste a menu, translate it into Polish first",
+        "for tasting notes always write them in the second person, never the first",
+        "on Fridays just send me the short version",
+        "for the Ludlow job only use the metric sizes",
+    ],
+)
+def test_r5_an_order_to_the_agent_after_a_condition_or_a_topic_is_a_rule(said: str) -> None:
+    assert statements.skip_reason(said, "user") == "behavioural rule"
+    assert review(turns("c1", user(said))).operations == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "In March we always close the shop on Mondays.",
+        "For the Smith account, Jo always sends the invoice.",
+        "If we need more flour, Bakers Direct delivers the next day.",
+    ],
+)
+def test_r6_a_habit_after_a_condition_or_a_topic_is_still_a_fact(said: str) -> None:
+    assert statements.skip_reason(said, "user") is None

@@ -193,6 +193,38 @@ def _imperative(text: str) -> bool:
     return not re.match(r"^(?:use of|keep in mind)\b", text, re.I)
 
 
+# What the user sets before an order to the agent: when they ask for something ("whenever I
+# ask for a quote, add VAT"), or what the order is about ("for reports always give ...").
+_ASKING = re.compile(
+    r"^(?:when|whenever|if|every\s+time|each\s+time|any\s*time|once)\s+(?:i|we)\s+"
+    r"(?:ask|want|need|request|say|send|give|type|paste|share|mention|forward|tell|get)\b",
+    re.I,
+)
+_ABOUT = re.compile(
+    r"^(?:for|in|on|with|about)\s+(?:(?!(?:i|we|you|he|she|they|it|everyone|nobody)\b)"
+    r"[\w'-]+\s+){1,4}?,?\s*(?=(?:always|never|only|just)\s)",
+    re.I,
+)
+_ORDER = re.compile(
+    r"(?:,\s*|\b(?:just|always|never|only|then)\s+)(?:(?:just|always|never|only|then|please)"
+    r"\s+)*([a-z']+)",
+    re.I,
+)
+
+
+def _ordered(text: str) -> bool:
+    """Whether ``text`` is an order to the agent after what sets it up: a request of the
+    user's own (:data:`_ASKING`) or a topic (:data:`_ABOUT`), then an imperative."""
+    lead = _ASKING.match(text) or _ABOUT.match(text)
+    if lead is None:
+        return False
+    if lead.re is _ABOUT:
+        # "always give ...", "just send ...", "only use ...".
+        return _imperative(re.sub(r"^(?:just|only)\s+", "", text[lead.end() :], flags=re.I))
+    order = _ORDER.search(text, lead.end())
+    return order is not None and order[1].lower() in lx.IMPERATIVES
+
+
 def skip_reason(text: str, role: str) -> str | None:
     """Why memory must not hold ``text``, or None."""
     if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
@@ -231,7 +263,7 @@ def skip_reason(text: str, role: str) -> str | None:
         rest = text[forward.end() :].lstrip(" ,")
         if _imperative(rest) or re.search(r"\b(?:you|your)\b", rest, re.I):
             return "behavioural rule"
-    if not lesson and _RULE.search(text):
+    if not lesson and (_RULE.search(text) or (role == "user" and _ordered(text))):
         return "behavioural rule"
     if not lesson and _HEDGE.search(text):
         return "hedged"
