@@ -1286,3 +1286,34 @@ def test_r5_an_order_to_the_agent_after_a_condition_or_a_topic_is_a_rule(said: s
 )
 def test_r6_a_habit_after_a_condition_or_a_topic_is_still_a_fact(said: str) -> None:
     assert statements.skip_reason(said, "user") is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # a retirement with the new tool in the same sentence: the old entry rewritten
+        (
+            "We use Trello for tasks and Slack for chat.",
+            "We're not on Trello any more; tasks live in Linear since Monday.",
+        ),
+        # a retirement with its reason, then what replaced it
+        (
+            "photos live in Dropbox, invoices are in Xero",
+            "we ditched dropbox, it was costing too much for 12 seats. everything incl. photos "
+            "is in Google Drive now",
+        ),
+        # a change of who holds a role, with the old holder named
+        (
+            "Our tractor is the Fendt 716, the mechanic is Ole Brandt.",
+            "Ole is gone to work in Norway. The new mechanic is Sara Lindqvist since this week.",
+        ),
+    ],
+)
+def test_r6_a_session_given_again_changes_nothing(first: str, second: str) -> None:
+    one = turns("c1", user(first), bot("Noted."))
+    two = turns("c2", user(second), bot("Got it."))
+    index = index_after(review(one))
+    index = index_after(review(two, index), index)
+    for again in (two, one + two):  # that session alone, and every turn so far
+        out = review(again, index)
+        assert out.operations == [] or index_after(out, index) == index, out.operations
