@@ -1317,3 +1317,29 @@ def test_r6_a_session_given_again_changes_nothing(first: str, second: str) -> No
     for again in (two, one + two):  # that session alone, and every turn so far
         out = review(again, index)
         assert out.operations == [] or index_after(out, index) == index, out.operations
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I would like to know whether Priya signed the lease",
+        "just checking if the invoice to Harwood went out",
+        "can someone tell me when the next flour delivery is",
+        "I was wondering if we still have the Makita drill",
+        "curious whether the new tiles came in",
+        "what time does the market open on Sundays",
+        "is the boiler still under warranty",
+        "Has the plumber been paid",
+    ],
+)
+def test_r5_a_question_without_its_question_mark_is_not_kept(said: str) -> None:
+    assert statements.skip_reason(said, "user") == "question"
+    assert review(turns("c1", user(said))).operations == []
+
+
+def test_r6_a_statement_that_opens_like_a_question_word_is_still_kept() -> None:
+    for said in (
+        "Our boiler is under warranty until 2027.",
+        "When the alarm sounds, Ben resets it.",
+    ):
+        assert statements.skip_reason(said, "user") is None

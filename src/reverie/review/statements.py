@@ -56,6 +56,20 @@ MAX_JOINED = 500
 
 _QUESTION = lx.phrases(lx.QUESTION_OPENERS)
 _REQUEST = lx.phrases(lx.REQUESTS)
+_AUX_Q = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)"
+# A question without its "?": one that asks to know ("I'd like to know whether ...", "just
+# checking if ...", "can someone tell me when ..."), a question word with one word and its
+# verb ("what time does ...", "which day is ..."), or a verb first and then its subject ("is
+# the boiler still under warranty").
+_ASKS = re.compile(
+    rf"\b(?:know|tell (?:me|us)|check(?:ing)?|wonder(?:ing)?|curious|find out|idea|sure|ask"
+    rf"(?:ing)?|confirm)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
+    rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
+    rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
+    rf"|^{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there|we|you|he|she|they"
+    rf"|anyone|someone|anybody|somebody)\s",
+    re.I,
+)
 _RULE = lx.phrases(lx.RULE_MARKERS)
 _SMALL_TALK = lx.phrases(lx.SMALL_TALK)
 _REACTION = lx.phrases(lx.REACTIONS)
@@ -230,7 +244,7 @@ def skip_reason(text: str, role: str) -> str | None:
     if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
         return "too long"
     low = text.lower()
-    if text.rstrip().endswith("?") or _QUESTION.match(low):
+    if text.rstrip().endswith("?") or _QUESTION.match(low) or _ASKS.search(text):
         return "question"
     if _is_small_talk(text):
         return "small talk"
