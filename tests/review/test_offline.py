@@ -1343,3 +1343,37 @@ def test_r6_a_statement_that_opens_like_a_question_word_is_still_kept() -> None:
         "When the alarm sounds, Ben resets it.",
     ):
         assert statements.skip_reason(said, "user") is None
+
+
+@pytest.mark.parametrize(
+    ("before", "said", "gone"),
+    [
+        (
+            "We run a pottery taster evening every second Thursday.",
+            "We stop the pottery taster evening, nobody was booking it.",
+            "second Thursday",
+        ),
+        (
+            "Our shop sells through Etsy and at the Sunday market.",
+            "We've come off Etsy, the fees ate the margin.",
+            "through Etsy",
+        ),
+        (
+            "We offer Saturday tuition for year 11.",
+            "We cancel the Saturday tuition for this term.",
+            "We offer Saturday tuition",
+        ),
+    ],
+)
+def test_r6_a_retirement_in_the_present_or_by_coming_off_removes_the_old_entry(
+    before: str, said: str, gone: str
+) -> None:
+    index = index_after(review(turns("c1", user(before))))
+    assert gone in index
+    after = index_after(review(turns("c2", user(said)), index), index)
+    assert gone not in after
+
+
+def test_r6_stopping_at_a_value_is_an_update_not_a_retirement() -> None:
+    assert changes._retire("We now stop at 1222 degrees, still cone 6.", "we") is None
+    assert changes._retire("We stop the kilt hire.", "we") is not None

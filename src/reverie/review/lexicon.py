@@ -420,6 +420,9 @@ RETIRE_VERBS = phrase_list(
     are no longer on | aren't on | 're not on | 're no longer on | sold | we're off | are off
     no longer do | no longer offer | no longer take | no longer sell | no longer stock
     no longer provide | no longer accept | no longer carry | no longer run
+    stop | stops | stop doing | stops doing | stopped doing | cancel | cancels
+    come off | came off | 've come off | have come off | withdrew from | withdraws from
+    withdraw from | pulled out of | pull out of | pulls out of | shut | shuts
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".
