@@ -1377,3 +1377,11 @@ def test_r6_a_retirement_in_the_present_or_by_coming_off_removes_the_old_entry(
 def test_r6_stopping_at_a_value_is_an_update_not_a_retirement() -> None:
     assert changes._retire("We now stop at 1222 degrees, still cone 6.", "we") is None
     assert changes._retire("We stop the kilt hire.", "we") is not None
+
+
+def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:
+    said = "Priyanka left on Thursday, she went to the Boots in Derby."
+    assert changes._retire(said, "name") == ("Priyanka", "she went to the Boots in Derby")
+    assert changes._retire("Priyanka left last week.", "name") == ("Priyanka", "")
+    # Leave is not leaving: a holiday keeps her in the role.
+    assert changes._retire("Priyanka left on holiday.", "name") is None

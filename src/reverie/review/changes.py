@@ -188,7 +188,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
 _DEPARTED = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w-]+)(?: (?-i:[A-Z][\w-]+))?)(?:'s| has| is| was)? "
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
-    r"club|school|agency)\b)|resigned\b|handed in (?:his|her|their) notice\b)"
+    r"club|school|agency)\b"
+    r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
+    r"|resigned\b|handed in (?:his|her|their) notice\b)"
     r"(?P<rest>.*)$",
     re.I,
 )
