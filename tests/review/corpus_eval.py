@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from reverie import Reverie
-from reverie.core.markdown import sections
+from reverie.core.markdown import apply_batch, sections
+from reverie.core.operations import parse_batch
 from reverie.errors import ReverieError
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.runner import review_agent
@@ -84,6 +85,8 @@ class Result:
     sources: int = 0
     bad_sources: list[str] = field(default_factory=list)
     idle_changes: list[str] = field(default_factory=list)
+    #: What :func:`session_idle` found after each session (only with ``every_session``).
+    session_idle: list[str] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
     over_cap: bool = False
     unlinked_topics: list[str] = field(default_factory=list)
@@ -236,14 +239,19 @@ def review_conversation(
     conv: Conversation,
     home: Path,
     reviewer: Callable[[], Reviewer] = OfflineReviewer,
+    every_session: bool = False,
 ) -> Result:
-    """Import and review ``conv`` session by session in a new home at ``home``; score it."""
+    """Import and review ``conv`` session by session in a new home at ``home``; score it.
+
+    With ``every_session``, the idle check also runs after each session's review (see
+    :func:`session_idle`), into ``Result.session_idle``.
+    """
     result = Result(conv)
     agent = conv.id
     with Reverie(home, create=True) as rv:
         rv.create_agent(agent)
         clock = START
-        for records in _records(conv):
+        for n, records in enumerate(_records(conv), start=1):
             rv.import_records(records)
             clock = max(clock, dt.datetime.fromisoformat(records[-2]["time"]).timestamp())
             for _ in range(20):  # until nothing is pending (a run does at most 10 batches)
@@ -253,6 +261,8 @@ def review_conversation(
                 result.dropped += report.dropped
                 if not report.pending:
                     break
+            if every_session:
+                result.session_idle += session_idle(rv, agent, conv, reviewer, n)
         files = memory_files(rv, agent)
         history = history_text(rv, agent)
         result.entries = entries_of(files)
@@ -344,6 +354,58 @@ def _idle(
             result.idle_changes.append(
                 f"every turn again: {len(answer.operations)} operations changed memory"
             )
+
+
+def _given_turns(rv: Reverie, conv: Conversation, sessions: range) -> list[Turn]:
+    """The user and assistant turns of ``sessions`` (numbered from 1; group chats left out,
+    as review never sees them), as the runner gives them to a reviewer."""
+    turns: list[Turn] = []
+    for n in sessions:
+        session = conv.sessions[n - 1]
+        if session.kind == "group":
+            continue
+        sid = f"{conv.id}-s{n}"
+        for m in rv.conversations.messages(sid, 0, len(session.messages)):
+            if m.role in ("user", "assistant"):
+                turns.append(Turn(sid, m.position, m.role, m.author, m.text, m.time))
+    return turns
+
+
+def session_idle(
+    rv: Reverie, agent: str, conv: Conversation, reviewer: Callable[[], Reviewer], done: int
+) -> list[str]:
+    """After the review of session ``done``: what the reviewer proposes that would change
+    memory, given again every turn so far, and given again only that session's turns.
+
+    Nothing is written: the operations go through the store's own pure apply
+    (``apply_batch``), so the memory the next session meets is the one review made.
+    """
+    files = memory_files(rv, agent)
+    found: list[str] = []
+    shapes = (("every turn so far", range(1, done + 1)), ("this session", range(done, done + 1)))
+    for name, sessions in shapes:
+        turns = _given_turns(rv, conv, sessions)
+        if not turns:
+            continue
+        answer = reviewer().review(
+            ReviewInput(
+                agent=agent,
+                turns=turns,
+                index=files["MEMORY.md"],
+                topics={p: t for p, t in files.items() if p != "MEMORY.md"},
+                index_cap_chars=rv.settings.prompt_index_chars,
+            )
+        )
+        if not answer.operations:
+            continue
+        try:
+            applied = apply_batch(parse_batch({"operations": answer.operations}), files.get)
+        except ReverieError as exc:
+            found.append(f"s{done}, {name}: refused ({exc.code}) {answer.operations!r}")
+            continue
+        if applied.files:
+            found.append(f"s{done}, {name}: {answer.operations!r}")
+    return found
 
 
 def _share(part: int, whole: int) -> float | None:

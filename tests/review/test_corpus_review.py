@@ -7,7 +7,9 @@ tool output, questions, group chat) in any memory file or commit, every source r
 ``context_read`` to text that says it, nothing the runner has to drop, ``MEMORY.md`` within its
 cap, and an idle re-run changes nothing: a run with nothing pending commits nothing, and the
 offline reviewer given every turn again proposes nothing that changes memory (the scripted model
-is not asked that: whether a model repeats itself is the script's property, not the code's).
+is not asked that: whether a model repeats itself is the script's property, not the code's);
+for the offline reviewer that holds after every session too, given every turn so far and given
+that session alone (``bench/review_idle.py`` runs the same check on every development set).
 The rates of
 the acceptance (durable facts kept exactly once, superseded values removed) are asserted on the
 half the offline reviewer was tuned on, and what the second round reached on the test half
@@ -35,7 +37,8 @@ def _run(half: str, reviewer: str, root: Path) -> list[Result]:
     out = []
     for conv in load(half):
         make = (lambda: OfflineReviewer()) if reviewer == "offline" else scripted_reviewer(conv)
-        out.append(review_conversation(conv, root / conv.id, make))
+        every = reviewer == "offline"  # the idle check after each session too
+        out.append(review_conversation(conv, root / conv.id, make, every_session=every))
     return out
 
 
@@ -70,6 +73,7 @@ def test_r6_h2_o1_hard_rules_hold_on_every_conversation(
         if reviewer == "offline" or c.startswith("a run with nothing pending")
     ]
     assert idle == []
+    assert [(r.conv.id, c) for r in results for c in r.session_idle] == []
     assert [(r.conv.id, d) for r in results for d in r.dropped] == []
     assert [r.conv.id for r in results if r.over_cap or r.unlinked_topics] == []
     if reviewer == "offline":

@@ -1216,3 +1216,172 @@ def test_a_plural_noun_before_a_plural_verb_is_not_a_name() -> None:
     assert frames.subject_name("Deliveries are on Tuesdays.") == ""
     assert frames.subject_name("James runs the bar.") == "James"
     assert frames.subject_name("Lucas moved to Leeds.") == "Lucas"
+
+
+# eighth round: tool output said again, rules aimed at the agent, idempotence, questions
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The greenhouse sensor reads 31.5 degrees and 62% humidity.",
+        "Invoice 4471 is for 1,280 pounds, due on the 9th.",
+        "Locker 14 holds the spare radio and two batteries.",
+    ],
+)
+def test_r5_an_assistant_reporting_tool_output_in_plain_words_is_not_kept(said: str) -> None:
+    def kept(position: int) -> bool:
+        batch = [
+            Turn("c1", 0, "user", "sam", "look that up for me", T),
+            Turn("c1", position, "assistant", None, said, T + 2),
+        ]
+        return review(batch).operations != []
+
+    assert kept(1)  # the same sentence right after the user's message is the assistant's own
+    assert not kept(2)  # after a message not given (a tool's output, R5) it reports the output
+
+
+def test_r5_knowledge_the_assistant_adds_after_tool_output_is_read() -> None:
+    batch = [
+        Turn("c1", 0, "user", "sam", "why did the import stop?", T),
+        Turn(
+            "c1",
+            2,
+            "assistant",
+            None,
+            "The import of batch 77 stopped at row 4120. A stalled import usually means the "
+            "vendor proxy is dropping the connection; restarting the relay usually fixes it.",
+            T + 2,
+        ),
+    ]
+    texts = [op["text"] for op in review(batch).operations]
+    assert not any("4120" in t for t in texts)
+    # A lesson's cause and fix are kept together; the reading before them is left out.
+    assert any("vendor proxy" in t for t in texts)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "whenever I send you a booking, put the deposit in bold and add the balance date",
+        "when I ask for the rota just list the names, no shift times",
+        "if I paste a menu, translate it into Polish first",
+        "for tasting notes always write them in the second person, never the first",
+        "on Fridays just send me the short version",
+        "for the Ludlow job only use the metric sizes",
+    ],
+)
+def test_r5_an_order_to_the_agent_after_a_condition_or_a_topic_is_a_rule(said: str) -> None:
+    assert statements.skip_reason(said, "user") == "behavioural rule"
+    assert review(turns("c1", user(said))).operations == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "In March we always close the shop on Mondays.",
+        "For the Smith account, Jo always sends the invoice.",
+        "If we need more flour, Bakers Direct delivers the next day.",
+    ],
+)
+def test_r6_a_habit_after_a_condition_or_a_topic_is_still_a_fact(said: str) -> None:
+    assert statements.skip_reason(said, "user") is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # a retirement with the new tool in the same sentence: the old entry rewritten
+        (
+            "We use Trello for tasks and Slack for chat.",
+            "We're not on Trello any more; tasks live in Linear since Monday.",
+        ),
+        # a retirement with its reason, then what replaced it
+        (
+            "photos live in Dropbox, invoices are in Xero",
+            "we ditched dropbox, it was costing too much for 12 seats. everything incl. photos "
+            "is in Google Drive now",
+        ),
+        # a change of who holds a role, with the old holder named
+        (
+            "Our tractor is the Fendt 716, the mechanic is Ole Brandt.",
+            "Ole is gone to work in Norway. The new mechanic is Sara Lindqvist since this week.",
+        ),
+    ],
+)
+def test_r6_a_session_given_again_changes_nothing(first: str, second: str) -> None:
+    one = turns("c1", user(first), bot("Noted."))
+    two = turns("c2", user(second), bot("Got it."))
+    index = index_after(review(one))
+    index = index_after(review(two, index), index)
+    for again in (two, one + two):  # that session alone, and every turn so far
+        out = review(again, index)
+        assert out.operations == [] or index_after(out, index) == index, out.operations
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I would like to know whether Priya signed the lease",
+        "just checking if the invoice to Harwood went out",
+        "can someone tell me when the next flour delivery is",
+        "I was wondering if we still have the Makita drill",
+        "curious whether the new tiles came in",
+        "what time does the market open on Sundays",
+        "is the boiler still under warranty",
+        "Has the plumber been paid",
+    ],
+)
+def test_r5_a_question_without_its_question_mark_is_not_kept(said: str) -> None:
+    assert statements.skip_reason(said, "user") == "question"
+    assert review(turns("c1", user(said))).operations == []
+
+
+def test_r6_a_statement_that_opens_like_a_question_word_is_still_kept() -> None:
+    for said in (
+        "Our boiler is under warranty until 2027.",
+        "When the alarm sounds, Ben resets it.",
+    ):
+        assert statements.skip_reason(said, "user") is None
+
+
+@pytest.mark.parametrize(
+    ("before", "said", "gone"),
+    [
+        (
+            "We run a pottery taster evening every second Thursday.",
+            "We stop the pottery taster evening, nobody was booking it.",
+            "second Thursday",
+        ),
+        (
+            "Our shop sells through Etsy and at the Sunday market.",
+            "We've come off Etsy, the fees ate the margin.",
+            "through Etsy",
+        ),
+        (
+            "We offer Saturday tuition for year 11.",
+            "We cancel the Saturday tuition for this term.",
+            "We offer Saturday tuition",
+        ),
+    ],
+)
+def test_r6_a_retirement_in_the_present_or_by_coming_off_removes_the_old_entry(
+    before: str, said: str, gone: str
+) -> None:
+    index = index_after(review(turns("c1", user(before))))
+    assert gone in index
+    after = index_after(review(turns("c2", user(said)), index), index)
+    assert gone not in after
+
+
+def test_r6_stopping_at_a_value_is_an_update_not_a_retirement() -> None:
+    assert changes._retire("We now stop at 1222 degrees, still cone 6.", "we") is None
+    assert changes._retire("We stop the kilt hire.", "we") is not None
+
+
+def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:
+    said = "Priyanka left on Thursday, she went to the Boots in Derby."
+    assert changes._retire(said, "name") == ("Priyanka", "she went to the Boots in Derby")
+    assert changes._retire("Priyanka left last week.", "name") == ("Priyanka", "")
+    # Leave is not leaving: a holiday keeps her in the role.
+    assert changes._retire("Priyanka left on holiday.", "name") is None

@@ -168,6 +168,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         not thing
         or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
         or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
+        # "we now stop at 1222 degrees", "we shut by 6": where it stops, not what ended
+        or re.match(r"(?:at|by|around|about|after|before|until|till|short)\b", raw, re.I)
         or re.search(r"\b(?:you|your)\b", thing, re.I)
         or _only_when(thing)  # "we're closed on July 4": a day, not a thing that ended
     ):
@@ -186,7 +188,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
 _DEPARTED = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w-]+)(?: (?-i:[A-Z][\w-]+))?)(?:'s| has| is| was)? "
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
-    r"club|school|agency)\b)|resigned\b|handed in (?:his|her|their) notice\b)"
+    r"club|school|agency)\b"
+    r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
+    r"|resigned\b|handed in (?:his|her|their) notice\b)"
     r"(?P<rest>.*)$",
     re.I,
 )

@@ -305,6 +305,14 @@ LESSON_CUES = phrase_list(
     worked out why | sorted it | solved it | fixes it
     """
 )
+#: Words that make a sentence hold beyond the case at hand ("a checksum mismatch usually
+#: means a proxy"): after tool output, such a sentence is knowledge, not the output said again.
+GENERAL_CUES = phrase_list(
+    """
+    usually | typically | generally | normally | in general | as a rule | tends to | tend to
+    almost always | most of the time | nearly always | often means | always means
+    """
+)
 #: Words that open a phrase set before the statement it frames ("With prices going up, we
 #: raised the budget"): when the whole is not read as a statement, what follows the comma is.
 OPENING_PHRASES = phrase_list(
@@ -412,6 +420,9 @@ RETIRE_VERBS = phrase_list(
     are no longer on | aren't on | 're not on | 're no longer on | sold | we're off | are off
     no longer do | no longer offer | no longer take | no longer sell | no longer stock
     no longer provide | no longer accept | no longer carry | no longer run
+    stop | stops | stop doing | stops doing | stopped doing | cancel | cancels
+    come off | came off | 've come off | have come off | withdrew from | withdraws from
+    withdraw from | pulled out of | pull out of | pulls out of | shut | shuts
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".

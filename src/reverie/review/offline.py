@@ -107,6 +107,8 @@ class _Entry:
     #: and that entry are one unit (:mod:`.replacements`). None for a removal that replaces
     #: nothing (a retirement).
     replaced_by: _Entry | None = None
+    #: The messages being read when a given entry was removed, as (conversation, position).
+    removed_reading: frozenset[tuple[str, int]] | None = None
 
     @property
     def live(self) -> bool:
@@ -529,6 +531,9 @@ class _Memory:
                     body = re.sub(r"^[^:]{1,40}:\s", "", said)  # the speaker is named once
                     target.text = f"{strip_source(target.text)} {body} {sources}"
                     _supersede(e, target)  # merged: what it said is in the target now
+        for e in self.entries:
+            if e.removed and e.original is not None and e.removed_reading is None:
+                e.removed_reading = self.reading
         self.context = frozenset()
         self.updated.clear()
         self.added.clear()
@@ -783,6 +788,7 @@ class _Memory:
         return len(_simulate(ops, self.index, self.topics))
 
     def _settle(self) -> None:
+        self._read_before()
         unwritten: set[int] = set()
         for e in self.entries:
             if e.path == INDEX and e.naming == "shared" and e.original is not None:
@@ -805,6 +811,43 @@ class _Memory:
             same = e.original is not None and meaning(e.text) == meaning(e.original)
             if same and not e.removed and e.original is not None:
                 e.text = e.original
+
+    def _read_before(self) -> None:
+        """What memory already took from a message is not taken again when that message is
+        given again (an idle re-run, a range read twice): a rewrite of a given entry that
+        cites only messages the entry cited already keeps the stored text, and a new entry
+        that cites only messages a given entry cites is not added."""
+        cited: set[tuple[str, int]] = set()
+        for e in self.entries:
+            if e.original is not None and not e.removed:
+                cited |= _positions(e.original)
+        dropped: set[int] = set()  # new entries not added, rewrites taken back
+        for e in self.entries:
+            if e.removed or e.moved_to is not None:
+                continue
+            now = _positions(e.text)
+            if not now:
+                continue
+            if e.original is None:
+                if now <= cited:
+                    e.removed = True
+                    dropped.add(id(e))
+            elif e.text != e.original and now <= _positions(e.original):
+                e.text = e.original
+                dropped.add(id(e))
+        # A given entry removed while reading a message memory already took from, or
+        # outdated by an entry dropped or kept as stored above, stays as it was.
+        for e in self.entries:
+            if e.original is None or not e.removed:
+                continue
+            k, seen = e.replaced_by, {id(e)}
+            while k is not None and id(k) not in dropped and id(k) not in seen:
+                seen.add(id(k))
+                k = k.replaced_by
+            reading = e.removed_reading or frozenset()
+            again = bool(reading) and reading <= cited
+            if again or (k is not None and id(k) in dropped):
+                e.removed, e.replaced_by, e.text = False, None, e.original
 
     def _index_ops(self) -> list[dict[str, Any]]:
         edits: list[dict[str, Any]] = []
@@ -1033,6 +1076,11 @@ def _owners_meet(new: Frame, old: Frame) -> bool:
     return new.same_owner(old) or not old.owner or old.owner == ("we",)
 
 
+def _positions(text: str) -> set[tuple[str, int]]:
+    """The messages the sources of ``text`` cite, as (conversation, position)."""
+    return {(c, p) for c, start, end in parse_sources(text) for p in range(start, end)}
+
+
 def _cites(text: str, source: str) -> bool:
     return source in text
 
@@ -1226,9 +1274,15 @@ class OfflineReviewer:
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
-                if after_tool and _identifiers(sentence):
-                    skipped["tool output"] += 1  # what the tool printed, said again
-                    continue
+                if after_tool:
+                    # What the tool printed, said again ("Total NIA is 903.4 m2", "Room 12
+                    # has amlodipine daily"): a report of output review never reads (R5). What
+                    # holds beyond this output ("a checksum mismatch usually means a proxy")
+                    # is the assistant's own knowledge, read as any other sentence.
+                    sentence = _beyond_output(sentence)
+                    if not sentence:
+                        skipped["tool output"] += 1
+                        continue
                 first = next(i for i in range(len(block)) if start < ends[i + 1])
                 last = next(i for i in range(len(block)) if end <= ends[i + 1])
                 source = format_source(conv, block[first].position, block[last].position + 1)
@@ -1309,6 +1363,8 @@ class OfflineReviewer:
 _IDENTIFIER = re.compile(
     r"(?<![\w/.-])(?=[\w./-]*[_/.][\w])[A-Za-z_][\w-]*(?:[./][\w-]+)+|\b\w+_\w+\b"
 )
+# A sentence that holds beyond one case: a habit or a cause, not a reading.
+_GENERAL = lx.phrases((*lx.GENERAL_CUES, *lx.LESSON_CUES))
 # A reply that opens by saying the message before was wrong ("no, 28th!", "That is
 # incorrect.", "wrong day").
 _DENIAL = re.compile(
@@ -1321,6 +1377,13 @@ _DENIAL = re.compile(
 def _identifiers(text: str) -> set[str]:
     """The identifiers of ``text`` (see :data:`_IDENTIFIER`), at least five characters long."""
     return {m.group(0).lower() for m in _IDENTIFIER.finditer(text) if len(m.group(0)) >= 5}
+
+
+def _beyond_output(text: str) -> str:
+    """The sentences of ``text`` (an assistant's message after tool output) that hold beyond
+    that output: general (:data:`_GENERAL`) and naming no identifier the tool printed."""
+    kept = [s for _, _, s in sentences(text) if _GENERAL.search(s) and not _identifiers(s)]
+    return " ".join(kept)
 
 
 def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:

@@ -56,6 +56,20 @@ MAX_JOINED = 500
 
 _QUESTION = lx.phrases(lx.QUESTION_OPENERS)
 _REQUEST = lx.phrases(lx.REQUESTS)
+_AUX_Q = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)"
+# A question without its "?": one that asks to know ("I'd like to know whether ...", "just
+# checking if ...", "can someone tell me when ..."), a question word with one word and its
+# verb ("what time does ...", "which day is ..."), or a verb first and then its subject ("is
+# the boiler still under warranty").
+_ASKS = re.compile(
+    rf"\b(?:know|tell (?:me|us)|check(?:ing)?|wonder(?:ing)?|curious|find out|idea|sure|ask"
+    rf"(?:ing)?|confirm)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
+    rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
+    rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
+    rf"|^{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there|we|you|he|she|they"
+    rf"|anyone|someone|anybody|somebody)\s",
+    re.I,
+)
 _RULE = lx.phrases(lx.RULE_MARKERS)
 _SMALL_TALK = lx.phrases(lx.SMALL_TALK)
 _REACTION = lx.phrases(lx.REACTIONS)
@@ -193,12 +207,44 @@ def _imperative(text: str) -> bool:
     return not re.match(r"^(?:use of|keep in mind)\b", text, re.I)
 
 
+# What the user sets before an order to the agent: when they ask for something ("whenever I
+# ask for a quote, add VAT"), or what the order is about ("for reports always give ...").
+_ASKING = re.compile(
+    r"^(?:when|whenever|if|every\s+time|each\s+time|any\s*time|once)\s+(?:i|we)\s+"
+    r"(?:ask|want|need|request|say|send|give|type|paste|share|mention|forward|tell|get)\b",
+    re.I,
+)
+_ABOUT = re.compile(
+    r"^(?:for|in|on|with|about)\s+(?:(?!(?:i|we|you|he|she|they|it|everyone|nobody)\b)"
+    r"[\w'-]+\s+){1,4}?,?\s*(?=(?:always|never|only|just)\s)",
+    re.I,
+)
+_ORDER = re.compile(
+    r"(?:,\s*|\b(?:just|always|never|only|then)\s+)(?:(?:just|always|never|only|then|please)"
+    r"\s+)*([a-z']+)",
+    re.I,
+)
+
+
+def _ordered(text: str) -> bool:
+    """Whether ``text`` is an order to the agent after what sets it up: a request of the
+    user's own (:data:`_ASKING`) or a topic (:data:`_ABOUT`), then an imperative."""
+    lead = _ASKING.match(text) or _ABOUT.match(text)
+    if lead is None:
+        return False
+    if lead.re is _ABOUT:
+        # "always give ...", "just send ...", "only use ...".
+        return _imperative(re.sub(r"^(?:just|only)\s+", "", text[lead.end() :], flags=re.I))
+    order = _ORDER.search(text, lead.end())
+    return order is not None and order[1].lower() in lx.IMPERATIVES
+
+
 def skip_reason(text: str, role: str) -> str | None:
     """Why memory must not hold ``text``, or None."""
     if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
         return "too long"
     low = text.lower()
-    if text.rstrip().endswith("?") or _QUESTION.match(low):
+    if text.rstrip().endswith("?") or _QUESTION.match(low) or _ASKS.search(text):
         return "question"
     if _is_small_talk(text):
         return "small talk"
@@ -231,7 +277,7 @@ def skip_reason(text: str, role: str) -> str | None:
         rest = text[forward.end() :].lstrip(" ,")
         if _imperative(rest) or re.search(r"\b(?:you|your)\b", rest, re.I):
             return "behavioural rule"
-    if not lesson and _RULE.search(text):
+    if not lesson and (_RULE.search(text) or (role == "user" and _ordered(text))):
         return "behavioural rule"
     if not lesson and _HEDGE.search(text):
         return "hedged"
