@@ -214,6 +214,34 @@ def test_r6_what_stopped_being_done_is_the_thing_retired_and_a_day_alone_is_not(
     assert isinstance(closed, Statement) and closed.kind == "fact"
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We cancel unpaid bookings after two days.",
+        "We stop serving breakfast at 11.",
+        "We shut the kitchen at 10 on Sundays.",
+        "We cancel lessons when the wind is over 25 knots.",
+    ],
+)
+def test_r6_a_present_tense_ending_with_a_time_or_a_rule_is_a_schedule(said: str) -> None:
+    """A present-tense "we stop", "we cancel", "we shut" also says what happens each time: with a
+    time or a rule after them, a fact to keep, not a thing that ended."""
+    found = read(said, role="user", speaker="Hana")
+    assert isinstance(found, Statement) and found.kind == "fact", found
+
+
+@pytest.mark.parametrize(
+    ("said", "thing"),
+    [
+        ("We cancel the Tuesday yoga class.", "Tuesday yoga class"),
+        ("We stop the van hire.", "van hire"),
+    ],
+)
+def test_r6_a_present_tense_ending_of_a_thing_retires_it(said: str, thing: str) -> None:
+    gone = read(said, role="user", speaker="Hana")
+    assert isinstance(gone, Statement) and (gone.kind, gone.old) == ("retire", thing)
+
+
 def test_r6_the_opposite_state_of_the_same_thing_replaces_it() -> None:
     assert _updates(
         "Uploads over 5 GB fail on Safari because of the chunk size.",

@@ -159,6 +159,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     )
     if not m:
         return None
+    verb = text[m.start() : m.start("v")].split()
+    habitual = bool(verb) and verb[-1].lower() in _HABITUAL_ENDS
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
     doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
     if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
@@ -170,6 +172,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or re.match(r"(?:a|an|any|some|to|much|many|more|that|this|the idea)\b", raw, re.I)
         # "we now stop at 1222 degrees", "we shut by 6": where it stops, not what ended
         or re.match(r"(?:at|by|around|about|after|before|until|till|short)\b", raw, re.I)
+        # "we stop serving breakfast at 11", "we cancel unpaid bookings after two days": a
+        # present-tense ending with a time or a rule after it is a schedule or a policy
+        or (habitual and re.search(_SCHEDULE, raw, re.I))
         or re.search(r"\b(?:you|your)\b", thing, re.I)
         or _only_when(thing)  # "we're closed on July 4": a day, not a thing that ended
     ):
@@ -183,6 +188,15 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         flags=re.I,
     ).strip()
     return thing, rest
+
+
+#: Verbs of ending that, in the present, also say what happens each time ("we stop at 6").
+_HABITUAL_ENDS = frozenset({"stop", "stops", "cancel", "cancels", "shut", "shuts"})
+#: A time or a recurrence: with one of those verbs, a schedule or a policy, not an ending.
+_SCHEDULE = (
+    r"\b(?:at|after|before|until|till|by|every|each|within|daily|weekly|nightly|weekends?|"
+    r"on (?:mon|tues|wednes|thurs|fri|satur|sun)days)\b|\d"
+)
 
 
 _DEPARTED = re.compile(
