@@ -42,7 +42,7 @@ from reverie.core.operations import parse_batch
 from reverie.errors import ReverieError
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.runner import review_agent
-from reverie.review.types import Reviewer, ReviewInput, Turn, parse_sources
+from reverie.review.types import Reviewer, ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.review.corpus_format import ENDED, Conversation, Fact
 
 __all__ = ["Result", "review_conversation", "totals"]
@@ -323,26 +323,10 @@ def _idle(
     report = review_agent(rv, agent, reviewer(), now=clock + 7200)
     if report.commits or rv.memory_read(agent).revision != before:
         result.idle_changes.append("a run with nothing pending committed")
-    turns: list[Turn] = []
-    for n, session in enumerate(conv.sessions, start=1):
-        if session.kind == "group":
-            continue
-        sid = f"{conv.id}-s{n}"
-        for m in rv.conversations.messages(sid, 0, len(session.messages)):
-            if m.role in ("user", "assistant"):
-                turns.append(Turn(sid, m.position, m.role, m.author, m.text, m.time))
+    turns = _given_turns(rv, conv, range(1, len(conv.sessions) + 1))
     if not turns:
         return
-    files = memory_files(rv, agent)
-    answer = reviewer().review(
-        ReviewInput(
-            agent=agent,
-            turns=turns,
-            index=files["MEMORY.md"],
-            topics={p: t for p, t in files.items() if p != "MEMORY.md"},
-            index_cap_chars=rv.settings.prompt_index_chars,
-        )
-    )
+    answer = _review_again(rv, agent, turns, memory_files(rv, agent), reviewer)
     result.model_calls += answer.model_calls
     if answer.operations:
         try:
@@ -371,6 +355,25 @@ def _given_turns(rv: Reverie, conv: Conversation, sessions: range) -> list[Turn]
     return turns
 
 
+def _review_again(
+    rv: Reverie,
+    agent: str,
+    turns: list[Turn],
+    files: dict[str, str],
+    reviewer: Callable[[], Reviewer],
+) -> ReviewOutput:
+    """What a fresh reviewer proposes when given ``turns`` again, against memory ``files``."""
+    return reviewer().review(
+        ReviewInput(
+            agent=agent,
+            turns=turns,
+            index=files["MEMORY.md"],
+            topics={p: t for p, t in files.items() if p != "MEMORY.md"},
+            index_cap_chars=rv.settings.prompt_index_chars,
+        )
+    )
+
+
 def session_idle(
     rv: Reverie, agent: str, conv: Conversation, reviewer: Callable[[], Reviewer], done: int
 ) -> list[str]:
@@ -387,15 +390,7 @@ def session_idle(
         turns = _given_turns(rv, conv, sessions)
         if not turns:
             continue
-        answer = reviewer().review(
-            ReviewInput(
-                agent=agent,
-                turns=turns,
-                index=files["MEMORY.md"],
-                topics={p: t for p, t in files.items() if p != "MEMORY.md"},
-                index_cap_chars=rv.settings.prompt_index_chars,
-            )
-        )
+        answer = _review_again(rv, agent, turns, files, reviewer)
         if not answer.operations:
             continue
         try:
