@@ -1,4 +1,4 @@
-"""Review quality on the issue-11 corpus: the development sets and the held-out test8 side by side.
+"""Review quality on the issue-11 corpus: the development sets and the held-out test9 side by side.
 
 The corpus (``tests/review/corpus/``, format and split rule in ``tests/review/corpus_format.py``)
 holds 175 conversations written for the first round, split by a hash of their id into a ``dev``
@@ -10,8 +10,9 @@ out the same way (development data since the fourth round); ``test4``: 169 writt
 the fourth round (development data since the fifth); ``test5``: 232 written fresh for the fifth
 round (development data since the sixth); ``test6``: 250 written fresh for the sixth round
 (development data since the seventh); ``test7``: 244 written fresh for the seventh round
-(development data since the eighth); and ``test8``: written fresh for the eighth round and
-held out. Each
+(development data since the eighth); ``test8``: 240 written fresh for the eighth round
+(development data since the ninth); and ``test9``: written fresh for the ninth round and held
+out. Each
 conversation is imported into its own Reverie home and reviewed session by session
 through the runner (``tests/review/corpus_eval.py``), then scored: durable facts kept exactly
 once, superseded values removed with the new value kept, retractions, phrases that must never
@@ -21,12 +22,12 @@ that changes nothing, and precision.
 
 Run::
 
-    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test8|both|all|every]
+    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test9|both|all|every]
         [--details] [--reviewer offline|model] [--embeddings off|on] [--json]
 
-``both`` is dev and test, ``all`` adds test2 to test7 (the default: every development set),
-``every`` adds the held-out test8. ``--details`` lists what went wrong per conversation, for the
-development sets only: test8 is reported in aggregate, so that nobody tunes on it by accident.
+``both`` is dev and test, ``all`` adds test2 to test8 (the default: every development set),
+``every`` adds the held-out test9. ``--details`` lists what went wrong per conversation, for the
+development sets only: test9 is reported in aggregate, so that nobody tunes on it by accident.
 ``--reviewer model`` runs the
 model reviewer with a scripted provider (``tests/review/corpus_model.py``) instead.
 """
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         default="off",
         help="offline reviewer: the MiniLM extra (reverie[review-embeddings]) on or off",
     )
-    parser.add_argument("--details", action="store_true", help="what went wrong (not test8)")
+    parser.add_argument("--details", action="store_true", help=f"what went wrong (not {HELD_OUT})")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     halves = {"both": HALVES, "all": DEVELOPMENT, "every": (*DEVELOPMENT, HELD_OUT)}.get(
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         ],
     )
     text = [table, "", leaks]
-    for half in DEVELOPMENT:  # never test8: it is held out
+    for half in DEVELOPMENT:  # never the held-out set
         if args.details and half in results:
             text += ["", f"What went wrong on the {half} half:", "", *details(results[half])]
     _common.emit(

@@ -91,11 +91,15 @@ with its "before" figures, taken on the reviewer as the sixth round left it, bef
 reviewer was changed again. It was measured twice, before and after the seventh round, in
 aggregate only; from the eighth round on it is development data (:data:`SEVENTH`).
 
-**The held-out set** ``test8`` (:data:`HELD_OUT`, ids ``t8-``) was written fresh for the eighth
-round the same way (by someone who had read only this format, the scorer and the corpus
-checks), and committed before the reviewer as the seventh round left it was measured on it. It
-is never tuned on: it is measured with ``bench/review_corpus.py --half test8`` in aggregate
-only, once before and once after the round.
+``test8`` was written fresh for the eighth round the same way (by someone who had read only
+this format, the scorer and the corpus checks), and committed before the reviewer as the
+seventh round left it was measured on it. It was measured twice, before and after the eighth
+round, in aggregate only; from the ninth round on it is development data (:data:`EIGHTH`).
+
+**The held-out set** ``test9`` (:data:`HELD_OUT`, ids ``t9-``) was written fresh for the ninth
+round the same way, and committed before the reviewer as the eighth round left it was measured
+on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half test9`` in
+aggregate only, once before and once after the round.
 """
 
 from __future__ import annotations
@@ -108,6 +112,7 @@ from pathlib import Path
 __all__ = [
     "CORPUS",
     "DEVELOPMENT",
+    "EIGHTH",
     "ENDED",
     "FIFTH",
     "FOURTH",
@@ -143,10 +148,12 @@ FIFTH = "test5"
 SIXTH = "test6"
 #: Written for the seventh round; held out then, development data since the eighth.
 SEVENTH = "test7"
+#: Written for the eighth round; held out then, development data since the ninth.
+EIGHTH = "test8"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH)
-#: Written for the eighth round and never tuned on.
-HELD_OUT = "test8"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH)
+#: Written for the ninth round and never tuned on.
+HELD_OUT = "test9"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -202,8 +209,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test8`` when its id starts with
-    ``t2-`` to ``t8-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test9`` when its id starts with
+    ``t2-`` to ``t9-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -218,6 +225,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t7-"):
         return SEVENTH
     if conversation_id.startswith("t8-"):
+        return EIGHTH
+    if conversation_id.startswith("t9-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -7,6 +7,7 @@ import pytest
 from tests.review.corpus_format import (
     CORPUS,
     DEVELOPMENT,
+    EIGHTH,
     FIFTH,
     FOURTH,
     HALVES,
@@ -33,7 +34,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t5-any-intro") == FIFTH == "test5"
     assert half("t6-any-intro") == SIXTH == "test6"
     assert half("t7-any-intro") == SEVENTH == "test7"
-    assert half("t8-any-intro") == HELD_OUT == "test8"
+    assert half("t8-any-intro") == EIGHTH == "test8"
+    assert half("t9-any-intro") == HELD_OUT == "test9"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -70,7 +72,7 @@ def test_the_corpus_is_large_and_varied() -> None:
         }
 
 
-@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, HELD_OUT])
+@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, HELD_OUT])
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
     conversations = load(which)
     assert len(conversations) >= (80 if which == SECOND else 100)
