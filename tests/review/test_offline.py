@@ -6,6 +6,10 @@ what passes here is what the write pipeline would do.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -1385,3 +1389,28 @@ def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:
     assert changes._retire("Priyanka left last week.", "name") == ("Priyanka", "")
     # Leave is not leaving: a holiday keeps her in the role.
     assert changes._retire("Priyanka left on holiday.", "name") is None
+
+
+def test_r6_an_update_of_several_values_reads_the_same_in_every_process(tmp_path: Any) -> None:
+    # Which value of an entry an update of several replaces followed a set's order, which the
+    # hash seed changes from one process to the next: memory must not depend on it.
+    script = tmp_path / "update.py"
+    script.write_text(
+        "from tests.review.test_offline import index_after, review, turns, user\n"
+        "before = index_after(review(turns('c1', user('Our quiz night is every Thursday at "
+        "6pm, 10 teams maximum, 5 pounds per team.'))))\n"
+        "after = review(turns('c2', user('Quiz night I change: now Friday at 7pm, 12 teams, "
+        "and the fee is 6 pounds.')), index=before)\n"
+        "print(index_after(after, before))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    outputs = set()
+    for seed in range(6):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": f"{root}:{root / 'src'}"}
+        done = subprocess.run(
+            [sys.executable, str(script)], env=env, cwd=root, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.add(done.stdout)
+    [index] = outputs
+    assert "Friday" in index and "Thursday" not in index

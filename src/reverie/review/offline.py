@@ -321,7 +321,10 @@ class _Memory:
                 )
             ):
                 continue
-            for kind in {m.kind for m in given} & {m.kind for m in held}:
+            # In the order the statement says them, so that the first kind that links is the
+            # same in every process (a set's order changes with the hash seed).
+            kinds = {m.kind for m in held}
+            for kind in dict.fromkeys(m.kind for m in given if m.kind in kinds):
                 theirs = {m.value for m in held if m.kind == kind}
                 theirs |= {v.split(" ")[0] for v in theirs}
                 ours = {m.value for m in given if m.kind == kind}
