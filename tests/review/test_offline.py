@@ -1385,3 +1385,19 @@ def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:
     assert changes._retire("Priyanka left last week.", "name") == ("Priyanka", "")
     # Leave is not leaving: a holiday keeps her in the role.
     assert changes._retire("Priyanka left on holiday.", "name") is None
+
+
+def test_r6_someone_who_moved_the_team_off_a_named_thing_retires_it() -> None:
+    said = "Head office migrated us off Sage during the summer, it was too slow."
+    assert changes._retire(said, "thing") == ("Sage", "during the summer, it was too slow")
+    assert changes._retire("The landlord moved us off Octopus Energy.", "thing") == (
+        "Octopus Energy",
+        "",
+    )
+    # Moved off a place, not a named thing: nothing ended.
+    assert changes._retire("The steward moved us off the top deck.", "thing") is None
+    index = _after(
+        "Our invoices go out through Sage every Friday.",
+        "Head office migrated us off Sage in March.",
+    )
+    assert "through Sage" not in index

@@ -144,6 +144,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         if not m:
             # "Leadership cancelled the code freeze": whoever ends it, it ended.
             ended = _CALLED_OFF_BY.match(text)
+            moved = None if ended else _MOVED_OFF_BY.match(text)
+            if moved and re.search(r"[A-Z0-9]", moved["v"]):
+                ended = moved  # a named thing, not a seat ("moved us off the front row")
             if ended:
                 thing = _thing(ended["v"])
                 if thing and not _only_when(thing):
@@ -216,6 +219,16 @@ _NOT_RENEWED = re.compile(
 _CALLED_OFF_BY = re.compile(
     r"^(?:the\s+)?[^,;:]{2,40}? (?:has |have )?(?:cancel+ed|scrapped|axed|discontinued|called off)"
     r"\s+(?:the |our |its |their )?(?P<v>[^,;.!?]+)(?P<rest>.*)$",
+    re.I,
+)
+
+# "The council migrated us off Oracle": whoever moved the speaker off a thing, they are off it.
+# A named thing only (a capital or a digit): "the usher moved us off the front row" is a seat.
+_MOVED_OFF_BY = re.compile(
+    r"^(?:the\s+)?[^,;:]{2,40}? (?:has |have )?(?:migrated|moved|switched|transitioned) "
+    r"(?:us|me|them|everyone|everybody|the team|our team)\s+(?:away\s+)?off\s+"
+    r"(?:the |our )?(?P<v>[^,;.!?]+?)"
+    r"(?P<rest>\s+(?:over|during|in|on|at|last|this|after|before|since|until|when)\b.*|[,;.!?].*|)$",
     re.I,
 )
 
