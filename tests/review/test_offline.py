@@ -1401,3 +1401,40 @@ def test_r6_someone_who_moved_the_team_off_a_named_thing_retires_it() -> None:
         "Head office migrated us off Sage in March.",
     )
     assert "through Sage" not in index
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "now", "gone"),
+    [
+        (
+            "The parrot, Kiwi, lives with the Okafors in Chorlton. She hates thunder.",
+            "sorry I got that wrong, the Okafors are in Didsbury, not Chorlton.",
+            "the Okafors in Didsbury. She hates thunder",
+            "Chorlton",
+        ),
+        (
+            "Our booking page is built on Wix.",
+            "sorry, I correct myself, not Wix, it is Webflow.",
+            "built on Webflow",
+            "Wix",
+        ),
+    ],
+)
+def test_r6_a_name_put_right_replaces_it_in_the_entry(
+    first: str, then: str, now: str, gone: str
+) -> None:
+    index = _after(first, then)
+    assert now in index and gone not in index
+
+
+def test_r6_a_name_said_against_another_without_a_correction_changes_nothing() -> None:
+    # A preference said the same way corrects nothing.
+    index = _after("We pour Merlot at the Friday tastings.", "Honestly, Rioja, not Merlot.")
+    assert "We pour Merlot" in index
+    # Two entries name the old name: which one is meant is not known.
+    index = _after(
+        "The kiln came from Potterycrafts.",
+        "Our glazes are ordered from Potterycrafts.",
+        "sorry my mistake, Bath Potters, not Potterycrafts.",
+    )
+    assert index.count("Potterycrafts") == 2

@@ -401,9 +401,34 @@ class _Memory:
         """A clause not kept on its own ("sorry thats wrong, £58 was last year, its £64 now")
         that corrects one value of an entry: the entry now says the new value."""
         linked = self._value_link(clause, self.live())
-        if linked is None:
+        if linked is not None:
+            return self._substitute(*linked, source)
+        return self._name_fix(clause, source)
+
+    def _name_fix(self, clause: str, source: str) -> str | None:
+        """A correction of a name, in a clause not kept on its own ("sorry, my mistake, the
+        Okafors are in Didsbury, not Chorlton", "I correct myself, not Wix, it is Webflow"):
+        the one entry that names the old name, and not the new one, now says the new one. The
+        clause must say it corrects something (:data:`_CORRECTING`); a preference said the
+        same way ("I like Rioja, not Merlot") corrects nothing."""
+        m = _NAME_CORRECTED.search(clause)
+        if m is None or not _CORRECTING.search(clause):
             return None
-        return self._substitute(*linked, source)
+        old, new = m["old"] or m["old2"], m["new"] or m["new2"]
+        word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
+        holders = [
+            e
+            for e in self.live()
+            if word.search(strip_source(e.text)) and not self._from_this_message(e)
+        ]
+        if len(holders) != 1 or new.casefold() in strip_source(holders[0].text).casefold():
+            return None
+        body = strip_source(holders[0].text)
+        at = word.search(body)
+        if at is None or body.find(old) != at.start():
+            return None  # a longer word holds it first ("Hovenden" before "Hove")
+        named = (Measure("name", old, old), Measure("name", new, new))
+        return self._substitute(holders[0], *named, source)
 
     def _closest(self, text: str, live: list[_Entry], thing: str = "") -> _Entry | None:
         """The entry an update that no rule connected to one most likely replaces, by the
@@ -1401,6 +1426,20 @@ def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
     denied = re.findall(r"\bnot\s+(?:the\s+)?([\w']+)", nxt.text, re.I)
     return any(w.lower().rstrip("s") in said for w in denied if len(w) > 2)
 
+
+#: "in Didsbury, not Chorlton" or "not Wix, it is Webflow": a name put right (capitalised
+#: words, at most three; not "I").
+_NAME = r"(?-i:(?!I\b)[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,2})"
+_NAME_CORRECTED = re.compile(
+    rf"(?:\b(?P<new>{_NAME}),?\s+not\s+(?P<old>{_NAME})(?=\s*(?:[.,;!?]|$))"
+    rf"|\bnot\s+(?P<old2>{_NAME})\s*[,;:]\s*(?:it's|it is|its|that's|that is|it was|but)\s+"
+    rf"(?P<new2>{_NAME}))",
+)
+#: Words by which a speaker says they are putting something right.
+_CORRECTING = re.compile(
+    r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
+    re.I,
+)
 
 # Why a clause is not kept on its own, when it may still correct a value ("sorry thats wrong,
 # its £64 now" is a reaction; "put the call out up to £75" a request; "26 March now." no fact).
