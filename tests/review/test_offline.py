@@ -1438,3 +1438,21 @@ def test_r6_a_name_said_against_another_without_a_correction_changes_nothing() -
         "sorry my mistake, Bath Potters, not Potterycrafts.",
     )
     assert index.count("Potterycrafts") == 2
+
+
+def test_r6_a_day_moved_by_the_person_an_entry_names_changes_that_entry() -> None:
+    index = _after(
+        "The pottery class runs on Mondays at 6pm with Greta.",
+        "Greta's class moved to Wednesday.",
+    )
+    assert "pottery class runs on Wednesday at 6pm with Greta" in index
+    assert "Monday" not in index
+
+
+@pytest.mark.parametrize(
+    "said", ["Greta's day off is Friday now.", "Greta's new yoga group meets on Fridays."]
+)
+def test_r6_a_person_with_a_value_of_their_own_leaves_the_entry_naming_them(said: str) -> None:
+    # No verb of moving: a day of Greta's own, not the class's day.
+    index = _after("The pottery class runs on Mondays at 6pm with Greta.", said)
+    assert "pottery class runs on Mondays at 6pm with Greta" in index

@@ -310,10 +310,12 @@ class _Memory:
                 continue
             held = measures(e.text)
             slot = read_slot(e.text)
+            about = _names_owner(text, slot)
             if (
                 mine.owner
                 and slot.owner
                 and mine.owner != slot.owner
+                and not about
                 and "i"
                 not in (
                     mine.owner,
@@ -344,7 +346,7 @@ class _Memory:
                 old = olds[0]
                 told = old.value in named or old.value.split(" ")[0] in named
                 shared = bool(common)
-                if told or shared or (leaning and self._just_before(e)):
+                if told or shared or about or (leaning and self._just_before(e)):
                     found.append((e, old, news[0]))
                     break
         return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
@@ -364,7 +366,9 @@ class _Memory:
         before ("it's $4,200 now") or its words are the entry's."""
         mine, theirs = read_slot(text), read_slot(e.text)
         leans = _LEANS.match(_body(text)) or _PRONOUN_VALUE.search(text)
-        return bool(leans) or not (mine.words - theirs.words - _LOOSE)
+        # "Greta's class moved to Thursday" of "the pottery class is on Wednesday with Greta":
+        # said of the person the entry names, whose value alone changed.
+        return bool(leans) or _names_owner(text, theirs) or not (mine.words - theirs.words - _LOOSE)
 
     def _substitute(self, e: _Entry, old: Measure, new: Measure, source: str) -> str:
         """Write ``new`` where ``e`` says ``old`` ("labour rate is £58 an hour" -> "... £64 an
@@ -1006,6 +1010,20 @@ def _shares_a_word(thing: str, entry: Slot) -> bool:
     )
 
 
+def _names_owner(text: str, old: Slot) -> bool:
+    """Whether ``text`` moves something of a person (or a named thing) that ``old`` names
+    beside other things, not as its owner: "Greta's class moved to Thursday" and "the pottery
+    class is on Wednesday with Greta". A verb of switching says the value moved; without one
+    the person may have a value of their own ("Greta's day off is Friday now")."""
+    new = read_slot(text)
+    return (
+        bool(new.owner)
+        and new.owner not in ("i", "we")
+        and new.owner in old.names | {n.split()[0] for n in old.names}  # "Greta" of "Greta Lund"
+        and bool(_SWITCHED.search(text))
+    )
+
+
 def _holds(entry: str, text: str) -> bool:
     """Whether ``entry`` states ``text`` word for word, among more (a merged update)."""
     said = meaning(text)
@@ -1440,6 +1458,8 @@ _CORRECTING = re.compile(
     r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
     re.I,
 )
+#: Verbs by which a value moved ("Greta's class moved to Thursday").
+_SWITCHED = lx.phrases(lx.SWITCH_VERBS)
 
 # Why a clause is not kept on its own, when it may still correct a value ("sorry thats wrong,
 # its £64 now" is a reaction; "put the call out up to £75" a request; "26 March now." no fact).
