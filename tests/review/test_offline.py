@@ -1456,3 +1456,27 @@ def test_r6_a_person_with_a_value_of_their_own_leaves_the_entry_naming_them(said
     # No verb of moving: a day of Greta's own, not the class's day.
     index = _after("The pottery class runs on Mondays at 6pm with Greta.", said)
     assert "pottery class runs on Mondays at 6pm with Greta" in index
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "now", "gone"),
+    [
+        (
+            "Bin collection is Monday and Thursday.",
+            "bin collection now Tuesday and Friday",
+            "Bin collection is Tuesday and Friday.",
+            "Monday",
+        ),
+        (
+            "The farm shop is open thurs to sun, 9 till 5.",
+            "farm shop now fri to sun",
+            "The farm shop is open fri to sun, 9 till 5.",
+            "thurs",
+        ),
+    ],
+)
+def test_r6_days_said_together_are_updated_as_one(
+    first: str, then: str, now: str, gone: str
+) -> None:
+    index = _after(first, then)
+    assert now in index and gone not in index
