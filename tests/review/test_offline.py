@@ -1480,3 +1480,40 @@ def test_r6_days_said_together_are_updated_as_one(
 ) -> None:
     index = _after(first, then)
     assert now in index and gone not in index
+
+
+@pytest.mark.parametrize(
+    ("said", "habit", "ended"),
+    [
+        (
+            "we used to run a Sunday carvery, we've stopped, the chef moved away",
+            "Sunday carvery",
+            "stopped",
+        ),
+        (
+            "I used to teach evening pottery but I don't teach evenings any more, too tired",
+            "evening pottery",
+            "any more",
+        ),
+        ("We used the red minibus for trips, but we stopped using it", "red minibus", "stopped"),
+    ],
+)
+def test_r6_a_habit_and_its_end_in_one_sentence_are_one_entry(
+    said: str, habit: str, ended: str
+) -> None:
+    texts = [op["text"] for op in review(turns("c1", user(said))).operations]
+    assert [t for t in texts if habit in t] and all(ended in t for t in texts if habit in t), texts
+
+
+@pytest.mark.parametrize(
+    ("said", "habit", "after"),
+    [
+        ("we used to meet in the church hall but we stopped at the pub on the way", "hall", "pub"),
+        ("We used to sail every weekend, but we have stopped for the winter", "sail", "winter"),
+    ],
+)
+def test_r6_a_habit_followed_by_a_stop_of_something_else_is_not_ended(
+    said: str, habit: str, after: str
+) -> None:
+    texts = [op["text"] for op in review(turns("c1", user(said))).operations]
+    assert not any(habit in t and after in t for t in texts), texts

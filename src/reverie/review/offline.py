@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reverie.core.markdown import STANDARD_SECTIONS, apply_batch, canonical_text, sections
@@ -1010,6 +1010,38 @@ def _shares_a_word(thing: str, entry: Slot) -> bool:
     )
 
 
+_USED_TO = re.compile(
+    r"\b(?:used to\s+\w+|used|had|ran|offered)\s+(?:the\s+|our\s+|a\s+|an\s+)?(?P<thing>\S.*)$",
+    re.I,
+)
+#: The clause after it that ends the habit: with nothing after the verb, or a pronoun ("we've
+#: stopped", "we stopped using it"), or a negation that says it is over ("I don't do that
+#: any more").
+_HABIT_ENDED = re.compile(
+    r"^(?:but\s+|and\s+)?(?:we|i|they|he|she)(?:'ve| have| has)?\s+(?:"
+    r"(?:stopped|dropped|quit|ended|scrapped|cancell?ed|gave up|given up)"
+    r"(?:\s+(?:using|doing|offering|running|selling))?(?:\s+(?:it|that|them|those|this))?"
+    r"(?=\s*(?:[,;.!?]|$))"
+    r"|(?:don't|do not|doesn't|does not)\s+(?P<rest>.*?)\b(?:any ?more|any longer)\b)",
+    re.I,
+)
+
+
+def _ended_habit(clause: str, after: str) -> bool:
+    """Whether ``clause`` says what someone used to do or had ("we used to do home visits",
+    "we used the old van") and ``after``, the next clause of the sentence, says it ended:
+    "we've stopped", "we stopped using it", or "I don't do visits any more" (a negation must
+    name a word of the habit)."""
+    habit = _USED_TO.search(clause)
+    ended = _HABIT_ENDED.match(after.strip())
+    if habit is None or ended is None:
+        return False
+    if ended["rest"] is None:
+        return True
+    said = {w.lower().rstrip("s") for w in _content(ended["rest"])}
+    return bool(said & {w.lower().rstrip("s") for w in _content(habit["thing"])})
+
+
 def _names_owner(text: str, old: Slot) -> bool:
     """Whether ``text`` moves something of a person (or a named thing) that ``old`` names
     beside other things, not as its owner: "Greta's class moved to Thursday" and "the pottery
@@ -1341,6 +1373,12 @@ class OfflineReviewer:
                         skipped["introduction"] += 1
                         continue
                     found = read(clause, role=turn.role, speaker=speaker, question=question)
+                    ended = pending[0] if pending and turn.role == "user" else None
+                    if ended and not isinstance(found, str) and _ended_habit(clause, ended):
+                        # "we used to do home visits, we've stopped": the habit and its end
+                        # are one fact, kept whole (alone, the first says it still holds).
+                        found = replace(found, text=f"{found.text.rstrip(' .,;')}, but {ended}")
+                        pending.pop(0)
                     if isinstance(found, str):
                         fixed = None
                         if turn.role == "user" and found in _CORRECTABLE:
