@@ -1517,3 +1517,14 @@ def test_r6_a_habit_followed_by_a_stop_of_something_else_is_not_ended(
 ) -> None:
     texts = [op["text"] for op in review(turns("c1", user(said))).operations]
     assert not any(habit in t and after in t for t in texts), texts
+
+
+def test_r6_a_person_who_handed_their_notice_in_leaves_a_list_whole() -> None:
+    said = "Tariq handed his notice in, he's off to Glasgow."
+    assert changes._retire(said, "name") == ("Tariq", "he's off to Glasgow")
+    index = _after(
+        "My drivers are Ola Brandt (nights) and Tariq Aziz (days).",
+        "Tariq handed his notice in, he's off to Glasgow.",
+    )
+    assert "drivers are Ola Brandt (nights)." in index
+    assert "Aziz" not in index and "(days)" not in index

@@ -207,7 +207,7 @@ _DEPARTED = re.compile(
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
     r"club|school|agency)\b"
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
-    r"|resigned\b|handed in (?:his|her|their) notice\b)"
+    r"|resigned\b|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b)"
     r"(?P<rest>.*)$",
     re.I,
 )

@@ -1186,7 +1186,9 @@ def _purpose(text: str) -> frozenset[str]:
 def _without(text: str, thing: str) -> str | None:
     """``text`` with ``thing`` taken out of a list it is part of ("We pay for Netflix and
     Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
-    t = re.escape(thing)
+    # A first name takes its surname and what the entry says of them in brackets along:
+    # "Tariq" out of "Ola Brandt (nights) and Tariq Aziz (days)".
+    t = re.escape(thing) + r"(?:\s+(?-i:[A-Z])[\w'-]+)?(?:\s*\([^)]*\))?"
     for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}(?![\w+])"):
         m = re.search(pattern, text, flags=re.I)
         # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
