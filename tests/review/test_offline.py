@@ -1528,3 +1528,12 @@ def test_r6_a_person_who_handed_their_notice_in_leaves_a_list_whole() -> None:
     )
     assert "drivers are Ola Brandt (nights)." in index
     assert "Aziz" not in index and "(days)" not in index
+
+
+def test_r6_an_ending_said_of_someone_else_after_a_comma_is_not_the_speakers() -> None:
+    said = "we moved the deliveries to Acme Freight, Brightway stopped doing pallets"
+    assert changes._retire(said, "we") is None
+    # The speaker's own ending after a comma still retires.
+    assert changes._retire("we moved the stall, we stopped selling eggs", "we") == ("eggs", "")
+    out = review(turns("c1", user(said)))
+    assert any("Acme Freight" in op["text"] for op in out.operations)

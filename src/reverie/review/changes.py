@@ -160,7 +160,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or _TAKEN_OFF.search(text)
         or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     )
-    if not m:
+    if not m or _OTHER_SUBJECT.search(text[: m.start()]):
+        # "switched the deliveries to Acme, Brightway stopped doing pallets": someone else
+        # gave it up, not the speaker.
         return None
     verb = text[m.start() : m.start("v")].split()
     habitual = bool(verb) and verb[-1].lower() in _HABITUAL_ENDS
@@ -193,6 +195,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     return thing, rest
 
 
+#: A clause of its own, after a comma, whose subject is a name: its ending is that name's.
+_OTHER_SUBJECT = re.compile(r"[,;]\s+(?-i:[A-Z][\w'&-]*)(?:\s+(?-i:[A-Z])[\w'&-]*){0,3}\s+$")
 #: Verbs of ending that, in the present, also say what happens each time ("we stop at 6").
 _HABITUAL_ENDS = frozenset({"stop", "stops", "cancel", "cancels", "shut", "shuts"})
 #: A time or a recurrence: with one of those verbs, a schedule or a policy, not an ending.
