@@ -1391,6 +1391,158 @@ def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:
     assert changes._retire("Priyanka left on holiday.", "name") is None
 
 
+def test_r6_someone_who_moved_the_team_off_a_named_thing_retires_it() -> None:
+    said = "Head office migrated us off Sage during the summer, it was too slow."
+    assert changes._retire(said, "thing") == ("Sage", "during the summer, it was too slow")
+    assert changes._retire("The landlord moved us off Octopus Energy.", "thing") == (
+        "Octopus Energy",
+        "",
+    )
+    # Moved off a place, not a named thing: nothing ended.
+    assert changes._retire("The steward moved us off the top deck.", "thing") is None
+    index = _after(
+        "Our invoices go out through Sage every Friday.",
+        "Head office migrated us off Sage in March.",
+    )
+    assert "through Sage" not in index
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "now", "gone"),
+    [
+        (
+            "The parrot, Kiwi, lives with the Okafors in Chorlton. She hates thunder.",
+            "sorry I got that wrong, the Okafors are in Didsbury, not Chorlton.",
+            "the Okafors in Didsbury. She hates thunder",
+            "Chorlton",
+        ),
+        (
+            "Our booking page is built on Wix.",
+            "sorry, I correct myself, not Wix, it is Webflow.",
+            "built on Webflow",
+            "Wix",
+        ),
+    ],
+)
+def test_r6_a_name_put_right_replaces_it_in_the_entry(
+    first: str, then: str, now: str, gone: str
+) -> None:
+    index = _after(first, then)
+    assert now in index and gone not in index
+
+
+def test_r6_a_name_said_against_another_without_a_correction_changes_nothing() -> None:
+    # A preference said the same way corrects nothing.
+    index = _after("We pour Merlot at the Friday tastings.", "Honestly, Rioja, not Merlot.")
+    assert "We pour Merlot" in index
+    # Two entries name the old name: which one is meant is not known.
+    index = _after(
+        "The kiln came from Potterycrafts.",
+        "Our glazes are ordered from Potterycrafts.",
+        "sorry my mistake, Bath Potters, not Potterycrafts.",
+    )
+    assert index.count("Potterycrafts") == 2
+
+
+def test_r6_a_day_moved_by_the_person_an_entry_names_changes_that_entry() -> None:
+    index = _after(
+        "The pottery class runs on Mondays at 6pm with Greta.",
+        "Greta's class moved to Wednesday.",
+    )
+    assert "pottery class runs on Wednesday at 6pm with Greta" in index
+    assert "Monday" not in index
+
+
+@pytest.mark.parametrize(
+    "said", ["Greta's day off is Friday now.", "Greta's new yoga group meets on Fridays."]
+)
+def test_r6_a_person_with_a_value_of_their_own_leaves_the_entry_naming_them(said: str) -> None:
+    # No verb of moving: a day of Greta's own, not the class's day.
+    index = _after("The pottery class runs on Mondays at 6pm with Greta.", said)
+    assert "pottery class runs on Mondays at 6pm with Greta" in index
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "now", "gone"),
+    [
+        (
+            "Bin collection is Monday and Thursday.",
+            "bin collection now Tuesday and Friday",
+            "Bin collection is Tuesday and Friday.",
+            "Monday",
+        ),
+        (
+            "The farm shop is open thurs to sun, 9 till 5.",
+            "farm shop now fri to sun",
+            "The farm shop is open fri to sun, 9 till 5.",
+            "thurs",
+        ),
+    ],
+)
+def test_r6_days_said_together_are_updated_as_one(
+    first: str, then: str, now: str, gone: str
+) -> None:
+    index = _after(first, then)
+    assert now in index and gone not in index
+
+
+@pytest.mark.parametrize(
+    ("said", "habit", "ended"),
+    [
+        (
+            "we used to run a Sunday carvery, we've stopped, the chef moved away",
+            "Sunday carvery",
+            "stopped",
+        ),
+        (
+            "I used to teach evening pottery but I don't teach evenings any more, too tired",
+            "evening pottery",
+            "any more",
+        ),
+        ("We used the red minibus for trips, but we stopped using it", "red minibus", "stopped"),
+    ],
+)
+def test_r6_a_habit_and_its_end_in_one_sentence_are_one_entry(
+    said: str, habit: str, ended: str
+) -> None:
+    texts = [op["text"] for op in review(turns("c1", user(said))).operations]
+    assert [t for t in texts if habit in t] and all(ended in t for t in texts if habit in t), texts
+
+
+@pytest.mark.parametrize(
+    ("said", "habit", "after"),
+    [
+        ("we used to meet in the church hall but we stopped at the pub on the way", "hall", "pub"),
+        ("We used to sail every weekend, but we have stopped for the winter", "sail", "winter"),
+    ],
+)
+def test_r6_a_habit_followed_by_a_stop_of_something_else_is_not_ended(
+    said: str, habit: str, after: str
+) -> None:
+    texts = [op["text"] for op in review(turns("c1", user(said))).operations]
+    assert not any(habit in t and after in t for t in texts), texts
+
+
+def test_r6_a_person_who_handed_their_notice_in_leaves_a_list_whole() -> None:
+    said = "Tariq handed his notice in, he's off to Glasgow."
+    assert changes._retire(said, "name") == ("Tariq", "he's off to Glasgow")
+    index = _after(
+        "My drivers are Ola Brandt (nights) and Tariq Aziz (days).",
+        "Tariq handed his notice in, he's off to Glasgow.",
+    )
+    assert "drivers are Ola Brandt (nights)." in index
+    assert "Aziz" not in index and "(days)" not in index
+
+
+def test_r6_an_ending_said_of_someone_else_after_a_comma_is_not_the_speakers() -> None:
+    said = "we moved the deliveries to Acme Freight, Brightway stopped doing pallets"
+    assert changes._retire(said, "we") is None
+    # The speaker's own ending after a comma still retires.
+    assert changes._retire("we moved the stall, we stopped selling eggs", "we") == ("eggs", "")
+    out = review(turns("c1", user(said)))
+    assert any("Acme Freight" in op["text"] for op in out.operations)
+
+
 def test_r6_an_update_of_several_values_reads_the_same_in_every_process(tmp_path: Any) -> None:
     # Which value of an entry an update of several replaces followed a set's order, which the
     # hash seed changes from one process to the next: memory must not depend on it.

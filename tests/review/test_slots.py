@@ -266,3 +266,35 @@ def test_r6_narrative_that_shares_a_word_or_two_people_talking_is_not_an_update(
     assert not refills(
         "The CDN caches API responses for 60 seconds.", "The partner API launches on September 2."
     )
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("the studio opens Monday and Thursday", "mon,thu"),
+        ("we deliver Tue, Thu and Sat", "tue,thu,sat"),
+        ("she works weds to sun", "wed-sun"),
+        ("bins go out mon wed fri", "mon,wed,fri"),
+        ("Saturdays-Sundays only", "sat-sun"),
+    ],
+)
+def test_r6_days_said_together_are_one_value(said: str, value: str) -> None:
+    from reverie.review.slots import measures
+
+    assert [(m.kind, m.value) for m in measures(said)] == [("days", value)]
+
+
+@pytest.mark.parametrize(
+    "said", ["the sun sat low over the bay", "the sat-nav sent us wrong on sun"]
+)
+def test_r6_short_words_that_look_like_days_are_not_days(said: str) -> None:
+    from reverie.review.slots import measures
+
+    assert not [m for m in measures(said) if m.kind in ("days", "weekday")]
+
+
+def test_r6_a_date_with_its_day_stays_a_date_beside_another_day() -> None:
+    from reverie.review.slots import measures
+
+    kinds = [m.kind for m in measures("we meet Monday 16th and Friday")]
+    assert kinds == ["date", "weekday"]

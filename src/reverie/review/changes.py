@@ -144,6 +144,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         if not m:
             # "Leadership cancelled the code freeze": whoever ends it, it ended.
             ended = _CALLED_OFF_BY.match(text)
+            moved = None if ended else _MOVED_OFF_BY.match(text)
+            if moved and re.search(r"[A-Z0-9]", moved["v"]):
+                ended = moved  # a named thing, not a seat ("moved us off the front row")
             if ended:
                 thing = _thing(ended["v"])
                 if thing and not _only_when(thing):
@@ -157,7 +160,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or _TAKEN_OFF.search(text)
         or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     )
-    if not m:
+    if not m or _OTHER_SUBJECT.search(text[: m.start()]):
+        # "switched the deliveries to Acme, Brightway stopped doing pallets": someone else
+        # gave it up, not the speaker.
         return None
     verb = text[m.start() : m.start("v")].split()
     habitual = bool(verb) and verb[-1].lower() in _HABITUAL_ENDS
@@ -190,6 +195,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     return thing, rest
 
 
+#: A clause of its own, after a comma, whose subject is a name: its ending is that name's.
+_OTHER_SUBJECT = re.compile(r"[,;]\s+(?-i:[A-Z][\w'&-]*)(?:\s+(?-i:[A-Z])[\w'&-]*){0,3}\s+$")
 #: Verbs of ending that, in the present, also say what happens each time ("we stop at 6").
 _HABITUAL_ENDS = frozenset({"stop", "stops", "cancel", "cancels", "shut", "shuts"})
 #: A time or a recurrence: with one of those verbs, a schedule or a policy, not an ending.
@@ -204,7 +211,7 @@ _DEPARTED = re.compile(
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
     r"club|school|agency)\b"
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
-    r"|resigned\b|handed in (?:his|her|their) notice\b)"
+    r"|resigned\b|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b)"
     r"(?P<rest>.*)$",
     re.I,
 )
@@ -216,6 +223,16 @@ _NOT_RENEWED = re.compile(
 _CALLED_OFF_BY = re.compile(
     r"^(?:the\s+)?[^,;:]{2,40}? (?:has |have )?(?:cancel+ed|scrapped|axed|discontinued|called off)"
     r"\s+(?:the |our |its |their )?(?P<v>[^,;.!?]+)(?P<rest>.*)$",
+    re.I,
+)
+
+# "The council migrated us off Oracle": whoever moved the speaker off a thing, they are off it.
+# A named thing only (a capital or a digit): "the usher moved us off the front row" is a seat.
+_MOVED_OFF_BY = re.compile(
+    r"^(?:the\s+)?[^,;:]{2,40}? (?:has |have )?(?:migrated|moved|switched|transitioned) "
+    r"(?:us|me|them|everyone|everybody|the team|our team)\s+(?:away\s+)?off\s+"
+    r"(?:the |our )?(?P<v>[^,;.!?]+?)"
+    r"(?P<rest>\s+(?:over|during|in|on|at|last|this|after|before|since|until|when)\b.*|[,;.!?].*|)$",
     re.I,
 )
 

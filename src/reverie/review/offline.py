@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reverie.core.markdown import STANDARD_SECTIONS, apply_batch, canonical_text, sections
@@ -310,10 +310,12 @@ class _Memory:
                 continue
             held = measures(e.text)
             slot = read_slot(e.text)
+            about = _names_owner(text, slot)
             if (
                 mine.owner
                 and slot.owner
                 and mine.owner != slot.owner
+                and not about
                 and "i"
                 not in (
                     mine.owner,
@@ -347,7 +349,7 @@ class _Memory:
                 old = olds[0]
                 told = old.value in named or old.value.split(" ")[0] in named
                 shared = bool(common)
-                if told or shared or (leaning and self._just_before(e)):
+                if told or shared or about or (leaning and self._just_before(e)):
                     found.append((e, old, news[0]))
                     break
         return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
@@ -367,7 +369,9 @@ class _Memory:
         before ("it's $4,200 now") or its words are the entry's."""
         mine, theirs = read_slot(text), read_slot(e.text)
         leans = _LEANS.match(_body(text)) or _PRONOUN_VALUE.search(text)
-        return bool(leans) or not (mine.words - theirs.words - _LOOSE)
+        # "Greta's class moved to Thursday" of "the pottery class is on Wednesday with Greta":
+        # said of the person the entry names, whose value alone changed.
+        return bool(leans) or _names_owner(text, theirs) or not (mine.words - theirs.words - _LOOSE)
 
     def _substitute(self, e: _Entry, old: Measure, new: Measure, source: str) -> str:
         """Write ``new`` where ``e`` says ``old`` ("labour rate is £58 an hour" -> "... £64 an
@@ -404,9 +408,34 @@ class _Memory:
         """A clause not kept on its own ("sorry thats wrong, £58 was last year, its £64 now")
         that corrects one value of an entry: the entry now says the new value."""
         linked = self._value_link(clause, self.live())
-        if linked is None:
+        if linked is not None:
+            return self._substitute(*linked, source)
+        return self._name_fix(clause, source)
+
+    def _name_fix(self, clause: str, source: str) -> str | None:
+        """A correction of a name, in a clause not kept on its own ("sorry, my mistake, the
+        Okafors are in Didsbury, not Chorlton", "I correct myself, not Wix, it is Webflow"):
+        the one entry that names the old name, and not the new one, now says the new one. The
+        clause must say it corrects something (:data:`_CORRECTING`); a preference said the
+        same way ("I like Rioja, not Merlot") corrects nothing."""
+        m = _NAME_CORRECTED.search(clause)
+        if m is None or not _CORRECTING.search(clause):
             return None
-        return self._substitute(*linked, source)
+        old, new = m["old"] or m["old2"], m["new"] or m["new2"]
+        word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
+        holders = [
+            e
+            for e in self.live()
+            if word.search(strip_source(e.text)) and not self._from_this_message(e)
+        ]
+        if len(holders) != 1 or new.casefold() in strip_source(holders[0].text).casefold():
+            return None
+        body = strip_source(holders[0].text)
+        at = word.search(body)
+        if at is None or body.find(old) != at.start():
+            return None  # a longer word holds it first ("Hovenden" before "Hove")
+        named = (Measure("name", old, old), Measure("name", new, new))
+        return self._substitute(holders[0], *named, source)
 
     def _closest(self, text: str, live: list[_Entry], thing: str = "") -> _Entry | None:
         """The entry an update that no rule connected to one most likely replaces, by the
@@ -984,6 +1013,52 @@ def _shares_a_word(thing: str, entry: Slot) -> bool:
     )
 
 
+_USED_TO = re.compile(
+    r"\b(?:used to\s+\w+|used|had|ran|offered)\s+(?:the\s+|our\s+|a\s+|an\s+)?(?P<thing>\S.*)$",
+    re.I,
+)
+#: The clause after it that ends the habit: with nothing after the verb, or a pronoun ("we've
+#: stopped", "we stopped using it"), or a negation that says it is over ("I don't do that
+#: any more").
+_HABIT_ENDED = re.compile(
+    r"^(?:but\s+|and\s+)?(?:we|i|they|he|she)(?:'ve| have| has)?\s+(?:"
+    r"(?:stopped|dropped|quit|ended|scrapped|cancell?ed|gave up|given up)"
+    r"(?:\s+(?:using|doing|offering|running|selling))?(?:\s+(?:it|that|them|those|this))?"
+    r"(?=\s*(?:[,;.!?]|$))"
+    r"|(?:don't|do not|doesn't|does not)\s+(?P<rest>.*?)\b(?:any ?more|any longer)\b)",
+    re.I,
+)
+
+
+def _ended_habit(clause: str, after: str) -> bool:
+    """Whether ``clause`` says what someone used to do or had ("we used to do home visits",
+    "we used the old van") and ``after``, the next clause of the sentence, says it ended:
+    "we've stopped", "we stopped using it", or "I don't do visits any more" (a negation must
+    name a word of the habit)."""
+    habit = _USED_TO.search(clause)
+    ended = _HABIT_ENDED.match(after.strip())
+    if habit is None or ended is None:
+        return False
+    if ended["rest"] is None:
+        return True
+    said = {w.lower().rstrip("s") for w in _content(ended["rest"])}
+    return bool(said & {w.lower().rstrip("s") for w in _content(habit["thing"])})
+
+
+def _names_owner(text: str, old: Slot) -> bool:
+    """Whether ``text`` moves something of a person (or a named thing) that ``old`` names
+    beside other things, not as its owner: "Greta's class moved to Thursday" and "the pottery
+    class is on Wednesday with Greta". A verb of switching says the value moved; without one
+    the person may have a value of their own ("Greta's day off is Friday now")."""
+    new = read_slot(text)
+    return (
+        bool(new.owner)
+        and new.owner not in ("i", "we")
+        and new.owner in old.names | {n.split()[0] for n in old.names}  # "Greta" of "Greta Lund"
+        and bool(_SWITCHED.search(text))
+    )
+
+
 def _holds(entry: str, text: str) -> bool:
     """Whether ``entry`` states ``text`` word for word, among more (a merged update)."""
     said = meaning(text)
@@ -1114,7 +1189,9 @@ def _purpose(text: str) -> frozenset[str]:
 def _without(text: str, thing: str) -> str | None:
     """``text`` with ``thing`` taken out of a list it is part of ("We pay for Netflix and
     Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
-    t = re.escape(thing)
+    # A first name takes its surname and what the entry says of them in brackets along:
+    # "Tariq" out of "Ola Brandt (nights) and Tariq Aziz (days)".
+    t = re.escape(thing) + r"(?:\s+(?-i:[A-Z])[\w'-]+)?(?:\s*\([^)]*\))?"
     for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}(?![\w+])"):
         m = re.search(pattern, text, flags=re.I)
         # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
@@ -1301,6 +1378,12 @@ class OfflineReviewer:
                         skipped["introduction"] += 1
                         continue
                     found = read(clause, role=turn.role, speaker=speaker, question=question)
+                    ended = pending[0] if pending and turn.role == "user" else None
+                    if ended and not isinstance(found, str) and _ended_habit(clause, ended):
+                        # "we used to do home visits, we've stopped": the habit and its end
+                        # are one fact, kept whole (alone, the first says it still holds).
+                        found = replace(found, text=f"{found.text.rstrip(' .,;')}, but {ended}")
+                        pending.pop(0)
                     if isinstance(found, str):
                         fixed = None
                         if turn.role == "user" and found in _CORRECTABLE:
@@ -1404,6 +1487,22 @@ def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
     denied = re.findall(r"\bnot\s+(?:the\s+)?([\w']+)", nxt.text, re.I)
     return any(w.lower().rstrip("s") in said for w in denied if len(w) > 2)
 
+
+#: "in Didsbury, not Chorlton" or "not Wix, it is Webflow": a name put right (capitalised
+#: words, at most three; not "I").
+_NAME = r"(?-i:(?!I\b)[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,2})"
+_NAME_CORRECTED = re.compile(
+    rf"(?:\b(?P<new>{_NAME}),?\s+not\s+(?P<old>{_NAME})(?=\s*(?:[.,;!?]|$))"
+    rf"|\bnot\s+(?P<old2>{_NAME})\s*[,;:]\s*(?:it's|it is|its|that's|that is|it was|but)\s+"
+    rf"(?P<new2>{_NAME}))",
+)
+#: Words by which a speaker says they are putting something right.
+_CORRECTING = re.compile(
+    r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
+    re.I,
+)
+#: Verbs by which a value moved ("Greta's class moved to Thursday").
+_SWITCHED = lx.phrases(lx.SWITCH_VERBS)
 
 # Why a clause is not kept on its own, when it may still correct a value ("sorry thats wrong,
 # its £64 now" is a reaction; "put the call out up to £75" a request; "26 March now." no fact).

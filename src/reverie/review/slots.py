@@ -398,13 +398,57 @@ class Measure:
     said: str
 
 
+# Days said together are one value: "Monday and Thursday", "tues to sat", "Mon Wed Fri". A
+# day written short counts only there, and only in a run that cannot be prose ("the sun sat
+# low"): one day in full, three days or more, or days joined by "to", "and", a comma or a dash.
+_DAY = (
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|weds?|"
+    r"thu(?:rs?)?|fri|sat|sun)s?\b(?!'|-(?!mon|tue|wed|thu|fri|sat|sun)\w)"
+)
+_DAY_JOIN = r"(?:\s*,\s*(?:and\s+)?|\s+(?:and|to|till|until|through|thru|or)\s+|\s*[-–/&]\s*|\s+)"
+_DAY_RUN = re.compile(rf"{_DAY}(?:{_DAY_JOIN}{_DAY})+", re.I)
+_DAY_RANGE = re.compile(r"\s+(?:to|till|until|through|thru)\s+|\s*[-–]\s*", re.I)
+
+
+def _day_runs(text: str) -> list[tuple[int, int, Measure]]:
+    """The runs of two days or more in ``text``: their span, and each as one value ("tue-sat"
+    for a range, "mon,wed,fri" for a list)."""
+    out = []
+    for m in _DAY_RUN.finditer(text):
+        days = re.findall(_DAY, m.group(0), re.I)
+        full = any(len(d.rstrip("s")) > 5 for d in days)
+        joined = re.search(r"\S\s*(?:,|-|–|/|&|\band\b|\bto\b|\btill\b|\bor\b)", m.group(0))
+        if not full and len(days) < 3 and not joined:
+            continue
+        short = [d.lower().rstrip("s")[:3] for d in days]
+        ranged = len(days) == 2 and _DAY_RANGE.search(m.group(0))
+        out.append(
+            (
+                m.start(),
+                m.end(),
+                Measure("days", "-".join(short) if ranged else ",".join(short), m.group(0)),
+            )
+        )
+    return out
+
+
 @functools.lru_cache(maxsize=65536)
 def measures(text: str) -> tuple[Measure, ...]:
     """The values of ``text`` that a later statement may replace, by kind: an amount of money,
-    a percentage, a date, a time, a length of time, a weekday, a number of things ("£64", "30
-    percent", "Monday 16th", "3:30", "8 weeks", "Thursdays", "8 crew")."""
-    out: list[Measure] = []
-    for m in _MEASURE.finditer(strip_source(text)):
+    a percentage, a date, a time, a length of time, a weekday, days said together, a number of
+    things ("£64", "30 percent", "Monday 16th", "3:30", "8 weeks", "Thursdays", "Mon Wed Fri",
+    "8 crew")."""
+    body = strip_source(text)
+    found = list(_MEASURE.finditer(body))
+    runs = [
+        r
+        for r in _day_runs(body)
+        if not any(m.lastgroup != "weekday" and m.start() < r[1] and r[0] < m.end() for m in found)
+    ]
+    placed: list[tuple[int, Measure]] = [(a, r) for a, _, r in runs]
+    for m in found:
+        if m.lastgroup == "weekday" and any(a <= m.start() < b for a, b, _ in runs):
+            continue  # one day of a run: the run is the value
         kind = m.lastgroup or ""
         said = m.group(0)
         low = said.lower().replace(",", "")
@@ -429,5 +473,5 @@ def measures(text: str) -> tuple[Measure, ...]:
             kind, value = f"count:{noun}", digits
         else:
             value = re.sub(r"\s+", "", low)
-        out.append(Measure(kind, value, said))
-    return tuple(out)
+        placed.append((m.start(), Measure(kind, value, said)))
+    return tuple(r for _, r in sorted(placed, key=lambda p: p[0]))
