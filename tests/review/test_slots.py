@@ -82,6 +82,9 @@ def test_a_slot_is_read_from_grammar() -> None:
         "manager pass Teal_Otter_91 for the till",
         "The 2FA seed is KRSXG5CTMVRXEZLU, keep it safe.",
         "our shop admin token shpat_8a2c1d9e7f3b for the sync",
+        # digits read out as words, one by one
+        "The alarm code is six one one eight, in case I'm not around.",
+        "There's a lockbox by the side gate, the number is two zero four seven.",
     ],
 )
 def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
@@ -102,6 +105,10 @@ def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
         "The key is to call the depot before 10.",
         "The pass rate was 92 percent this term.",
         "The key contact at the council is jo@hallam.example now.",
+        # numbers in words that are not digits read out one by one
+        "The back door is locked at nine, and the alarm set by ten.",
+        "The gate stays shut for two or three days after the storm.",
+        "The door code changes every twenty one days.",
     ],
 )
 def test_r6_words_near_codes_are_not_secrets(said: str) -> None:

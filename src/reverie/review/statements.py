@@ -147,6 +147,8 @@ def _access_code(text: str) -> bool:
                 continue
             if sum(c.isdigit() for c in d.group(0)) >= 3:
                 return True
+        if _SPELLED_DIGITS.search(after):
+            return True  # "the alarm code is nine four nine four zero"
     return False
 
 
@@ -157,6 +159,10 @@ _PLACE_WORDS = lx.words(
     "above upstairs downstairs next that which where we you i opens unlocks"
 )
 _DIGITS = re.compile(r"(?<![\w.:/,])\d(?:[ -]?\d){2,9}(?![\w:.,]?\d)")
+_DIGIT_WORD = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
+#: Digits read out one by one, three or more in a row: "seven seven one nine two". A number
+#: said as words ("twenty five", "two or three") is not a run of single digits.
+_SPELLED_DIGITS = re.compile(rf"\b{_DIGIT_WORD}(?:[\s-]+{_DIGIT_WORD}){{2,}}\b", re.I)
 
 
 #: A value that looks made to be secret: letters and digits mixed, eight characters or more,
