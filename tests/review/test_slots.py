@@ -139,6 +139,16 @@ def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
         "Wrapping up the backfill, three partitions left.",
         "Right, 40 of 60 laptops reimaged, going to grab a coffee.",
         "I'm halfway through folding a mountain of laundry.",
+        # a part of a whole got through, with or without a time
+        "I've varnished 14 of the 30 chairs for the hall.",
+        "Nine of the twelve fences checked, the rest on Monday.",
+        "We sanded about half the floorboards this morning.",
+        # a count of the speaker's doings in a stretch of time still running
+        "today: repotted 120 seedlings, swept the yard",
+        "We ran it three times this afternoon and it still squeaks.",
+        # what is left, and a count done
+        "Four hedges trimmed, two to go, then lunch.",
+        "Six boxes done, the van comes at five.",
     ],
 )
 def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
@@ -151,6 +161,12 @@ def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
         "I'm halfway through my fourth novel, The Salt Ledger.",
         "We have two stores left in Leeds.",
         "Two of our five stores are in Leeds.",
+        # a part of a whole that is how things are, or a record of its time
+        "Two of the three vans are electric.",
+        "Half the team works from home on Fridays.",
+        "Half the roof was replaced in 2019.",
+        "We hired two new chefs in March.",
+        "I've been a nurse for 12 years.",
     ],
 )
 def test_r6_what_looks_like_progress_but_is_a_fact_is_kept(said: str) -> None:

@@ -245,8 +245,9 @@ def _ordered(text: str) -> bool:
     return order is not None and order[1].lower() in lx.IMPERATIVES
 
 
-def skip_reason(text: str, role: str) -> str | None:
-    """Why memory must not hold ``text``, or None."""
+def skip_reason(text: str, role: str, said: str = "") -> str | None:
+    """Why memory must not hold ``text``, or None. ``said`` is the clause before it was
+    cleaned, when a lead taken off it ("today: ...") told the time it speaks of."""
     if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
         return "too long"
     low = text.lower()
@@ -263,7 +264,7 @@ def skip_reason(text: str, role: str) -> str | None:
     if guess and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
         return "reaction"
     if not lesson:
-        if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text):
+        if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text, said or text):
             return "transient"
         through = _THROUGH.search(text)
         if through and not re.search(r"(?-i:\b[A-Z][a-z])", text[through.end() :]):
@@ -400,19 +401,40 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
 
 
-# What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged".
+_COUNT = rf"(?:\d[\d,.]*|{'|'.join(sorted(lx.NUMBER_WORDS - {'half', 'dozen'}))})"
+#: A past tense or a participle, as a pattern: "-ed", or one of the irregular ones.
+_DID = (
+    rf"(?:[a-z]{{3,}}ed|{'|'.join(sorted(lx.IRREGULAR_PAST))}|done|written|seen|taken|given"
+    r"|eaten|driven|ridden|broken|chosen)"
+)
+# What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged",
+# "four more to go, then the labels", "six boxes done", "the second coat is half done".
 _COUNTDOWN = re.compile(
-    rf"\b(?:\d+|{'|'.join(sorted(lx.NUMBER_WORDS))})\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
+    rf"\b{_COUNT}\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
+    rf"|\b{_COUNT}\s+(?:more\s+)?(?:[a-z]+\s+)?to\s+go\b"
+    rf"|\b{_COUNT}\s+[a-z]+\s+(?:done|finished|completed)\b|\bhalf\s+(?:done|finished)\b"
     r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
     re.I,
 )
+# A part of a whole got through: a past tense up to three words before "N of (the) M" or "half
+# (of) the" ("I've sanded 14 of the 30 chairs", "we glazed about half the tiles"), or "N of
+# the M <things> <done>" as a clause of its own ("9 of the 12 fences checked, rest on Monday").
+_PART = rf"(?:{_COUNT}\s+(?:out\s+)?of\s+(?:the\s+)?{_COUNT}|half\s+(?:of\s+)?the)\b"
+_PART_DONE = re.compile(
+    rf"\b{_DID}\s+(?:[\w-]+\s+){{0,3}}?(?:(?:about|around|roughly|nearly|almost|over|just)"
+    rf"\s+)?{_PART}"
+    rf"|\b{_PART}\s+(?:[\w-]+\s+){{1,3}}?{_DID}\s*(?:[,.;!]|$)",
+    re.I,
+)
 # A count of what someone has got through ("we've done 41 moves this month", "today I have done
-# 4000 words already", "we've prepped about 60% of the mise for tonight"): the speaker, a
-# perfect tense, a number, and a stretch of time that is still running.
+# 4000 words already", "we've prepped about 60% of the mise for tonight", "repotted 120
+# seedlings today", "we ran it three times this morning"): the speaker (or no subject, or a
+# label before a colon), a past tense, a number, and a stretch of time that is still running.
 _TALLY = re.compile(
-    r"\b(?:i|we)(?:'ve|\s+have)\s+(?:(?:just|already|only|now)\s+)?(?:done|made|sold|written|"
-    r"seen|had|[a-z]+ed)\s+(?:(?:about|around|roughly|nearly|almost|over|just|already)\s+)?"
-    r"\d[\d,.]*\s?%?",
+    rf"(?:\b(?:i|we)(?:'ve|\s+have)?\s+|^|:\s*)(?:(?:just|already|only|now)\s+)?{_DID}"
+    r"\s+(?:(?:out|up|off|down|through|it|them)\s+)?"
+    r"(?:(?:about|around|roughly|nearly|almost|over|just|already)\s+)?"
+    rf"(?:\d[\d,.]*\s?%?|{_COUNT}\b|half\b|twice\b)",
     re.I,
 )
 _RUNNING = re.compile(
@@ -420,12 +442,19 @@ _RUNNING = re.compile(
     r"term|quarter|season|year|shift))\b",
     re.I,
 )
+#: A year or a month: a count told with one is a record of its time ("half the roof was
+#: replaced in 2019"), not progress.
+_DATED = re.compile(rf"\b(?:19|20)\d\d\b|{lx.phrases(set(lx.MONTHS) - {'may'}).pattern}", re.I)
 
 
-def _tally(text: str) -> bool:
-    """Whether ``text`` counts what the speaker has got through in a stretch of time that is
-    still running (see :data:`_TALLY`): progress, stale when the stretch ends."""
-    return bool(_TALLY.search(text) and _RUNNING.search(text))
+def _tally(text: str, said: str) -> bool:
+    """Whether ``text`` counts what the speaker has got through: a part of a whole
+    (:data:`_PART_DONE`), or a count in a stretch of time that is still running (see
+    :data:`_TALLY`; ``said`` is ``text`` with the lead that may name the time): progress,
+    stale when the task or the stretch ends."""
+    if _DATED.search(text):
+        return False
+    return bool(_PART_DONE.search(text) or (_TALLY.search(text) and _RUNNING.search(said)))
 
 
 _NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
@@ -521,7 +550,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             rest = text[called_off.end() :].strip(" ,;.")
             f = frame(text, speaker, role)
             return Statement(text, DECISIONS, f, "retire", thing, "", rest, False, "we", speaker)
-    reason = skip_reason(text, role)
+    reason = skip_reason(text, role, clause)
     if reason:
         return reason
     kind, _ = subject_kind(text, role)
