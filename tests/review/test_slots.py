@@ -173,6 +173,41 @@ def test_r6_what_looks_like_progress_but_is_a_fact_is_kept(said: str) -> None:
     assert isinstance(read(said, role="user", speaker="Sam"), Statement)
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the weather of the moment
+        "Bright and sunny this morning, first time in weeks.",
+        "It snowed again overnight, 10 cm on the car.",
+        # how the speaker's body is after work, or how they are
+        "My knees are killing me after the stocktake.",
+        "We're absolutely shattered after the move.",
+        # an aside about the day or a match, and leaving to do something
+        "Just back from a night shift, shower then bed.",
+        "Rovers lost again, 3-1 at home.",
+        "I'm off to pick up the kids, back later.",
+    ],
+)
+def test_r6_talk_of_the_moment_is_small_talk(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") == "small talk"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the weather a rule depends on, a setting, a time from which something holds
+        "We close the outdoor pool whenever it rains.",
+        "The greenhouse is kept at 18 degrees.",
+        "From today the heating is set to 19 degrees.",
+        # a body word in another sense, a trip that is a plan
+        "My hands are full on Mondays with the deliveries.",
+        "I'm off to Lisbon for a conference in June.",
+    ],
+)
+def test_r6_what_sounds_like_chat_but_is_a_fact_is_not_small_talk(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") != "small talk"
+
+
 def test_r6_a_new_date_for_the_same_thing_replaces_the_old() -> None:
     assert _updates(
         "Parent-teacher meetings are on 12 November.",

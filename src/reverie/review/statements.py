@@ -118,6 +118,36 @@ def _is_small_talk(text: str) -> bool:
     return len(re.findall(r"[a-z0-9]+", rest)) == 0 or len(WORD.findall(text)) < 2
 
 
+_WEATHER = lx.phrases(lx.WEATHER)
+_WEATHER_MOMENT = lx.phrases(lx.WEATHER_MOMENT)
+_WORN = re.compile(
+    rf"\b(?:{'|'.join(sorted(lx.BODY_PARTS))})\s+(?:(?:is|are)\s+)?(?:(?:so|really|just|totally)"
+    rf"\s+)?(?:{'|'.join(sorted(lx.WORN))})\b"
+    rf"|\b(?:i'm|i am|we're|we are|they're|they are|everyone's|everyone is|[a-z]+s are)\s+"
+    rf"(?:(?:so|really|absolutely|totally|completely|just)\s+)?(?:{'|'.join(sorted(lx.TIRED))})\b",
+    re.I,
+)
+_ASIDE = lx.phrases(lx.ASIDES)
+_OFF_TO = re.compile(r"^(?:i'm|i am|we're|we are)\s+off\s+to\s+([a-z]+)\b", re.I)
+
+
+def _chat(text: str) -> bool:
+    """Whether ``text`` is talk of the moment that holds no fact: the weather now ("raining
+    like always today"), how the speaker's body is ("my knees are killing me"), an aside
+    about their day or a match ("just back from a night shift", "Leeds lost again"), or that
+    they are leaving to do something ("I'm off to feed the hens"). The weather a rule depends
+    on ("we close the pool when it rains") is not talk of the moment."""
+    if _WEATHER.search(text) and _WEATHER_MOMENT.search(text):
+        conditional = re.search(r"\b(?:if|when|whenever|unless|until|in case)\b", text, re.I)
+        starting = re.search(r"\b(?:from|since|as of|starting)\s+today\b", text, re.I)
+        if not conditional and not starting:
+            return True
+    if _WORN.search(text) or _ASIDE.search(text):
+        return True
+    off = _OFF_TO.match(text)
+    return off is not None and off[1].lower() in lx.VERBS
+
+
 def _access_code(text: str) -> bool:
     """Whether ``text`` tells the digits that open something: a PIN, a door, key-safe or alarm
     code, a combination ("the keypad on the back door is 7 3 9 1", "safe combination is
@@ -258,6 +288,8 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
     if _secret_talk(text):
         return "secret"
     lesson = bool(_LESSON.search(text))
+    if not lesson and _chat(text):
+        return "small talk"
     if _REACTION.search(text) or _REACTION_OPENER.match(text):
         return "reaction"
     guess = _GUESS.search(text)
