@@ -192,6 +192,14 @@ ASIDES = phrase_list(
     lost again | won again | just back from | just got back from | off to bed
     """
 )
+#: An offer of help ("What can I help with?"): a reply to it says what the speaker wants
+#: help with, a request, not an answer that states a fact.
+HELP_OFFERS = phrase_list(
+    """
+    can i help | could i help | may i help | can i do for you | could i do for you
+    help you with | i can help with | need help with | anything else
+    """
+)
 #: Words by which a sentence reacts to what the other person said, rather than state a fact.
 #: They count anywhere in a sentence.
 REACTIONS = phrase_list(

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reverie.core.markdown import STANDARD_SECTIONS, apply_batch, canonical_text, sections
@@ -1226,7 +1226,8 @@ class OfflineReviewer:
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
-        asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
+        # per conversation: the last question, where, and who asked it
+        asked: dict[str, tuple[int, str, str | None]] = {}
         people = frozenset(
             w for t in batch.turns if t.role == "user" for w in _display(t.author).lower().split()
         )
@@ -1257,10 +1258,10 @@ class OfflineReviewer:
             ends = [0]
             for t in block:
                 ends.append(ends[-1] + len(t.text) + 1)
-            question_at, question = asked.pop(conv, (block[0].position, ""))
+            question_at, question, asker = asked.pop(conv, (block[0].position, "", None))
             said = sentences(turn.text)
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
-                asked[conv] = (turn.position, said[-1][2])
+                asked[conv] = (turn.position, said[-1][2], turn.author)
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             memory.begin_message(
                 text, people, frozenset((t.conversation_id, t.position) for t in block)
@@ -1298,6 +1299,10 @@ class OfflineReviewer:
                         skipped["introduction"] += 1
                         continue
                     found = read(clause, role=turn.role, speaker=speaker, question=question)
+                    self_asked = asker is not None and asker == turn.author
+                    if self_asked and not isinstance(found, str) and found.kind == "answer":
+                        # the speaker's own question, answered after a reply they corrected
+                        found = replace(found, meta={**found.meta, "own": "yes"})
                     if isinstance(found, str):
                         fixed = None
                         if turn.role == "user" and found in _CORRECTABLE:

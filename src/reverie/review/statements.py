@@ -88,6 +88,7 @@ _DECISION = lx.phrases(lx.DECISION_CUES)
 _PROJECT = lx.phrases(lx.PROJECT_CUES)
 _ENVIRONMENT = lx.phrases(lx.ENVIRONMENT_CUES)
 _PERSONAL = lx.phrases(lx.PERSONAL_CUES)
+_HELP_OFFER = lx.phrases(lx.HELP_OFFERS)
 
 
 @dataclass(frozen=True)
@@ -573,6 +574,8 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     text = clean(clause)
     if not text:
         return "small talk"
+    if _HELP_OFFER.search(question):
+        question = ""  # "mostly keeping track of invoices": what they want help with
     called_off = _CALLED_OFF.match(text) if role == "user" else None
     if called_off and not _is_small_talk(text) and not re.search(r"\binstead\b", text, re.I):
         # "scrap the EV plan", "forget HubSpot": the speaker calls off their own plan; said
