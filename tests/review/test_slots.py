@@ -208,6 +208,31 @@ def test_r6_what_sounds_like_chat_but_is_a_fact_is_not_small_talk(said: str) -> 
     assert read(said, role="user", speaker="Sam") != "small talk"
 
 
+def test_r8_labels_and_common_advice_hold_no_fact_of_their_own() -> None:
+    def user_says(text: str) -> object:
+        return read(text, role="user", speaker="Sam")
+
+    def assistant_says(text: str) -> object:
+        return read(text, role="assistant", speaker="The assistant")
+
+    # a lesson's label, without the lesson; the lesson itself is kept
+    assert user_says("A lesson from the winter fair.") == "no durable fact"
+    assert user_says("lesson learnt the hard way") == "no durable fact"
+    said = "Lesson learned: the van battery dies because the fridge stays on overnight."
+    assert isinstance(user_says(said), Statement)
+    # that something did not change, with no value of its own
+    assert user_says("Delivery charge unchanged.") == "no durable fact"
+    assert isinstance(user_says("Delivery charge unchanged at £4."), Statement)
+    said = "Xero does the invoices now, same accountant as before."
+    assert isinstance(user_says(said), Statement)
+    # how things commonly are, said by the assistant beside a question: advice
+    assert assistant_says("A common setup is two tills, e.g. one by the door.") == (
+        "no durable fact"
+    )
+    assert assistant_says("Most bakeries start the ovens at 4.") == "no durable fact"
+    assert isinstance(assistant_says("The staging database runs Postgres 16."), Statement)
+
+
 def test_r6_a_new_date_for_the_same_thing_replaces_the_old() -> None:
     assert _updates(
         "Parent-teacher meetings are on 12 November.",

@@ -352,7 +352,9 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if len(words) < (2 if kind in ("i", "implicit", "name") else 3) or not content:
         return False
     if lesson:
-        return len(content) >= 3
+        # "Lesson learned the hard way", "A lesson from last winter": a label, the lesson is
+        # what follows it
+        return len(content) >= 3 and not _LESSON_LABEL.match(text)
     first = re.sub(r"'(?:s|re|ll|ve|d)$", "", words[0].lower())
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in AUX
     pronoun = first in lx.PRONOUN_SUBJECTS and not determiner
@@ -371,6 +373,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
+        if _COMMON_WISDOM.search(text):
+            return False  # "A common choice is 48 kHz", "Most growers prune in March": advice
         if re.search(r"\byou\b", low):
             return False  # "you said ...", "you'll need to ...": to the user, about them
         # The assistant's own doings ("Updated the bus time") and its replies to the user are
@@ -427,6 +431,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     progressive = _PROGRESSIVE.match(text)
     if progressive and progressive.group(1).lower() in lx.MOMENTARY:
         return False
+    if not values and _UNCHANGED.match(low):
+        return False  # "Seller's fee unchanged", "the rest is the same": no value of its own
     if re.search(r"\b(?:it|that|this|them)\s*$", low) and len(content) < 4:
         return False  # "I love it", "we like that": no object of their own
     if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
@@ -439,6 +445,26 @@ _COUNT = rf"(?:\d[\d,.]*|{'|'.join(sorted(lx.NUMBER_WORDS - {'half', 'dozen'}))}
 _DID = (
     rf"(?:[a-z]{{3,}}ed|{'|'.join(sorted(lx.IRREGULAR_PAST))}|done|written|seen|taken|given"
     r"|eaten|driven|ridden|broken|chosen)"
+)
+#: What the assistant says of how things commonly are, beside the user's question ("A common
+#: approach is ...", "Many shops close on Mondays", "e.g. from ..."): advice, not the user's
+#: world.
+_COMMON_WISDOM = re.compile(
+    r"^(?:a\s+)?(?:common|typical|popular|standard)\b|\b(?:is|are)\s+(?:a\s+)?(?:common|"
+    r"typical|popular|standard)\b|^(?:many|most|several|some)\s+(?!of\s+(?:our|my|your)\b)"
+    r"|\be\.g\.|\bcould work\b|\bis usually right\b",
+    re.I,
+)
+#: Only that something did not change ("seller's fee unchanged", "the rest is the same"): a
+#: few words of subject and no verb of their own, not "X handles it now, same rota as before".
+_UNCHANGED = re.compile(
+    r"^(?:[\w'-]+\s+){1,4}?(?:is\s+|are\s+|stays\s+|stay\s+|remains?\s+)?(?:unchanged|"
+    r"the same|as before)$"
+)
+_LESSON_LABEL = re.compile(
+    r"^(?:a\s+|another\s+|one\s+|the\s+)?lessons?\s+(?:learn(?:ed|t)(?:\s+the\s+hard\s+way)?|from\s+[^,;:]*"
+    r"|for\s+next\s+time|for\s+the\s+future)$",
+    re.I,
 )
 # What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged",
 # "four more to go, then the labels", "six boxes done", "the second coat is half done".
