@@ -667,6 +667,24 @@ def test_r8_a_reply_to_an_offer_of_help_is_not_an_answer_that_states_a_fact() ->
     ]
 
 
+def test_r8_what_the_assistant_declines_to_keep_as_private_is_not_kept() -> None:
+    said = "Mrs Patel in flat 3 is on insulin and gets confused in the evenings."
+    declined = review(
+        turns(
+            "c1",
+            user(said),
+            bot("I shouldn't keep patient health details in memory; please use the care record."),
+            user("fair enough. Handover is at 8 and 20."),
+        )
+    )
+    assert [op["text"] for op in declined.operations] == [
+        "Handover is at 8 and 20. (source: c1#2-3)"
+    ]
+    # an assistant that only acknowledges leaves the message to be read as usual
+    kept = review(turns("c1", user("Our night nurse is Ewa Nowak."), bot("Noted, thanks.")))
+    assert any("Ewa Nowak" in op["text"] for op in kept.operations)
+
+
 # --- second round (issue 11): retirements read by their shape, values that change in place ---
 
 

@@ -1251,6 +1251,9 @@ class OfflineReviewer:
             if turn.role == "assistant" and _corrected(turn, blocks[at + 1 : at + 2]):
                 skipped["corrected by the user"] += 1  # a wrong read-back ("no, the 28th!")
                 continue
+            if turn.role == "user" and _declined(turn, blocks[at + 1 : at + 2]):
+                skipped["private, declined"] += 1  # "I shouldn't keep patient details"
+                continue
             conv = turn.conversation_id
             # Consecutive messages of one author are read as one text (a sentence may lean on
             # the message before); each entry cites the messages its sentences came from.
@@ -1405,6 +1408,29 @@ def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
     said = {w.lower().rstrip("s") for w in re.findall(r"[\w']+", turn.text) if len(w) > 2}
     denied = re.findall(r"\bnot\s+(?:the\s+)?([\w']+)", nxt.text, re.I)
     return any(w.lower().rstrip("s") in said for w in denied if len(w) > 2)
+
+
+# The assistant declining to keep details of other people: "I'd rather not keep personal
+# details about clients", "I shouldn't keep patient health details in memory".
+_DECLINES_PRIVATE = re.compile(
+    r"\bI(?:'d rather not|\s+would rather not|\s+won't|\s+will not|\s+shouldn't|\s+should not"
+    r"|\s+can't|\s+cannot)\s+(?:keep|store|save|record|remember)\s+(?:any\s+)?(?:[\w'-]+\s+)?"
+    r"(?:personal|private|patient|patients'?|client|clients'?|customer|customers'?|health|medical)"
+    r"\b",
+    re.I,
+)
+
+
+def _declined(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
+    """Whether the assistant's next message declines to keep this user message because it
+    holds details of other people (:data:`_DECLINES_PRIVATE`): memory must not hold them
+    either, whatever the user's message said of them."""
+    if not following:
+        return False
+    nxt = following[0][0][0]
+    if nxt.role != "assistant" or nxt.conversation_id != turn.conversation_id:
+        return False
+    return bool(_DECLINES_PRIVATE.search(nxt.text))
 
 
 # Why a clause is not kept on its own, when it may still correct a value ("sorry thats wrong,
