@@ -243,6 +243,7 @@ TRANSIENT = phrase_list(
     needs a reboot | needs a look
     nearly finished | almost finished | just finished | wrapping up | on my way | running late
     min late | mins late | minutes late | hour late | hours late | to go until | left to go
+    still to do | yet to do
     """
 )
 #: How far through a task someone is: progress, unless what they are through is a named work

@@ -472,7 +472,13 @@ _COUNTDOWN = re.compile(
     rf"\b{_COUNT}\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
     rf"|\b{_COUNT}\s+(?:more\s+)?(?:[a-z]+\s+)?to\s+go\b"
     rf"|\b{_COUNT}\s+[a-z]+\s+(?:done|finished|completed)\b|\bhalf\s+(?:done|finished)\b"
-    r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
+    r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b"
+    # "two days behind on the fit-out" ("still 4 seats", "48 hours ahead" are values)
+    rf"|\b{_COUNT}\s+[a-z]+\s+behind\b"
+    # a part done, and after a comma what is still pending, with no verb of its own ("walls
+    # primed, the ceiling still to do", "March sent, April still with the accountant")
+    rf"|^[^,]*\b{_DID}\b[^,]*,(?:[^,]*,)*\s*(?:(?!is\b|are\b)[\w'-]+\s+){{1,3}}still\s+"
+    r"(?:with|a|an|to|being|waiting|not|untouched)\b",
     re.I,
 )
 # A part of a whole got through: a past tense up to three words before "N of (the) M" or "half
