@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.secrets import find_credentials
-from reverie.review import changes, frames, sentences, statements
+from reverie.review import changes, frames, sentences, statements, wording
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.conftest import fake
@@ -624,6 +624,69 @@ def test_r6_a_verbless_answer_is_kept_with_its_question_and_cites_both() -> None
         'Sam, asked "What are you studying this term?": Organic chemistry, physical chemistry '
         "and a statistics elective. (source: c1#0-2)"
     )
+
+
+def test_r8_an_answer_to_the_users_own_question_keeps_what_it_was_about_not_the_question() -> None:
+    # The user asks, the assistant answers wrongly, the user corrects it: the entry says what
+    # the question was about, and holds no question of the user's (R8).
+    out = review(
+        turns(
+            "c1",
+            user("Remind me how much we pay the window cleaner?"),
+            bot("£20 a month."),
+            user("No, it's £15 a visit, and £25 for the conservatory too."),
+        )
+    )
+    texts = [op["text"] for op in out.operations]
+    assert any(t.startswith("Sam, on what we pay the window cleaner: it's £15") for t in texts)
+    assert not any("how much we pay" in t or "?" in t for t in texts), texts
+    assert wording.topic("what's our boiler model again, for the service form?") == (
+        "our boiler model"
+    )
+    # a question of another shape has no such phrase: it is kept as asked
+    assert wording.topic("What are you studying this term?") is None
+    assert wording.topic("Is the van booked?") is None
+
+
+def test_r8_a_reply_to_an_offer_of_help_is_not_an_answer_that_states_a_fact() -> None:
+    out = review(
+        turns(
+            "c1",
+            bot("Hi Sam! What can I help with?"),
+            user("mostly keeping track of back orders and supplier calls."),
+        )
+    )
+    assert out.operations == []
+    # the same reply to a question about them is kept with it
+    out = review(
+        turns(
+            "c1",
+            bot("What does your team look after?"),
+            user("mostly back orders and supplier calls."),
+        )
+    )
+    assert [op["text"] for op in out.operations] == [
+        'Sam, asked "What does your team look after?": mostly back orders and supplier calls.'
+        " (source: c1#0-2)"
+    ]
+
+
+def test_r8_what_the_assistant_declines_to_keep_as_private_is_not_kept() -> None:
+    said = "Mrs Patel in flat 3 is on insulin and gets confused in the evenings."
+    declined = review(
+        turns(
+            "c1",
+            user(said),
+            bot("I shouldn't keep patient health details in memory; please use the care record."),
+            user("fair enough. Handover is at 8 and 20."),
+        )
+    )
+    assert [op["text"] for op in declined.operations] == [
+        "Handover is at 8 and 20. (source: c1#2-3)"
+    ]
+    # an assistant that only acknowledges leaves the message to be read as usual
+    kept = review(turns("c1", user("Our night nurse is Ewa Nowak."), bot("Noted, thanks.")))
+    assert any("Ewa Nowak" in op["text"] for op in kept.operations)
 
 
 # --- second round (issue 11): retirements read by their shape, values that change in place ---

@@ -82,6 +82,9 @@ def test_a_slot_is_read_from_grammar() -> None:
         "manager pass Teal_Otter_91 for the till",
         "The 2FA seed is KRSXG5CTMVRXEZLU, keep it safe.",
         "our shop admin token shpat_8a2c1d9e7f3b for the sync",
+        # digits read out as words, one by one
+        "The alarm code is six one one eight, in case I'm not around.",
+        "There's a lockbox by the side gate, the number is two zero four seven.",
     ],
 )
 def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
@@ -102,6 +105,10 @@ def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
         "The key is to call the depot before 10.",
         "The pass rate was 92 percent this term.",
         "The key contact at the council is jo@hallam.example now.",
+        # numbers in words that are not digits read out one by one
+        "The back door is locked at nine, and the alarm set by ten.",
+        "The gate stays shut for two or three days after the storm.",
+        "The door code changes every twenty one days.",
     ],
 )
 def test_r6_words_near_codes_are_not_secrets(said: str) -> None:
@@ -132,6 +139,20 @@ def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
         "Wrapping up the backfill, three partitions left.",
         "Right, 40 of 60 laptops reimaged, going to grab a coffee.",
         "I'm halfway through folding a mountain of laundry.",
+        # a part of a whole got through, with or without a time
+        "I've varnished 14 of the 30 chairs for the hall.",
+        "Nine of the twelve fences checked, the rest on Monday.",
+        "We sanded about half the floorboards this morning.",
+        # a count of the speaker's doings in a stretch of time still running
+        "today: repotted 120 seedlings, swept the yard",
+        "We ran it three times this afternoon and it still squeaks.",
+        # what is left, and a count done
+        "Four hedges trimmed, two to go, then lunch.",
+        "Six boxes done, the van comes at five.",
+        # a part done and what is still pending, or how far behind
+        "Walls primed, the ceiling still to do.",
+        "Invoices for March sent, April still with the accountant.",
+        "We're 2 days behind on the fit-out.",
     ],
 )
 def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
@@ -144,10 +165,83 @@ def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
         "I'm halfway through my fourth novel, The Salt Ledger.",
         "We have two stores left in Leeds.",
         "Two of our five stores are in Leeds.",
+        # a part of a whole that is how things are, or a record of its time
+        "Two of the three vans are electric.",
+        "Half the team works from home on Fridays.",
+        "Half the roof was replaced in 2019.",
+        "We hired two new chefs in March.",
+        "I've been a nurse for 12 years.",
+        # a move, and where the rest still is
+        "We moved the server to Hetzner, the backups still on S3.",
+        "We moved to Leeds, the office is still in York.",
+        "The depot is two stops ahead of the school.",
+        # a value that stays, a lead time
+        "New hours from May, still 3 staff on a Saturday.",
+        "The agenda goes out 48 hours ahead, as a PDF.",
     ],
 )
 def test_r6_what_looks_like_progress_but_is_a_fact_is_kept(said: str) -> None:
     assert isinstance(read(said, role="user", speaker="Sam"), Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the weather of the moment
+        "Bright and sunny this morning, first time in weeks.",
+        "It snowed again overnight, 10 cm on the car.",
+        # how the speaker's body is after work, or how they are
+        "My knees are killing me after the stocktake.",
+        "We're absolutely shattered after the move.",
+        # an aside about the day or a match, and leaving to do something
+        "Just back from a night shift, shower then bed.",
+        "Rovers lost again, 3-1 at home.",
+        "I'm off to pick up the kids, back later.",
+    ],
+)
+def test_r6_talk_of_the_moment_is_small_talk(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") == "small talk"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the weather a rule depends on, a setting, a time from which something holds
+        "We close the outdoor pool whenever it rains.",
+        "The greenhouse is kept at 18 degrees.",
+        "From today the heating is set to 19 degrees.",
+        # a body word in another sense, a trip that is a plan
+        "My hands are full on Mondays with the deliveries.",
+        "I'm off to Lisbon for a conference in June.",
+    ],
+)
+def test_r6_what_sounds_like_chat_but_is_a_fact_is_not_small_talk(said: str) -> None:
+    assert read(said, role="user", speaker="Sam") != "small talk"
+
+
+def test_r8_labels_and_common_advice_hold_no_fact_of_their_own() -> None:
+    def user_says(text: str) -> object:
+        return read(text, role="user", speaker="Sam")
+
+    def assistant_says(text: str) -> object:
+        return read(text, role="assistant", speaker="The assistant")
+
+    # a lesson's label, without the lesson; the lesson itself is kept
+    assert user_says("A lesson from the winter fair.") == "no durable fact"
+    assert user_says("lesson learnt the hard way") == "no durable fact"
+    said = "Lesson learned: the van battery dies because the fridge stays on overnight."
+    assert isinstance(user_says(said), Statement)
+    # that something did not change, with no value of its own
+    assert user_says("Delivery charge unchanged.") == "no durable fact"
+    assert isinstance(user_says("Delivery charge unchanged at £4."), Statement)
+    said = "Xero does the invoices now, same accountant as before."
+    assert isinstance(user_says(said), Statement)
+    # how things commonly are, said by the assistant beside a question: advice
+    assert assistant_says("A common setup is two tills, e.g. one by the door.") == (
+        "no durable fact"
+    )
+    assert assistant_says("Most bakeries start the ovens at 4.") == "no durable fact"
+    assert isinstance(assistant_says("The staging database runs Postgres 16."), Statement)
 
 
 def test_r6_a_new_date_for_the_same_thing_replaces_the_old() -> None:

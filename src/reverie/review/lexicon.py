@@ -166,6 +166,40 @@ SMALL_TALK = phrase_list(
     that makes sense | good call | all good | no worries
     """
 )
+#: Talk of the weather ("raining again", "24 degrees today"): small talk when said of a moment
+#: (:data:`WEATHER_MOMENT`), not when something depends on it ("we close when it rains").
+WEATHER = phrase_list(
+    """
+    weather | rain | raining | rained | rainy | snow | snowing | snowed | sunny | sunshine
+    degrees | drizzle | drizzly | fog | foggy | freezing | roasting | scorching | heatwave
+    windy | cloudy | pouring | grey day | cold one | hot one
+    """
+)
+WEATHER_MOMENT = phrase_list(
+    """
+    today | tonight | this morning | this afternoon | this evening | this weekend | yesterday
+    all week | all day | again | as always | like always | as usual | out there | so nice
+    """
+)
+#: How a body is after work ("my feet are killing me", "my fingers are numb"): small talk.
+BODY_PARTS = words("feet legs back arms forearms hands fingers shoulders knees neck eyes")
+WORN = words("killing wrecked dead sore aching achy hurt hurts hurting numb knackered destroyed")
+#: How a person is after work ("the lads are knackered", "I'm shattered"): small talk.
+TIRED = words("knackered shattered exhausted")
+#: Asides about the speaker's day or a match: small talk wherever they are in a sentence.
+ASIDES = phrase_list(
+    """
+    lost again | won again | just back from | just got back from | off to bed
+    """
+)
+#: An offer of help ("What can I help with?"): a reply to it says what the speaker wants
+#: help with, a request, not an answer that states a fact.
+HELP_OFFERS = phrase_list(
+    """
+    can i help | could i help | may i help | can i do for you | could i do for you
+    help you with | i can help with | need help with | anything else
+    """
+)
 #: Words by which a sentence reacts to what the other person said, rather than state a fact.
 #: They count anywhere in a sentence.
 REACTIONS = phrase_list(
@@ -209,6 +243,7 @@ TRANSIENT = phrase_list(
     needs a reboot | needs a look
     nearly finished | almost finished | just finished | wrapping up | on my way | running late
     min late | mins late | minutes late | hour late | hours late | to go until | left to go
+    still to do | yet to do
     """
 )
 #: How far through a task someone is: progress, unless what they are through is a named work

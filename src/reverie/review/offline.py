@@ -1306,7 +1306,8 @@ class OfflineReviewer:
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
-        asked: dict[str, tuple[int, str]] = {}  # per conversation: the last question, where
+        # per conversation: the last question, where, and who asked it
+        asked: dict[str, tuple[int, str, str | None]] = {}
         people = frozenset(
             w for t in batch.turns if t.role == "user" for w in _display(t.author).lower().split()
         )
@@ -1330,6 +1331,9 @@ class OfflineReviewer:
             if turn.role == "assistant" and _corrected(turn, blocks[at + 1 : at + 2]):
                 skipped["corrected by the user"] += 1  # a wrong read-back ("no, the 28th!")
                 continue
+            if turn.role == "user" and _declined(turn, blocks[at + 1 : at + 2]):
+                skipped["private, declined"] += 1  # "I shouldn't keep patient details"
+                continue
             conv = turn.conversation_id
             # Consecutive messages of one author are read as one text (a sentence may lean on
             # the message before); each entry cites the messages its sentences came from.
@@ -1337,10 +1341,10 @@ class OfflineReviewer:
             ends = [0]
             for t in block:
                 ends.append(ends[-1] + len(t.text) + 1)
-            question_at, question = asked.pop(conv, (block[0].position, ""))
+            question_at, question, asker = asked.pop(conv, (block[0].position, "", None))
             said = sentences(turn.text)
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
-                asked[conv] = (turn.position, said[-1][2])
+                asked[conv] = (turn.position, said[-1][2], turn.author)
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             memory.begin_message(
                 text, people, frozenset((t.conversation_id, t.position) for t in block)
@@ -1384,6 +1388,10 @@ class OfflineReviewer:
                         # are one fact, kept whole (alone, the first says it still holds).
                         found = replace(found, text=f"{found.text.rstrip(' .,;')}, but {ended}")
                         pending.pop(0)
+                    self_asked = asker is not None and asker == turn.author
+                    if self_asked and not isinstance(found, str) and found.kind == "answer":
+                        # the speaker's own question, answered after a reply they corrected
+                        found = replace(found, meta={**found.meta, "own": "yes"})
                     if isinstance(found, str):
                         fixed = None
                         if turn.role == "user" and found in _CORRECTABLE:
@@ -1503,6 +1511,29 @@ _CORRECTING = re.compile(
 )
 #: Verbs by which a value moved ("Greta's class moved to Thursday").
 _SWITCHED = lx.phrases(lx.SWITCH_VERBS)
+
+# The assistant declining to keep details of other people: "I'd rather not keep personal
+# details about clients", "I shouldn't keep patient health details in memory".
+_DECLINES_PRIVATE = re.compile(
+    r"\bI(?:'d rather not|\s+would rather not|\s+won't|\s+will not|\s+shouldn't|\s+should not"
+    r"|\s+can't|\s+cannot)\s+(?:keep|store|save|record|remember)\s+(?:any\s+)?(?:[\w'-]+\s+)?"
+    r"(?:personal|private|patient|patients'?|client|clients'?|customer|customers'?|health|medical)"
+    r"\b",
+    re.I,
+)
+
+
+def _declined(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
+    """Whether the assistant's next message declines to keep this user message because it
+    holds details of other people (:data:`_DECLINES_PRIVATE`): memory must not hold them
+    either, whatever the user's message said of them."""
+    if not following:
+        return False
+    nxt = following[0][0][0]
+    if nxt.role != "assistant" or nxt.conversation_id != turn.conversation_id:
+        return False
+    return bool(_DECLINES_PRIVATE.search(nxt.text))
+
 
 # Why a clause is not kept on its own, when it may still correct a value ("sorry thats wrong,
 # its £64 now" is a reaction; "put the call out up to £75" a request; "26 March now." no fact).

@@ -88,6 +88,7 @@ _DECISION = lx.phrases(lx.DECISION_CUES)
 _PROJECT = lx.phrases(lx.PROJECT_CUES)
 _ENVIRONMENT = lx.phrases(lx.ENVIRONMENT_CUES)
 _PERSONAL = lx.phrases(lx.PERSONAL_CUES)
+_HELP_OFFER = lx.phrases(lx.HELP_OFFERS)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,36 @@ class Statement:
 def _is_small_talk(text: str) -> bool:
     rest = _SMALL_TALK.sub(" ", text.lower())
     return len(re.findall(r"[a-z0-9]+", rest)) == 0 or len(WORD.findall(text)) < 2
+
+
+_WEATHER = lx.phrases(lx.WEATHER)
+_WEATHER_MOMENT = lx.phrases(lx.WEATHER_MOMENT)
+_WORN = re.compile(
+    rf"\b(?:{'|'.join(sorted(lx.BODY_PARTS))})\s+(?:(?:is|are)\s+)?(?:(?:so|really|just|totally)"
+    rf"\s+)?(?:{'|'.join(sorted(lx.WORN))})\b"
+    rf"|\b(?:i'm|i am|we're|we are|they're|they are|everyone's|everyone is|[a-z]+s are)\s+"
+    rf"(?:(?:so|really|absolutely|totally|completely|just)\s+)?(?:{'|'.join(sorted(lx.TIRED))})\b",
+    re.I,
+)
+_ASIDE = lx.phrases(lx.ASIDES)
+_OFF_TO = re.compile(r"^(?:i'm|i am|we're|we are)\s+off\s+to\s+([a-z]+)\b", re.I)
+
+
+def _chat(text: str) -> bool:
+    """Whether ``text`` is talk of the moment that holds no fact: the weather now ("raining
+    like always today"), how the speaker's body is ("my knees are killing me"), an aside
+    about their day or a match ("just back from a night shift", "Leeds lost again"), or that
+    they are leaving to do something ("I'm off to feed the hens"). The weather a rule depends
+    on ("we close the pool when it rains") is not talk of the moment."""
+    if _WEATHER.search(text) and _WEATHER_MOMENT.search(text):
+        conditional = re.search(r"\b(?:if|when|whenever|unless|until|in case)\b", text, re.I)
+        starting = re.search(r"\b(?:from|since|as of|starting)\s+today\b", text, re.I)
+        if not conditional and not starting:
+            return True
+    if _WORN.search(text) or _ASIDE.search(text):
+        return True
+    off = _OFF_TO.match(text)
+    return off is not None and off[1].lower() in lx.VERBS
 
 
 def _access_code(text: str) -> bool:
@@ -147,6 +178,8 @@ def _access_code(text: str) -> bool:
                 continue
             if sum(c.isdigit() for c in d.group(0)) >= 3:
                 return True
+        if _SPELLED_DIGITS.search(after):
+            return True  # "the alarm code is nine four nine four zero"
     return False
 
 
@@ -157,6 +190,10 @@ _PLACE_WORDS = lx.words(
     "above upstairs downstairs next that which where we you i opens unlocks"
 )
 _DIGITS = re.compile(r"(?<![\w.:/,])\d(?:[ -]?\d){2,9}(?![\w:.,]?\d)")
+_DIGIT_WORD = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
+#: Digits read out one by one, three or more in a row: "seven seven one nine two". A number
+#: said as words ("twenty five", "two or three") is not a run of single digits.
+_SPELLED_DIGITS = re.compile(rf"\b{_DIGIT_WORD}(?:[\s-]+{_DIGIT_WORD}){{2,}}\b", re.I)
 
 
 #: A value that looks made to be secret: letters and digits mixed, eight characters or more,
@@ -239,8 +276,9 @@ def _ordered(text: str) -> bool:
     return order is not None and order[1].lower() in lx.IMPERATIVES
 
 
-def skip_reason(text: str, role: str) -> str | None:
-    """Why memory must not hold ``text``, or None."""
+def skip_reason(text: str, role: str, said: str = "") -> str | None:
+    """Why memory must not hold ``text``, or None. ``said`` is the clause before it was
+    cleaned, when a lead taken off it ("today: ...") told the time it speaks of."""
     if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
         return "too long"
     low = text.lower()
@@ -251,13 +289,15 @@ def skip_reason(text: str, role: str) -> str | None:
     if _secret_talk(text):
         return "secret"
     lesson = bool(_LESSON.search(text))
+    if not lesson and _chat(text):
+        return "small talk"
     if _REACTION.search(text) or _REACTION_OPENER.match(text):
         return "reaction"
     guess = _GUESS.search(text)
     if guess and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
         return "reaction"
     if not lesson:
-        if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text):
+        if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text, said or text):
             return "transient"
         through = _THROUGH.search(text)
         if through and not re.search(r"(?-i:\b[A-Z][a-z])", text[through.end() :]):
@@ -312,7 +352,9 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if len(words) < (2 if kind in ("i", "implicit", "name") else 3) or not content:
         return False
     if lesson:
-        return len(content) >= 3
+        # "Lesson learned the hard way", "A lesson from last winter": a label, the lesson is
+        # what follows it
+        return len(content) >= 3 and not _LESSON_LABEL.match(text)
     first = re.sub(r"'(?:s|re|ll|ve|d)$", "", words[0].lower())
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in AUX
     pronoun = first in lx.PRONOUN_SUBJECTS and not determiner
@@ -331,6 +373,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
+        if _COMMON_WISDOM.search(text):
+            return False  # "A common choice is 48 kHz", "Most growers prune in March": advice
         if re.search(r"\byou\b", low):
             return False  # "you said ...", "you'll need to ...": to the user, about them
         # The assistant's own doings ("Updated the bus time") and its replies to the user are
@@ -387,6 +431,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     progressive = _PROGRESSIVE.match(text)
     if progressive and progressive.group(1).lower() in lx.MOMENTARY:
         return False
+    if not values and _UNCHANGED.match(low):
+        return False  # "Seller's fee unchanged", "the rest is the same": no value of its own
     if re.search(r"\b(?:it|that|this|them)\s*$", low) and len(content) < 4:
         return False  # "I love it", "we like that": no object of their own
     if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
@@ -394,19 +440,66 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
 
 
-# What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged".
+_COUNT = rf"(?:\d[\d,.]*|{'|'.join(sorted(lx.NUMBER_WORDS - {'half', 'dozen'}))})"
+#: A past tense or a participle, as a pattern: "-ed", or one of the irregular ones.
+_DID = (
+    rf"(?:[a-z]{{3,}}ed|{'|'.join(sorted(lx.IRREGULAR_PAST))}|done|written|seen|taken|given"
+    r"|eaten|driven|ridden|broken|chosen)"
+)
+#: What the assistant says of how things commonly are, beside the user's question ("A common
+#: approach is ...", "Many shops close on Mondays", "e.g. from ..."): advice, not the user's
+#: world.
+_COMMON_WISDOM = re.compile(
+    r"^(?:a\s+)?(?:common|typical|popular|standard)\b|\b(?:is|are)\s+(?:a\s+)?(?:common|"
+    r"typical|popular|standard)\b|^(?:many|most|several|some)\s+(?!of\s+(?:our|my|your)\b)"
+    r"|\be\.g\.|\bcould work\b|\bis usually right\b",
+    re.I,
+)
+#: Only that something did not change ("seller's fee unchanged", "the rest is the same"): a
+#: few words of subject and no verb of their own, not "X handles it now, same rota as before".
+_UNCHANGED = re.compile(
+    r"^(?:[\w'-]+\s+){1,4}?(?:is\s+|are\s+|stays\s+|stay\s+|remains?\s+)?(?:unchanged|"
+    r"the same|as before)$"
+)
+_LESSON_LABEL = re.compile(
+    r"^(?:a\s+|another\s+|one\s+|the\s+)?lessons?\s+(?:learn(?:ed|t)(?:\s+the\s+hard\s+way)?|from\s+[^,;:]*"
+    r"|for\s+next\s+time|for\s+the\s+future)$",
+    re.I,
+)
+# What is left of a task or done of it: "three partitions left", "40 of 60 laptops reimaged",
+# "four more to go, then the labels", "six boxes done", "the second coat is half done".
 _COUNTDOWN = re.compile(
-    rf"\b(?:\d+|{'|'.join(sorted(lx.NUMBER_WORDS))})\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
-    r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b",
+    rf"\b{_COUNT}\s+(?:more\s+)?[a-z]+\s+(?:left|to go)\s*$"
+    rf"|\b{_COUNT}\s+(?:more\s+)?(?:[a-z]+\s+)?to\s+go\b"
+    rf"|\b{_COUNT}\s+[a-z]+\s+(?:done|finished|completed)\b|\bhalf\s+(?:done|finished)\b"
+    r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b"
+    # "two days behind on the fit-out" ("still 4 seats", "48 hours ahead" are values)
+    rf"|\b{_COUNT}\s+[a-z]+\s+behind\b"
+    # a part done, and after a comma what is still pending, with no verb of its own ("walls
+    # primed, the ceiling still to do", "March sent, April still with the accountant")
+    rf"|^[^,]*\b{_DID}\b[^,]*,(?:[^,]*,)*\s*(?:(?!is\b|are\b)[\w'-]+\s+){{1,3}}still\s+"
+    r"(?:with|a|an|to|being|waiting|not|untouched)\b",
+    re.I,
+)
+# A part of a whole got through: a past tense up to three words before "N of (the) M" or "half
+# (of) the" ("I've sanded 14 of the 30 chairs", "we glazed about half the tiles"), or "N of
+# the M <things> <done>" as a clause of its own ("9 of the 12 fences checked, rest on Monday").
+_PART = rf"(?:{_COUNT}\s+(?:out\s+)?of\s+(?:the\s+)?{_COUNT}|half\s+(?:of\s+)?the)\b"
+_PART_DONE = re.compile(
+    rf"\b{_DID}\s+(?:[\w-]+\s+){{0,3}}?(?:(?:about|around|roughly|nearly|almost|over|just)"
+    rf"\s+)?{_PART}"
+    rf"|\b{_PART}\s+(?:[\w-]+\s+){{1,3}}?{_DID}\s*(?:[,.;!]|$)",
     re.I,
 )
 # A count of what someone has got through ("we've done 41 moves this month", "today I have done
-# 4000 words already", "we've prepped about 60% of the mise for tonight"): the speaker, a
-# perfect tense, a number, and a stretch of time that is still running.
+# 4000 words already", "we've prepped about 60% of the mise for tonight", "repotted 120
+# seedlings today", "we ran it three times this morning"): the speaker (or no subject, or a
+# label before a colon), a past tense, a number, and a stretch of time that is still running.
 _TALLY = re.compile(
-    r"\b(?:i|we)(?:'ve|\s+have)\s+(?:(?:just|already|only|now)\s+)?(?:done|made|sold|written|"
-    r"seen|had|[a-z]+ed)\s+(?:(?:about|around|roughly|nearly|almost|over|just|already)\s+)?"
-    r"\d[\d,.]*\s?%?",
+    rf"(?:\b(?:i|we)(?:'ve|\s+have)?\s+|^|:\s*)(?:(?:just|already|only|now)\s+)?{_DID}"
+    r"\s+(?:(?:out|up|off|down|through|it|them)\s+)?"
+    r"(?:(?:about|around|roughly|nearly|almost|over|just|already)\s+)?"
+    rf"(?:\d[\d,.]*\s?%?|{_COUNT}\b|half\b|twice\b)",
     re.I,
 )
 _RUNNING = re.compile(
@@ -414,12 +507,19 @@ _RUNNING = re.compile(
     r"term|quarter|season|year|shift))\b",
     re.I,
 )
+#: A year or a month: a count told with one is a record of its time ("half the roof was
+#: replaced in 2019"), not progress.
+_DATED = re.compile(rf"\b(?:19|20)\d\d\b|{lx.phrases(set(lx.MONTHS) - {'may'}).pattern}", re.I)
 
 
-def _tally(text: str) -> bool:
-    """Whether ``text`` counts what the speaker has got through in a stretch of time that is
-    still running (see :data:`_TALLY`): progress, stale when the stretch ends."""
-    return bool(_TALLY.search(text) and _RUNNING.search(text))
+def _tally(text: str, said: str) -> bool:
+    """Whether ``text`` counts what the speaker has got through: a part of a whole
+    (:data:`_PART_DONE`), or a count in a stretch of time that is still running (see
+    :data:`_TALLY`; ``said`` is ``text`` with the lead that may name the time): progress,
+    stale when the task or the stretch ends."""
+    if _DATED.search(text):
+        return False
+    return bool(_PART_DONE.search(text) or (_TALLY.search(text) and _RUNNING.search(said)))
 
 
 _NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
@@ -506,6 +606,8 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     text = clean(clause)
     if not text:
         return "small talk"
+    if _HELP_OFFER.search(question):
+        question = ""  # "mostly keeping track of invoices": what they want help with
     called_off = _CALLED_OFF.match(text) if role == "user" else None
     if called_off and not _is_small_talk(text) and not re.search(r"\binstead\b", text, re.I):
         # "scrap the EV plan", "forget HubSpot": the speaker calls off their own plan; said
@@ -515,7 +617,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             rest = text[called_off.end() :].strip(" ,;.")
             f = frame(text, speaker, role)
             return Statement(text, DECISIONS, f, "retire", thing, "", rest, False, "we", speaker)
-    reason = skip_reason(text, role)
+    reason = skip_reason(text, role, clause)
     if reason:
         return reason
     kind, _ = subject_kind(text, role)

@@ -196,6 +196,50 @@ def absolute_dates(text: str, when: float) -> str:
     return pattern.sub(repl, text)
 
 
+# Asking to be told, before the question itself: "remind me how ...", "do you know what ...".
+_TELL_ME = re.compile(
+    r"^(?:(?:so|ok|okay|and|hey|sorry)[,:]?\s+)*(?:(?:can|could)\s+you\s+)?(?:remind\s+me|"
+    r"tell\s+me|do\s+you\s+(?:know|remember)|remember)\s+",
+    re.I,
+)
+# "what's X", "who is X", "how long is X": X is what the question is about.
+_ASKS_OF = re.compile(
+    r"^(?:(?:what|who|where|when|which)(?:'s|\s+is|\s+are|\s+was|\s+were)"
+    r"|how\s+(?:long|much|many|big|far|old|often)\s+(?:is|are|was|were))\s+"
+    r"(?!(?:you|we|they|i|he|she|it)\b)",  # not "what are you doing", a verb's question
+    re.I,
+)
+# "how much we charge for ...", "when we open": a clause, said as a question ("how much" as
+# "what").
+_ASKS_CLAUSE = re.compile(
+    r"^(?P<w>how\s+much|how\s+many|what|when|where|who|which)\s+"
+    r"(?=(?:we|i|they|he|she|the|our|my)\b)",
+    re.I,
+)
+
+
+def topic(question: str) -> str | None:
+    """What ``question`` asks about, as a phrase that asks nothing ("what's our van's
+    mileage again, for the insurance?" -> "our van's mileage"; "remind me how much we pay
+    the cleaner?" -> "what we pay the cleaner"), or None when it has no such shape."""
+    q = question.strip().rstrip("?!. ").strip()
+    q = re.sub(r",\s*for\s+[^,]*$", "", q, flags=re.I)  # ", for the insurance form"
+    q = re.sub(r"[,\s]+again$", "", q, flags=re.I).strip()
+    told = _TELL_ME.match(q)
+    q = q[told.end() :] if told else q
+    asks = _ASKS_OF.match(q)
+    if asks:
+        q = q[asks.end() :]
+    else:
+        clause = _ASKS_CLAUSE.match(q)
+        if clause is None or told is None:
+            return None
+        lead = "what" if clause["w"].lower().startswith("how") else clause["w"].lower()
+        q = f"{lead} {q[clause.end() :]}"
+    q = re.sub(r"[,\s]+again$", "", q, flags=re.I).strip(" ,")
+    return q if len(q.split()) >= 2 or (q and q[0].isupper()) else None
+
+
 def finish(text: str) -> str:
     """One sentence: single spaces, a capital where a sentence starts, one full stop."""
     text = re.sub(r"\s+", " ", text).strip().rstrip(",;:-–—")
@@ -212,8 +256,13 @@ def render(st: Statement, *, listener: str | None, when: float) -> str:
     """The entry for ``st`` (without its source), said at ``when`` to ``listener``."""
     text = absolute_dates(st.text, when)
     if st.kind == "answer":
-        # A verbless answer is kept with the question it answers, both as they were said.
+        # A verbless answer is kept with the question it answers, both as they were said; an
+        # answer to the speaker's own question (a correction of the assistant's reply) with
+        # what the question was about, since memory holds no question the user asked (R8).
         question = absolute_dates(st.meta["question"], when)
+        about = topic(question) if st.meta.get("own") else None
+        if about:
+            return finish(f"{st.speaker}, on {about}: {text}")
         return finish(f'{st.speaker}, asked "{question}": {text}')
     if st.role != "user":
         if listener:
