@@ -27,7 +27,7 @@ import pytest
 
 from reverie.review.offline import OfflineReviewer
 from tests.review.corpus_eval import Result, review_conversation, totals
-from tests.review.corpus_format import HALVES, load
+from tests.review.corpus_format import HALVES, Conversation, load, parse
 from tests.review.corpus_model import scripted_reviewer
 
 NEVER_KEPT = ("secret", "tool", "question", "group")
@@ -109,3 +109,33 @@ def test_r6_the_suite_can_fail(tmp_path: Path) -> None:
     conv = next(c for c in load("dev") if any(k == "question" for k, _ in c.never))
     result = review_conversation(conv, tmp_path / "home", _Forgetful)
     assert any(where for kind, _, where in result.never if kind == "question")
+
+
+_READ_AGAIN = """
+== x-dues | club
+-- dm
+bram: Our bookkeeper is Dana Whitlow, the yearly dues are 60 dollars per year.
+-- dm
+bram: Dana stopped as bookkeeper, Ravi Menon took over in March. dues go to 70 dollars.
+assistant: Ravi Menon is bookkeeper, dues are 70 dollars.
+was: 60 dollars => 70 dollars
+== x-fair | club
+-- dm
+bram: Our spring fair, the Meadow Fete, is on 9 May, 40 stalls. Tickets via Eventbrite, 5 pounds.
+assistant: Meadow Fete, 9 May, 40 stalls, 5 pounds.
+-- dm
+bram: the council refused the field for May. New date 12 September. everything else stays.
+was: 9 May => 12 September
+"""
+
+
+@pytest.mark.parametrize("conv", parse(_READ_AGAIN), ids=lambda c: c.id)
+def test_r6_an_older_message_read_again_never_outdates_a_newer_entry(
+    conv: Conversation, tmp_path: Path
+) -> None:
+    # Given every turn again, the first session's value was written back over the update a
+    # later session made: an older statement is outdated by the newer entry, not the reverse.
+    result = review_conversation(conv, tmp_path / "home", every_session=True)
+    assert result.idle_changes == [] and result.session_idle == []
+    [(_, _, stale, holding_new, written)] = result.superseded
+    assert stale == 0 and holding_new >= 1 and written

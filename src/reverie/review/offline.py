@@ -193,6 +193,22 @@ class _Memory:
         """Entries that state something (link lines are index structure, not statements)."""
         return [e for e in self.present() if not is_link_line(e.text)]
 
+    def older(self) -> list[_Entry]:
+        """The entries a statement of the message being read may update or end: those not
+        said after it (:meth:`_said_after`)."""
+        return [e for e in self.live() if not self._said_after(e)]
+
+    def _said_after(self, e: _Entry) -> bool:
+        """Whether ``e`` cites a message said after the one being read. That happens only
+        when a batch gives older messages again (an idle re-run, a range read twice): an
+        older statement never outdates a newer entry; the newer entry outdates it."""
+        now = max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
+        return any(
+            self.said_at.get((conv, p), 0.0) > now
+            for conv, a, b in parse_sources(e.text)
+            for p in range(a, b)
+        )
+
     def fact(self, text: str, section: str, source: str) -> str:
         """Keep ``text`` (an entry without its source): a duplicate changes nothing; a
         statement that updates entries replaces the first in place and removes the others;
@@ -207,16 +223,19 @@ class _Memory:
         mine = keys(text)
         near = [e for e in live if keys(e.text) & mine]
         holders = [e for e in live if meaning(e.text) == said or _holds(e.text, text)]
+        newer = [e for e in near if self._said_after(e)]
         if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
             # older value and then the newer one ends as the newer one alone). An entry that
             # says it among more (an update with its reason) holds it too.
             outdated = [
-                e for e in near if e not in holders and self._outdates(new, text, e, source)
+                e
+                for e in near
+                if e not in holders and e not in newer and self._outdates(new, text, e, source)
             ]
             for e in outdated:
                 _supersede(e, holders[0])
-            linked = self._value_link(text, [e for e in live if e not in holders])
+            linked = self._value_link(text, [e for e in live if e not in holders + newer])
             if linked is not None:
                 # Said again: the older value it replaced goes too.
                 _supersede(linked[0], holders[0])
@@ -230,7 +249,22 @@ class _Memory:
                 if close is not None:
                     _supersede(close, holders[0])
             return "duplicate"
-        same = [e for e in near if self._outdates(new, text, e, source)]
+        if newer:
+            # A later message, read before in this batch (a batch read again), changed what
+            # this says: the entry it made outdates this statement, and what this statement
+            # would have updated, as it did the first time.
+            latest = next((e for e in newer if self._outdates(new, text, e, source)), None)
+            if latest is None:
+                link = self._value_link(text, newer)
+                latest = link[0] if link is not None else None
+            if latest is not None:
+                for e in near:
+                    if e not in newer and self._outdates(new, text, e, source):
+                        _supersede(e, latest)
+                return "outdated"
+        # What it may update: entries said before it. What it may repeat: any entry.
+        older = [e for e in live if e not in newer]
+        same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
         if not same and any(
             restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
         ):
@@ -238,14 +272,14 @@ class _Memory:
         if not same and any(says_no_more(text, e.text) for e in near):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if not same:
-            linked = self._value_link(text, live)
+            linked = self._value_link(text, older)
             if linked is not None and self._thin(text, linked[0]):
                 return self._substitute(*linked, source)
             same = [linked[0]] if linked is not None else []
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
         if not same and (new.update or _ENDS.search(text)) and self.embedder is not None:
-            close = self._closest(text, live)
+            close = self._closest(text, older)
             same = [close] if close is not None else []
         if same:
             # An entry that already says this, and more, stays as it is; the others go.
@@ -407,7 +441,7 @@ class _Memory:
     def value_fix(self, clause: str, source: str) -> str | None:
         """A clause not kept on its own ("sorry thats wrong, £58 was last year, its £64 now")
         that corrects one value of an entry: the entry now says the new value."""
-        linked = self._value_link(clause, self.live())
+        linked = self._value_link(clause, self.older())
         if linked is not None:
             return self._substitute(*linked, source)
         return self._name_fix(clause, source)
@@ -425,7 +459,7 @@ class _Memory:
         word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
         holders = [
             e
-            for e in self.live()
+            for e in self.older()
             if word.search(strip_source(e.text)) and not self._from_this_message(e)
         ]
         if len(holders) != 1 or new.casefold() in strip_source(holders[0].text).casefold():
@@ -454,15 +488,10 @@ class _Memory:
         ends = bool(_ENDS.search(text))
         retiring = {id(e) for e, _ in self.retiring}
         candidates: list[tuple[_Entry, float]] = []
-        now = max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
         for e in live:
             if self._from_this_message(e) or id(e) in retiring:
                 continue  # a retired entry goes at the end of the message, whatever says it
-            if any(
-                self.said_at.get((conv, p), 0.0) > now
-                for conv, a, b in parse_sources(e.text)
-                for p in range(a, b)
-            ):
+            if self._said_after(e):
                 continue  # said after this message (a batch read again): not outdated by it
             old = read_slot(e.text)
             people = {new.owner, old.owner}
@@ -583,6 +612,7 @@ class _Memory:
                     _supersede(e, said if said is not e else None)
             return "duplicate"
         purpose = _purpose(st.text)
+        live = [e for e in live if not self._said_after(e)]
         targets = [
             e for e in live if uses(e.text, st.old) and (not purpose or _purpose(e.text) <= purpose)
         ]
@@ -617,7 +647,7 @@ class _Memory:
         from a list ("Netflix and Disney+" -> "Disney+")."""
         speaker = entry_frame(f"{st.speaker}: I x") if st.subject_kind == "i" else None
         gone = 0
-        for e in self.live():
+        for e in self.older():
             if not mentions(e.text, st.old) or _cites(e.text, source):
                 continue  # an entry this very message made already says it (idle re-run)
             if speaker is not None:
@@ -643,7 +673,7 @@ class _Memory:
         if not gone and self.embedder is not None:
             # Named in other words ("we stopped doing deliveries" after "we deliver through
             # Deliveroo"): the entry closest in meaning, if close enough, goes.
-            live = [e for e in self.live() if not _cites(e.text, source)]
+            live = [e for e in self.older() if not _cites(e.text, source)]
             close = self._closest(st.text, live, st.old)
             named = sorted(read_slot(st.text).names & read_slot(close.text).names) if close else []
             if close is not None and named:
