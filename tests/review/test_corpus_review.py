@@ -139,3 +139,30 @@ def test_r6_an_older_message_read_again_never_outdates_a_newer_entry(
     assert result.idle_changes == [] and result.session_idle == []
     [(_, _, stale, holding_new, written)] = result.superseded
     assert stale == 0 and holding_new >= 1 and written
+
+
+_RETIRED_AND_REPLACED = """
+== x-members | bakery
+-- web
+tomas: online shop runs on Squarespace, memberships through Memberful
+assistant: Noted.
+-- web
+tomas: we killed Memberful, using Squarespace's own memberships now
+assistant: Got it.
+gone: Memberful
+keep Environment: Squarespace & memberships
+"""
+
+
+def test_r6_what_takes_a_retired_things_place_is_kept_though_its_entry_seemed_to_say_it(
+    tmp_path: Path,
+) -> None:
+    # The entry naming the retired thing also named the rest, so the statement after the
+    # retirement read as a repeat of an entry that then went: nothing was left, and a re-run
+    # of the session added it (not idempotent).
+    [conv] = parse(_RETIRED_AND_REPLACED)
+    result = review_conversation(conv, tmp_path / "home", every_session=True)
+    assert result.session_idle == [] and result.idle_changes == []
+    [(_, _, holders, _)] = result.kept
+    [(_, stale, written)] = result.retracted
+    assert holders == 1 and stale == 0 and written

@@ -222,7 +222,16 @@ class _Memory:
         # thing: the others are not compared (review stays cheap as memory grows).
         mine = keys(text)
         near = [e for e in live if keys(e.text) & mine]
-        holders = [e for e in live if meaning(e.text) == said or _holds(e.text, text)]
+        # An entry whose thing this message retired goes at its end unless something takes
+        # its place: a statement it seems to say already is that something, not a repeat
+        # ("we killed Recharge, using Shopify's own subscriptions now" after "web shop is on
+        # Shopify, subscriptions through Recharge").
+        waiting = {id(e) for e, _ in self.retiring if not self._from_this_message(e)}
+        holders = [
+            e
+            for e in live
+            if id(e) not in waiting and (meaning(e.text) == said or _holds(e.text, text))
+        ]
         newer = [e for e in near if self._said_after(e)]
         if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
@@ -265,11 +274,13 @@ class _Memory:
         # What it may update: entries said before it. What it may repeat: any entry.
         older = [e for e in live if e not in newer]
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
+        staying = [e for e in near if id(e) not in waiting]
         if not same and any(
-            restates(new, f) and new.values <= f.values for f in (entry_frame(e.text) for e in near)
+            restates(new, f) and new.values <= f.values
+            for f in (entry_frame(e.text) for e in staying)
         ):
             return "duplicate"  # said before in other words, with more detail
-        if not same and any(says_no_more(text, e.text) for e in near):
+        if not same and any(says_no_more(text, e.text) for e in staying):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if not same:
             linked = self._value_link(text, older)
