@@ -214,6 +214,59 @@ def test_a_fact_said_twice_in_one_batch_is_written_once() -> None:
     ]
 
 
+def test_a_reply_reading_back_the_message_before_adds_nothing() -> None:
+    # Issue 11 (kept exactly once): the assistant says the user's fact again in other words.
+    out = review(
+        turns(
+            "c1",
+            user("our parking permit with the council runs out 30 November, needs a new photo"),
+            bot("Parking permit expires 30 November."),
+        )
+    )
+    assert [op["text"] for op in out.operations] == [
+        "Sam: Our parking permit with the council runs out 30 November, needs a new photo. "
+        "(source: c1#0-1)"
+    ]
+
+
+def test_a_reply_that_names_something_new_is_no_read_back() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("the league changed the rule, now max 12 kids per coach"),
+            bot("Up to 12 kids per coach, Harlow Town agreed."),
+        )
+    )
+    assert "Up to 12 kids per coach, Harlow Town agreed. (source: c1#1-2)" in [
+        op["text"] for op in out.operations
+    ]
+
+
+def test_a_reply_that_says_more_of_a_name_the_user_gave_is_no_read_back() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("We picked Postmark for the newsletter."),
+            bot("The Postmark sender needs a verified domain record."),
+        )
+    )
+    assert "The Postmark sender needs a verified domain record. (source: c1#1-2)" in [
+        op["text"] for op in out.operations
+    ]
+
+
+def test_a_reply_joining_two_facts_of_the_message_before_is_no_read_back() -> None:
+    # Each value is the user's, but no one entry says that Lena covers from 3 May.
+    out = review(
+        turns(
+            "c1",
+            user("Marek is off on leave from 3 May. Lena Roth is covering the front desk."),
+            bot("Lena Roth covers the front desk from 3 May."),
+        )
+    )
+    assert "Lena Roth covers the front desk from 3 May. (source: c1#1-2)" in index_after(out)
+
+
 def test_a_newer_value_replaces_the_entry_in_place() -> None:
     first = review(turns("c1", user("I live in Paris."), user("I work at Acme.")))
     index = index_after(first)

@@ -139,6 +139,9 @@ class _Memory:
     message: str = ""
     #: The turns of the batch, for the runner's source rule (:mod:`.sources`); None: any.
     sources: BatchSources | None = None
+    #: When the message being read is the assistant's reply, the user's messages it answers,
+    #: as (conversation, position): it may read back what they said (:meth:`_read_back`).
+    replying_to: frozenset[tuple[str, int]] = frozenset()
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -207,6 +210,7 @@ class _Memory:
         mine = keys(text)
         near = [e for e in live if keys(e.text) & mine]
         holders = [e for e in live if meaning(e.text) == said or _holds(e.text, text)]
+        holders = holders or self._read_back(text, live)
         if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
             # older value and then the newer one ends as the newer one alone). An entry that
@@ -267,6 +271,29 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _read_back(self, text: str, live: list[_Entry]) -> list[_Entry]:
+        """The entries of the user's message just before that an assistant's ``text`` reads
+        back in other words ("Yaw helps on Saturdays, noted." after "my brother Yaw helps on
+        saturdays now"): each gives every name, value and capitalised word it gives, and all
+        but one of its other words ("the webhook needs the raw body" after "we chose Stripe"
+        says more). They hold what it says; none when it gives no name or value. A reply
+        that joins what two entries say ("Joe covers from 1 September" after "Priya's leave
+        starts 1 September. Joe is covering.") says something of its own."""
+        mine = read_slot(text)
+        if not self.replying_to or not mine.names | mine.values:
+            return []
+        before = self.replying_to
+        capitals = _capitals(text)
+        return [
+            e
+            for e in live
+            if _positions(e.text) & before
+            and _positions(e.text) <= before
+            and mine.names | mine.values <= (s := read_slot(e.text)).names | s.values
+            and capitals <= _stems(e.text)
+            and len(mine.words - s.words - _LOOSE) <= 1
+        ]
 
     def _keep_rest(self, e: _Entry, new: Frame, text: str) -> str:
         """What an entry that ``text`` updates says after the update: ``text``, and the
@@ -524,11 +551,13 @@ class _Memory:
         text: str,
         people: frozenset[str] = frozenset(),
         reading: frozenset[tuple[str, int]] = frozenset(),
+        replying_to: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`). The
         people talking, and a name most entries hold, are who the talk is between, not the
         value of a slot: they make no context."""
         self.message = text
+        self.replying_to = replying_to
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {w.strip(".'") for w in said}
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
@@ -1109,6 +1138,18 @@ _DENIED = re.compile(
 )
 
 
+def _stems(text: str) -> set[str]:
+    """The stems of the words of ``text`` (its source left out)."""
+    return {root(w.lower()) for w in re.findall(r"[\w-]+", strip_source(text))}
+
+
+def _capitals(text: str) -> set[str]:
+    """The stems of the capitalised words of ``text`` that are not stop words, a sentence's
+    first word included ("Richardson's and Leleiwi" -> {richardson, leleiwi})."""
+    said = re.findall(r"(?<![\w'-])(?-i:[A-Z])[\w-]*", _body(text))
+    return {root(w.lower()) for w in said if w.lower() not in lx.STOP_WORDS}
+
+
 def _words(text: str) -> set[str]:
     """The content words of ``text``, lower case."""
     return {w.lower() for w in _content(strip_source(text)) if len(w) > 2 and w.isalpha()}
@@ -1343,7 +1384,10 @@ class OfflineReviewer:
                 asked[conv] = (turn.position, said[-1][2])
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             memory.begin_message(
-                text, people, frozenset((t.conversation_id, t.position) for t in block)
+                text,
+                people,
+                frozenset((t.conversation_id, t.position) for t in block),
+                replying_to=_answered(turn, blocks[at - 1][0] if at else []),
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
@@ -1443,6 +1487,17 @@ class OfflineReviewer:
             notes=notes,
             replaced_by=memory.replaced_by(ops),
         )
+
+
+def _answered(turn: Turn, before: list[Turn]) -> frozenset[tuple[str, int]]:
+    """The user's messages ``before`` that the assistant's ``turn`` answers, right after
+    them in its conversation, as (conversation, position); none for a user's turn."""
+    if turn.role != "assistant" or not before or before[-1].role != "user":
+        return frozenset()
+    last = before[-1]
+    if last.conversation_id != turn.conversation_id or last.position + 1 != turn.position:
+        return frozenset()
+    return frozenset((t.conversation_id, t.position) for t in before)
 
 
 # An identifier as tool output prints it: a file name, a path, a snake_case or dotted name.
