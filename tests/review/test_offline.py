@@ -1436,6 +1436,25 @@ def test_r6_stopping_at_a_value_is_an_update_not_a_retirement() -> None:
     assert changes._retire("We stop the kilt hire.", "we") is not None
 
 
+def test_r6_cutting_something_to_a_number_is_an_update_not_a_retirement() -> None:
+    # Issue 11 (updates): a verb of ending with "to <value>" gives a new value.
+    assert changes._retire("We cut the lunch menu to 6 dishes.", "we") is None
+    assert changes._retire("We've dropped the hire charge down to £40.", "we") is None
+    assert changes.resets("We've dropped the hire charge down to £40.")
+    # Without a value after "to" it still ends something.
+    assert changes._retire("We dropped the van to save money.", "we") is not None
+    assert changes._retire("We cut the lunch menu, it was too long.", "we") is not None
+    assert not changes.resets("We dropped the van to save money.")
+    assert not changes.resets("We moved the lunch menu to the back page.")
+
+
+def test_r6_a_value_cut_to_another_replaces_it_in_its_entry() -> None:
+    index = index_after(review(turns("c1", user("Lessons are 60 minutes, up to 5 pupils."))))
+    out = review(turns("c2", user("we've cut lessons to 45 minutes, the long ones dragged")), index)
+    after = index_after(out, index)
+    assert "60 minutes" not in after and "45 minutes" in after
+
+
 def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:
     said = "Priyanka left on Thursday, she went to the Boots in Derby."
     assert changes._retire(said, "name") == ("Priyanka", "she went to the Boots in Derby")

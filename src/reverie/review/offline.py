@@ -44,7 +44,7 @@ from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
 from . import lexicon as lx
-from .changes import keys, mentions, restates, supersedes, uses
+from .changes import keys, mentions, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
 from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
@@ -325,7 +325,8 @@ class _Memory:
         given = tuple(m for m in measures(text) if not _denied(text, m))
         # "the 6th" is the day of "October 6": one date, not another.
         message = self.message or text
-        if not given or not (_UPDATE.search(text) or _UPDATE.search(message)):
+        updating = bool(_UPDATE.search(text) or resets(text))
+        if not given or not (updating or _UPDATE.search(message)):
             return None
         mine = read_slot(text)
         words = (mine.words | read_slot(message).words) - _LOOSE
@@ -361,7 +362,7 @@ class _Memory:
                 olds = [
                     m for m in held if m.kind == kind and m.value not in {n.value for n in news}
                 ]
-                if any(m.value in ours for m in olds) and not _UPDATE.search(text):
+                if any(m.value in ours for m in olds) and not updating:
                     continue  # the old value said again beside another: no update
                 if len({m.value for m in news}) != 1:
                     continue
