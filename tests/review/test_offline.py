@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.secrets import find_credentials
-from reverie.review import changes, frames, sentences, statements
+from reverie.review import changes, frames, offline, sentences, statements
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.conftest import fake
@@ -810,6 +810,38 @@ def test_r6_a_value_of_the_same_kind_replaces_the_old_one_across_sessions() -> N
     out = review(turns("c2", user("We raised the deposit, it is 35 percent from May.")), index)
     after = index_after(out, index)
     assert "35 percent" in after and "25%" not in after
+
+
+def test_r6_an_update_of_several_values_writes_each_into_the_entry() -> None:
+    # Issue 11 (updates): a time and a count changed in one clause.
+    index = index_after(
+        review(turns("c1", user("Pilates is every Tuesday at 6pm, 10 people max.")))
+    )
+    out = review(turns("c2", user("Pilates change: now at 7pm, 12 people.")), index)
+    assert "Pilates is every Tuesday at 7pm, 12 people max. (source: c2#0-1)" in index_after(
+        out, index
+    )
+
+
+def test_r6_a_value_said_of_something_else_beside_an_update_is_not_written_in() -> None:
+    assert (
+        offline._also_changed(
+            "the stall fee is £45 now, doors at 10am.",
+            "The stall fee is £40, setup at 8am.",
+            "money",
+        )
+        == []
+    )
+    assert (
+        offline._also_changed(
+            "the stall fee is £45 now, pay by 1 April.", "The fair is on 5 May, fee £40.", "money"
+        )
+        == []
+    )
+    changed = offline._also_changed(
+        "Pilates change: now at 7pm, 12 people.", "Pilates is at 6pm, 10 people max.", "time"
+    )
+    assert [(old.said, new.said) for old, new in changed] == [("10 people", "12 people")]
 
 
 def test_r6_a_value_the_user_denies_is_never_taken_as_the_new_one() -> None:

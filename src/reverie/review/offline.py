@@ -244,7 +244,7 @@ class _Memory:
         if not same:
             linked = self._value_link(text, live)
             if linked is not None and self._thin(text, linked[0]):
-                return self._substitute(*linked, source)
+                return self._substitute(*linked, source, text)
             same = [linked[0]] if linked is not None else []
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
@@ -401,14 +401,20 @@ class _Memory:
         # said of the person the entry names, whose value alone changed.
         return bool(leans) or _names_owner(text, theirs) or not (mine.words - theirs.words - _LOOSE)
 
-    def _substitute(self, e: _Entry, old: Measure, new: Measure, source: str) -> str:
+    def _substitute(
+        self, e: _Entry, old: Measure, new: Measure, source: str, text: str = ""
+    ) -> str:
         """Write ``new`` where ``e`` says ``old`` ("labour rate is £58 an hour" -> "... £64 an
-        hour"), citing the messages of both; an entry that then says what another says goes."""
+        hour"), and each other value ``text`` changes in it (:func:`_also_changed`: "now at
+        3pm, 8 people" of "at 2pm, 6 people maximum"), citing the messages of both; an entry
+        that then says what another says goes."""
         body = strip_source(e.text)
-        at = body.find(old.said)
-        if at < 0:
+        if body.find(old.said) < 0:
             return "nothing to change"
-        body = body[:at] + new.said + body[at + len(old.said) :]
+        for was, now in [(old, new), *_also_changed(text, body, old.kind)]:
+            at = body.find(was.said)
+            if at >= 0:
+                body = body[:at] + now.said + body[at + len(was.said) :]
         # The entry cites what this batch read (the runner's rule): the new message, widened
         # to the old one when both are of one conversation ("...#0-3"); else the new message
         # alone, which must then say what the entry is about.
@@ -437,7 +443,7 @@ class _Memory:
         that corrects one value of an entry: the entry now says the new value."""
         linked = self._value_link(clause, self.live())
         if linked is not None:
-            return self._substitute(*linked, source)
+            return self._substitute(*linked, source, clause)
         return self._name_fix(clause, source)
 
     def _name_fix(self, clause: str, source: str) -> str | None:
@@ -1125,6 +1131,38 @@ def _nearest(entry: str, values: list[Measure], words: frozenset[str]) -> Measur
     if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
         return None
     return values[scored[0][1]]
+
+
+def _also_changed(text: str, entry: str, kind: str) -> list[tuple[Measure, Measure]]:
+    """The values of kinds other than ``kind`` that ``text``, an update of ``entry``, gives
+    in place of the entry's: ``(old, new)`` for each kind of which each says exactly one, and
+    another, said of what the entry says it of: a count of the same unit, or a value whose
+    part of the sentence names nothing the entry does not ("now at 3pm, 8 people" of "at
+    2pm, 6 people maximum": the time and the count; not "doors at 10am" of "setup at 8am")."""
+    given = [m for m in measures(text) if not _denied(text, m)]
+    held = measures(entry)
+    pairs: list[tuple[Measure, Measure]] = []
+    for k in dict.fromkeys(m.kind for m in given if m.kind != kind):
+        olds = {m.value: m for m in held if m.kind == k}
+        news = {m.value: m for m in given if m.kind == k}
+        if len(olds) != 1 or len(news) != 1 or olds.keys() == news.keys():
+            continue
+        (was,), (now,) = olds.values(), news.values()
+        if ":" in k or _said_of(text, now.said) <= _stems(entry):
+            pairs.append((was, now))
+    return pairs
+
+
+def _said_of(text: str, said: str) -> set[str]:
+    """The stems of the content words before ``said`` in its part of ``text`` (up to a
+    comma, a colon or a sentence's end), values and words of updating left out."""
+    at = text.find(said)
+    part = re.split(r"[,;:.!?]", text[: max(at, 0)])[-1]
+    return {
+        root(w.lower())
+        for w in re.findall(r"[A-Za-z][\w'-]*", part)
+        if w.lower() not in lx.STOP_WORDS and root(w.lower()) not in _LOOSE and not measures(w)
+    }
 
 
 def _denied(text: str, m: Measure) -> bool:
