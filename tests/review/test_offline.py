@@ -229,6 +229,23 @@ def test_a_reply_reading_back_the_message_before_adds_nothing() -> None:
     ]
 
 
+def test_a_reply_reading_back_a_list_of_the_message_before_adds_nothing() -> None:
+    index = index_after(
+        review(turns("c1", user("The craft fair is on 2 May, setup 29 to 30 April.")))
+    )
+    said = "We've moved the craft fair to 9 May, the hall flooded and needs drying out."
+    told = turns(
+        "c2", user(f"{said} Setup 7 to 8 May."), bot("Craft fair 9 May, setup 7 to 8 May.")
+    )
+    after = index_after(review(told, index), index)
+    assert f"Sam: {said} (source: c2#0-1)" in after
+    assert after.count("7 to 8 May") == 1 and "Craft fair 9 May" not in after
+    # One part of the list says something the user did not: the reply is kept.
+    reply = "Craft fair 9 May, setup 7 to 8 May, Hall B."
+    told = turns("c2", user(f"{said} Setup 7 to 8 May."), bot(reply))
+    assert f"{reply} (source: c2#1-2)" in index_after(review(told, index), index)
+
+
 def test_a_reply_that_names_something_new_is_no_read_back() -> None:
     out = review(
         turns(

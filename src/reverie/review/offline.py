@@ -279,21 +279,22 @@ class _Memory:
         but one of its other words ("the webhook needs the raw body" after "we chose Stripe"
         says more). They hold what it says; none when it gives no name or value. A reply
         that joins what two entries say ("Joe covers from 1 September" after "Priya's leave
-        starts 1 September. Joe is covering.") says something of its own."""
-        mine = read_slot(text)
-        if not self.replying_to or not mine.names | mine.values:
+        starts 1 September. Joe is covering."), in one part, says something of its own."""
+        if not self.replying_to:
             return []
         before = self.replying_to
-        capitals = _capitals(text)
-        return [
-            e
-            for e in live
-            if _positions(e.text) & before
-            and _positions(e.text) <= before
-            and mine.names | mine.values <= (s := read_slot(e.text)).names | s.values
-            and capitals <= _stems(e.text)
-            and len(mine.words - s.words - _LOOSE) <= 1
-        ]
+        said = [e for e in live if _positions(e.text) & before and _positions(e.text) <= before]
+        whole = _reads_back(text, said)
+        if whole or not said:
+            return whole
+        # A list of such read-backs ("Sale 6 May, viewing 3 to 5 May"): each part its own.
+        parts = [p for p in re.split(r"[,;]\s+", _body(text)) if p.strip()]
+        held = [_reads_back(p, said) for p in parts]
+        return (
+            []
+            if len(parts) < 2 or not all(held)
+            else list({id(e): e for h in held for e in h}.values())
+        )
 
     def _keep_rest(self, e: _Entry, new: Frame, text: str) -> str:
         """What an entry that ``text`` updates says after the update: ``text``, and the
@@ -1192,6 +1193,22 @@ def _capitals(text: str) -> set[str]:
 def _words(text: str) -> set[str]:
     """The content words of ``text``, lower case."""
     return {w.lower() for w in _content(strip_source(text)) if len(w) > 2 and w.isalpha()}
+
+
+def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
+    """The entries of ``said`` that give every name, value and capitalised word ``text``
+    gives, and all but one of its other words; none when it gives no name or value."""
+    mine = read_slot(text)
+    if not mine.names | mine.values:
+        return []
+    capitals = _capitals(text)
+    return [
+        e
+        for e in said
+        if mine.names | mine.values <= (s := read_slot(e.text)).names | s.values
+        and capitals <= _stems(e.text)
+        and len(mine.words - s.words - _LOOSE) <= 1
+    ]
 
 
 def _says_value(text: str, values: frozenset[str]) -> bool:
