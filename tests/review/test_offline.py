@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from reverie.core.markdown import Applied, apply_batch, new_index
 from reverie.core.operations import parse_batch
 from reverie.core.secrets import find_credentials
-from reverie.review import changes, frames, sentences, statements, wording
+from reverie.review import changes, frames, offline, sentences, statements, wording
 from reverie.review.offline import OfflineReviewer, topic_slug
 from reverie.review.types import ReviewInput, ReviewOutput, Turn, parse_sources
 from tests.conftest import fake
@@ -212,6 +212,76 @@ def test_a_fact_said_twice_in_one_batch_is_written_once() -> None:
             "text": "Sam prefers dark mode. (source: c1#0-1)",
         }
     ]
+
+
+def test_a_reply_reading_back_the_message_before_adds_nothing() -> None:
+    # Issue 11 (kept exactly once): the assistant says the user's fact again in other words.
+    out = review(
+        turns(
+            "c1",
+            user("our parking permit with the council runs out 30 November, needs a new photo"),
+            bot("Parking permit expires 30 November."),
+        )
+    )
+    assert [op["text"] for op in out.operations] == [
+        "Sam: Our parking permit with the council runs out 30 November, needs a new photo. "
+        "(source: c1#0-1)"
+    ]
+
+
+def test_a_reply_reading_back_a_list_of_the_message_before_adds_nothing() -> None:
+    index = index_after(
+        review(turns("c1", user("The craft fair is on 2 May, setup 29 to 30 April.")))
+    )
+    said = "We've moved the craft fair to 9 May, the hall flooded and needs drying out."
+    told = turns(
+        "c2", user(f"{said} Setup 7 to 8 May."), bot("Craft fair 9 May, setup 7 to 8 May.")
+    )
+    after = index_after(review(told, index), index)
+    assert f"Sam: {said} (source: c2#0-1)" in after
+    assert after.count("7 to 8 May") == 1 and "Craft fair 9 May" not in after
+    # One part of the list says something the user did not: the reply is kept.
+    reply = "Craft fair 9 May, setup 7 to 8 May, Hall B."
+    told = turns("c2", user(f"{said} Setup 7 to 8 May."), bot(reply))
+    assert f"{reply} (source: c2#1-2)" in index_after(review(told, index), index)
+
+
+def test_a_reply_that_names_something_new_is_no_read_back() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("the league changed the rule, now max 12 kids per coach"),
+            bot("Up to 12 kids per coach, Harlow Town agreed."),
+        )
+    )
+    assert "Up to 12 kids per coach, Harlow Town agreed. (source: c1#1-2)" in [
+        op["text"] for op in out.operations
+    ]
+
+
+def test_a_reply_that_says_more_of_a_name_the_user_gave_is_no_read_back() -> None:
+    out = review(
+        turns(
+            "c1",
+            user("We picked Postmark for the newsletter."),
+            bot("The Postmark sender needs a verified domain record."),
+        )
+    )
+    assert "The Postmark sender needs a verified domain record. (source: c1#1-2)" in [
+        op["text"] for op in out.operations
+    ]
+
+
+def test_a_reply_joining_two_facts_of_the_message_before_is_no_read_back() -> None:
+    # Each value is the user's, but no one entry says that Lena covers from 3 May.
+    out = review(
+        turns(
+            "c1",
+            user("Marek is off on leave from 3 May. Lena Roth is covering the front desk."),
+            bot("Lena Roth covers the front desk from 3 May."),
+        )
+    )
+    assert "Lena Roth covers the front desk from 3 May. (source: c1#1-2)" in index_after(out)
 
 
 def test_a_newer_value_replaces_the_entry_in_place() -> None:
@@ -820,6 +890,38 @@ def test_r6_a_value_of_the_same_kind_replaces_the_old_one_across_sessions() -> N
     out = review(turns("c2", user("We raised the deposit, it is 35 percent from May.")), index)
     after = index_after(out, index)
     assert "35 percent" in after and "25%" not in after
+
+
+def test_r6_an_update_of_several_values_writes_each_into_the_entry() -> None:
+    # Issue 11 (updates): a time and a count changed in one clause.
+    index = index_after(
+        review(turns("c1", user("Pilates is every Tuesday at 6pm, 10 people max.")))
+    )
+    out = review(turns("c2", user("Pilates change: now at 7pm, 12 people.")), index)
+    assert "Pilates is every Tuesday at 7pm, 12 people max. (source: c2#0-1)" in index_after(
+        out, index
+    )
+
+
+def test_r6_a_value_said_of_something_else_beside_an_update_is_not_written_in() -> None:
+    assert (
+        offline._also_changed(
+            "the stall fee is £45 now, doors at 10am.",
+            "The stall fee is £40, setup at 8am.",
+            "money",
+        )
+        == []
+    )
+    assert (
+        offline._also_changed(
+            "the stall fee is £45 now, pay by 1 April.", "The fair is on 5 May, fee £40.", "money"
+        )
+        == []
+    )
+    changed = offline._also_changed(
+        "Pilates change: now at 7pm, 12 people.", "Pilates is at 6pm, 10 people max.", "time"
+    )
+    assert [(old.said, new.said) for old, new in changed] == [("10 people", "12 people")]
 
 
 def test_r6_a_value_the_user_denies_is_never_taken_as_the_new_one() -> None:
@@ -1444,6 +1546,25 @@ def test_r6_a_retirement_in_the_present_or_by_coming_off_removes_the_old_entry(
 def test_r6_stopping_at_a_value_is_an_update_not_a_retirement() -> None:
     assert changes._retire("We now stop at 1222 degrees, still cone 6.", "we") is None
     assert changes._retire("We stop the kilt hire.", "we") is not None
+
+
+def test_r6_cutting_something_to_a_number_is_an_update_not_a_retirement() -> None:
+    # Issue 11 (updates): a verb of ending with "to <value>" gives a new value.
+    assert changes._retire("We cut the lunch menu to 6 dishes.", "we") is None
+    assert changes._retire("We've dropped the hire charge down to £40.", "we") is None
+    assert changes.resets("We've dropped the hire charge down to £40.")
+    # Without a value after "to" it still ends something.
+    assert changes._retire("We dropped the van to save money.", "we") is not None
+    assert changes._retire("We cut the lunch menu, it was too long.", "we") is not None
+    assert not changes.resets("We dropped the van to save money.")
+    assert not changes.resets("We moved the lunch menu to the back page.")
+
+
+def test_r6_a_value_cut_to_another_replaces_it_in_its_entry() -> None:
+    index = index_after(review(turns("c1", user("Lessons are 60 minutes, up to 5 pupils."))))
+    out = review(turns("c2", user("we've cut lessons to 45 minutes, the long ones dragged")), index)
+    after = index_after(out, index)
+    assert "60 minutes" not in after and "45 minutes" in after
 
 
 def test_r6_a_person_who_left_on_a_day_is_no_longer_in_the_role() -> None:

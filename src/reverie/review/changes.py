@@ -16,7 +16,7 @@ from . import lexicon as lx
 from .frames import TITLE, WORD, Frame, entry_frame, strip_source
 from .slots import dated_alike, read_slot, refills, root, turns_around
 
-__all__ = ["keys", "mentions", "restates", "supersedes", "uses", "version_change"]
+__all__ = ["keys", "mentions", "resets", "restates", "supersedes", "uses", "version_change"]
 
 _USE = lx.phrases(lx.USE_VERBS)
 _RETIRE = lx.phrases(lx.RETIRE_VERBS)
@@ -182,6 +182,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or (habitual and re.search(_SCHEDULE, raw, re.I))
         or re.search(r"\b(?:you|your)\b", thing, re.I)
         or _only_when(thing)  # "we're closed on July 4": a day, not a thing that ended
+        or _TO_VALUE.match(raw)  # "we cut the class size to 12": a new value, not an end
     ):
         return None
     rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
@@ -193,6 +194,21 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         flags=re.I,
     ).strip()
     return thing, rest
+
+
+#: What a verb of ending does to a value when a number follows "to" ("cut the fee to £30",
+#: "dropped the class size down to 12"): it sets another value (:func:`resets`).
+_TO_VALUE = re.compile(
+    r"[^,;:.!?]*?\b(?:down |up |back )?to\s+(?:just |only |about |around )?[$£€]?\d", re.I
+)
+
+
+def resets(text: str) -> bool:
+    """Whether ``text`` gives something a new value with a verb that otherwise ends things:
+    "we've cut appointments to 75 minutes", "they dropped the fee to €35" (an update of the
+    value, where "we dropped the fee" alone retires it)."""
+    m = re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>\S.*)", text, re.I)
+    return bool(m and _TO_VALUE.match(m["v"]))
 
 
 #: A clause of its own, after a comma, whose subject is a name: its ending is that name's.

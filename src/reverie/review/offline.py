@@ -44,7 +44,7 @@ from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
 from . import lexicon as lx
-from .changes import keys, mentions, restates, supersedes, uses
+from .changes import keys, mentions, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
 from .embeddings import Embedder
 from .frames import Frame, entry_frame, is_verb, meaning, strip_source
@@ -139,6 +139,9 @@ class _Memory:
     message: str = ""
     #: The turns of the batch, for the runner's source rule (:mod:`.sources`); None: any.
     sources: BatchSources | None = None
+    #: When the message being read is the assistant's reply, the user's messages it answers,
+    #: as (conversation, position): it may read back what they said (:meth:`_read_back`).
+    replying_to: frozenset[tuple[str, int]] = frozenset()
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -227,11 +230,9 @@ class _Memory:
         # ("we killed Recharge, using Shopify's own subscriptions now" after "web shop is on
         # Shopify, subscriptions through Recharge").
         waiting = {id(e) for e, _ in self.retiring if not self._from_this_message(e)}
-        holders = [
-            e
-            for e in live
-            if id(e) not in waiting and (meaning(e.text) == said or _holds(e.text, text))
-        ]
+        staying = [e for e in live if id(e) not in waiting]
+        holders = [e for e in staying if meaning(e.text) == said or _holds(e.text, text)]
+        holders = holders or self._read_back(text, staying)
         newer = [e for e in near if self._said_after(e)]
         if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
@@ -274,18 +275,18 @@ class _Memory:
         # What it may update: entries said before it. What it may repeat: any entry.
         older = [e for e in live if e not in newer]
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
-        staying = [e for e in near if id(e) not in waiting]
+        near_staying = [e for e in near if id(e) not in waiting]
         if not same and any(
             restates(new, f) and new.values <= f.values
-            for f in (entry_frame(e.text) for e in staying)
+            for f in (entry_frame(e.text) for e in near_staying)
         ):
             return "duplicate"  # said before in other words, with more detail
-        if not same and any(says_no_more(text, e.text) for e in staying):
+        if not same and any(says_no_more(text, e.text) for e in near_staying):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if not same:
             linked = self._value_link(text, older)
             if linked is not None and self._thin(text, linked[0]):
-                return self._substitute(*linked, source)
+                return self._substitute(*linked, source, text)
             same = [linked[0]] if linked is not None else []
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
@@ -312,6 +313,30 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _read_back(self, text: str, live: list[_Entry]) -> list[_Entry]:
+        """The entries of the user's message just before that an assistant's ``text`` reads
+        back in other words ("Yaw helps on Saturdays, noted." after "my brother Yaw helps on
+        saturdays now"): each gives every name, value and capitalised word it gives, and all
+        but one of its other words ("the webhook needs the raw body" after "we chose Stripe"
+        says more). They hold what it says; none when it gives no name or value. A reply
+        that joins what two entries say ("Joe covers from 1 September" after "Priya's leave
+        starts 1 September. Joe is covering."), in one part, says something of its own."""
+        if not self.replying_to:
+            return []
+        before = self.replying_to
+        said = [e for e in live if _positions(e.text) & before and _positions(e.text) <= before]
+        whole = _reads_back(text, said)
+        if whole or not said:
+            return whole
+        # A list of such read-backs ("Sale 6 May, viewing 3 to 5 May"): each part its own.
+        parts = [p for p in re.split(r"[,;]\s+", _body(text)) if p.strip()]
+        held = [_reads_back(p, said) for p in parts]
+        return (
+            []
+            if len(parts) < 2 or not all(held)
+            else list({id(e): e for h in held for e in h}.values())
+        )
 
     def _keep_rest(self, e: _Entry, new: Frame, text: str) -> str:
         """What an entry that ``text`` updates says after the update: ``text``, and the
@@ -343,7 +368,8 @@ class _Memory:
         given = tuple(m for m in measures(text) if not _denied(text, m))
         # "the 6th" is the day of "October 6": one date, not another.
         message = self.message or text
-        if not given or not (_UPDATE.search(text) or _UPDATE.search(message)):
+        updating = bool(_UPDATE.search(text) or resets(text))
+        if not given or not (updating or _UPDATE.search(message)):
             return None
         mine = read_slot(text)
         words = (mine.words | read_slot(message).words) - _LOOSE
@@ -379,7 +405,7 @@ class _Memory:
                 olds = [
                     m for m in held if m.kind == kind and m.value not in {n.value for n in news}
                 ]
-                if any(m.value in ours for m in olds) and not _UPDATE.search(text):
+                if any(m.value in ours for m in olds) and not updating:
                     continue  # the old value said again beside another: no update
                 if len({m.value for m in news}) != 1:
                     continue
@@ -418,14 +444,20 @@ class _Memory:
         # said of the person the entry names, whose value alone changed.
         return bool(leans) or _names_owner(text, theirs) or not (mine.words - theirs.words - _LOOSE)
 
-    def _substitute(self, e: _Entry, old: Measure, new: Measure, source: str) -> str:
+    def _substitute(
+        self, e: _Entry, old: Measure, new: Measure, source: str, text: str = ""
+    ) -> str:
         """Write ``new`` where ``e`` says ``old`` ("labour rate is £58 an hour" -> "... £64 an
-        hour"), citing the messages of both; an entry that then says what another says goes."""
+        hour"), and each other value ``text`` changes in it (:func:`_also_changed`: "now at
+        3pm, 8 people" of "at 2pm, 6 people maximum"), citing the messages of both; an entry
+        that then says what another says goes."""
         body = strip_source(e.text)
-        at = body.find(old.said)
-        if at < 0:
+        if body.find(old.said) < 0:
             return "nothing to change"
-        body = body[:at] + new.said + body[at + len(old.said) :]
+        for was, now in [(old, new), *_also_changed(text, body, old.kind)]:
+            at = body.find(was.said)
+            if at >= 0:
+                body = body[:at] + now.said + body[at + len(was.said) :]
         # The entry cites what this batch read (the runner's rule): the new message, widened
         # to the old one when both are of one conversation ("...#0-3"); else the new message
         # alone, which must then say what the entry is about.
@@ -454,7 +486,7 @@ class _Memory:
         that corrects one value of an entry: the entry now says the new value."""
         linked = self._value_link(clause, self.older())
         if linked is not None:
-            return self._substitute(*linked, source)
+            return self._substitute(*linked, source, clause)
         return self._name_fix(clause, source)
 
     def _name_fix(self, clause: str, source: str) -> str | None:
@@ -564,11 +596,13 @@ class _Memory:
         text: str,
         people: frozenset[str] = frozenset(),
         reading: frozenset[tuple[str, int]] = frozenset(),
+        replying_to: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`). The
         people talking, and a name most entries hold, are who the talk is between, not the
         value of a slot: they make no context."""
         self.message = text
+        self.replying_to = replying_to
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {w.strip(".'") for w in said}
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
@@ -1138,6 +1172,38 @@ def _nearest(entry: str, values: list[Measure], words: frozenset[str]) -> Measur
     return values[scored[0][1]]
 
 
+def _also_changed(text: str, entry: str, kind: str) -> list[tuple[Measure, Measure]]:
+    """The values of kinds other than ``kind`` that ``text``, an update of ``entry``, gives
+    in place of the entry's: ``(old, new)`` for each kind of which each says exactly one, and
+    another, said of what the entry says it of: a count of the same unit, or a value whose
+    part of the sentence names nothing the entry does not ("now at 3pm, 8 people" of "at
+    2pm, 6 people maximum": the time and the count; not "doors at 10am" of "setup at 8am")."""
+    given = [m for m in measures(text) if not _denied(text, m)]
+    held = measures(entry)
+    pairs: list[tuple[Measure, Measure]] = []
+    for k in dict.fromkeys(m.kind for m in given if m.kind != kind):
+        olds = {m.value: m for m in held if m.kind == k}
+        news = {m.value: m for m in given if m.kind == k}
+        if len(olds) != 1 or len(news) != 1 or olds.keys() == news.keys():
+            continue
+        (was,), (now,) = olds.values(), news.values()
+        if ":" in k or _said_of(text, now.said) <= _stems(entry):
+            pairs.append((was, now))
+    return pairs
+
+
+def _said_of(text: str, said: str) -> set[str]:
+    """The stems of the content words before ``said`` in its part of ``text`` (up to a
+    comma, a colon or a sentence's end), values and words of updating left out."""
+    at = text.find(said)
+    part = re.split(r"[,;:.!?]", text[: max(at, 0)])[-1]
+    return {
+        root(w.lower())
+        for w in re.findall(r"[A-Za-z][\w'-]*", part)
+        if w.lower() not in lx.STOP_WORDS and root(w.lower()) not in _LOOSE and not measures(w)
+    }
+
+
 def _denied(text: str, m: Measure) -> bool:
     """Whether ``text`` says value ``m`` is not so ("thursday mate not tuesday", "instead of
     Fridays"): then it is the old value, never the new one."""
@@ -1150,9 +1216,37 @@ _DENIED = re.compile(
 )
 
 
+def _stems(text: str) -> set[str]:
+    """The stems of the words of ``text`` (its source left out)."""
+    return {root(w.lower()) for w in re.findall(r"[\w-]+", strip_source(text))}
+
+
+def _capitals(text: str) -> set[str]:
+    """The stems of the capitalised words of ``text`` that are not stop words, a sentence's
+    first word included ("Richardson's and Leleiwi" -> {richardson, leleiwi})."""
+    said = re.findall(r"(?<![\w'-])(?-i:[A-Z])[\w-]*", _body(text))
+    return {root(w.lower()) for w in said if w.lower() not in lx.STOP_WORDS}
+
+
 def _words(text: str) -> set[str]:
     """The content words of ``text``, lower case."""
     return {w.lower() for w in _content(strip_source(text)) if len(w) > 2 and w.isalpha()}
+
+
+def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
+    """The entries of ``said`` that give every name, value and capitalised word ``text``
+    gives, and all but one of its other words; none when it gives no name or value."""
+    mine = read_slot(text)
+    if not mine.names | mine.values:
+        return []
+    capitals = _capitals(text)
+    return [
+        e
+        for e in said
+        if mine.names | mine.values <= (s := read_slot(e.text)).names | s.values
+        and capitals <= _stems(e.text)
+        and len(mine.words - s.words - _LOOSE) <= 1
+    ]
 
 
 def _says_value(text: str, values: frozenset[str]) -> bool:
@@ -1388,7 +1482,10 @@ class OfflineReviewer:
                 asked[conv] = (turn.position, said[-1][2], turn.author)
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             memory.begin_message(
-                text, people, frozenset((t.conversation_id, t.position) for t in block)
+                text,
+                people,
+                frozenset((t.conversation_id, t.position) for t in block),
+                replying_to=_answered(turn, blocks[at - 1][0] if at else []),
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
@@ -1492,6 +1589,17 @@ class OfflineReviewer:
             notes=notes,
             replaced_by=memory.replaced_by(ops),
         )
+
+
+def _answered(turn: Turn, before: list[Turn]) -> frozenset[tuple[str, int]]:
+    """The user's messages ``before`` that the assistant's ``turn`` answers, right after
+    them in its conversation, as (conversation, position); none for a user's turn."""
+    if turn.role != "assistant" or not before or before[-1].role != "user":
+        return frozenset()
+    last = before[-1]
+    if last.conversation_id != turn.conversation_id or last.position + 1 != turn.position:
+        return frozenset()
+    return frozenset((t.conversation_id, t.position) for t in before)
 
 
 # An identifier as tool output prints it: a file name, a path, a snake_case or dotted name.
