@@ -260,6 +260,34 @@ def test_r6_a_verbless_list_of_named_people_is_kept_but_a_plan_with_names_is_not
     )
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Parking £4 a day, residents £2.",
+        "Room hire 30 euros per hour",
+        "Weekend surcharge now $15.",
+        "Adult swim 6 pounds, under-fives free",
+    ],
+)
+def test_r6_a_verbless_price_list_is_kept(said: str) -> None:
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "£25, what a steal",  # a price that names nothing
+        "Sandwich £7 today",  # the price of the moment
+        "Fuel £80 so far",  # a sum spent
+        "saving up for a canoe, about £700",  # a plan
+        "Weekend surcharge now $15.",  # said by the assistant: read as any of its sentences
+    ],
+)
+def test_r6_a_price_of_nothing_or_of_the_moment_is_not_kept(said: str) -> None:
+    role = "assistant" if said.startswith("Weekend") else "user"
+    assert not isinstance(read(said, role=role, speaker="Gwen"), Statement)
+
+
 def test_r6_what_follows_a_retirement_is_read_too() -> None:
     gone = read(
         "Tobias retired. Adaeze Obi at the same agency looks after me now.",

@@ -32,6 +32,7 @@ from .frames import (
     subject_kind,
 )
 from .sentences import clauses, clean, sentences
+from .slots import measures
 
 __all__ = [
     "DECISIONS",
@@ -40,6 +41,7 @@ __all__ = [
     "PROJECT",
     "Statement",
     "entry_problem",
+    "priced",
     "read",
     "skip_reason",
 ]
@@ -369,7 +371,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not re.search(r"\b(?:later|today|tonight|tomorrow|soon|now|yesterday)\b", low)
     )
     if kind in ("thing", "our", "name", "there") and not (
-        contracted or has_verb(head[1:]) or labelled or listed
+        contracted or has_verb(head[1:]) or labelled or listed or priced(text, role)
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
@@ -438,6 +440,28 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
         return False  # "I love it when that happens"
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
+
+
+#: Said of a price of the moment or of one purchase, not of what something costs.
+_ONCE = re.compile(r"\b(?:yesterday|last\s+(?:night|week)|so far|in total|total)\b", re.I)
+
+
+def priced(text: str, role: str) -> bool:
+    """Whether the user names something and then what it costs, with no verb ("tickets 9
+    euros, members 6", "full board £160 a week", "night rate now £110"): a price list, kept
+    like "X costs Y". A price that opens the clause ("£40, a bargain") names nothing; one of
+    the moment ("lunch £12 today") or a sum ("£300 so far") is no price of a thing, nor is what
+    someone did ("paid the plumber, £80", "saving up for a bike, about £600")."""
+    if role != "user" or _MOMENT.search(text) or _ONCE.search(text):
+        return False
+    money = next((m for m in measures(text) if m.kind == "money"), None)
+    if money is None:
+        return False
+    words = [w.lower() for w in WORD.findall(text[: text.find(money.said)])]
+    doing = len(words) > 1 and words[0].endswith("ing") and words[1] in _OBJECT_STARTS
+    if doing or any(past(w) for w in words):
+        return False
+    return any(w not in lx.STOP_WORDS and not w[0].isdigit() for w in words)
 
 
 _COUNT = rf"(?:\d[\d,.]*|{'|'.join(sorted(lx.NUMBER_WORDS - {'half', 'dozen'}))})"
