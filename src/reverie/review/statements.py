@@ -91,6 +91,7 @@ _PROJECT = lx.phrases(lx.PROJECT_CUES)
 _ENVIRONMENT = lx.phrases(lx.ENVIRONMENT_CUES)
 _PERSONAL = lx.phrases(lx.PERSONAL_CUES)
 _HELP_OFFER = lx.phrases(lx.HELP_OFFERS)
+_POLICY = lx.phrases(lx.POLICY_CUES)
 
 
 @dataclass(frozen=True)
@@ -359,9 +360,12 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         return len(content) >= 3 and not _LESSON_LABEL.match(text)
     first = re.sub(r"'(?:s|re|ll|ve|d)$", "", words[0].lower())
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in AUX
-    pronoun = first in lx.PRONOUN_SUBJECTS and not determiner
+    # "IT runs the servers": the department, not "it"
+    pronoun = first in lx.PRONOUN_SUBJECTS and not determiner and words[0] != "IT"
     head = text.split(",", 1)[0].split(" ")
     contracted = re.search(r"'(?:s|re|ve|ll|d|m)$", head[0], re.I)  # "It's Dr. Menendez"
+    # a pronoun and its verb after an opening phrase: "at weekends it's Dana and me"
+    contracted = contracted or _PRONOUN_VERB.search(" ".join(head[1:]))
     labelled = _LABEL.match(text)  # "New parts supplier: Brandtmann Cycle Supply": X is Y
     # "Husband Rafael, kids Mila (9) and Joaquin (6)": people named with who they are.
     listed = (
@@ -415,6 +419,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not values
         and not placed
         and not any(c.search(text) for c in cues)
+        and not (_POLICY.search(text) and not _MOMENT.search(text))
     ):
         return False  # "Hard work pays off eventually", "A cozy nook is a must": no one's fact
     if kind == "thing" and pronoun:
@@ -546,6 +551,7 @@ def _tally(text: str, said: str) -> bool:
     return bool(_PART_DONE.search(text) or (_TALLY.search(text) and _RUNNING.search(said)))
 
 
+_PRONOUN_VERB = re.compile(r"\b(?:it|he|she|that|there|we|they)'(?:s|re)\b", re.I)
 _NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
 _LABEL = re.compile(r"^[^:,]{3,40}:\s+(?-i:[A-Z0-9£$€])")
 
@@ -580,7 +586,7 @@ def _section(
     if lesson:
         return ENVIRONMENT
     low = text.lower()
-    if _DECISION.search(text):
+    if _DECISION.search(text) or _POLICY.search(text):
         return DECISIONS
     if kind in ("we", "our") and re.search(r"\b(?:use|uses|rely on|relies on)\b.+\bfor\b", low):
         return PEOPLE
