@@ -319,6 +319,12 @@ def test_r6_it_in_capitals_is_the_department_not_a_pronoun() -> None:
     assert read("it handles the laptops", role="user", speaker="Gwen") == "no durable fact"
 
 
+def test_r6_a_rule_over_anything_of_a_value_is_kept_but_not_anything_vague() -> None:
+    said = "Anything over 25 kg goes on the pallet truck."
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+    assert read("anything else is fine", role="user", speaker="Gwen") == "no durable fact"
+
+
 def test_r6_what_follows_a_retirement_is_read_too() -> None:
     gone = read(
         "Tobias retired. Adaeze Obi at the same agency looks after me now.",

@@ -426,7 +426,9 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         # "everything moved to Buildkite", "they moved the exam to January 23", "it's Dr.
         # Menendez": a pronoun subject is kept only when the clause names what it is about.
         named = re.match(r"^(?:it's|it is|he's|he is|she's|she is)\s+(?-i:[A-Z])", text, re.I)
-        return (first in ("everything", "everyone", "they") and bool(values)) or bool(named)
+        # "anything over 90 days goes to auction": a rule over a range of things, told by value
+        every = first in ("everything", "everyone", "they", "anything", "anyone")
+        return (every and bool(values)) or bool(named)
     told = kind == "thing" and _past_event(text) and not values
     if told and not (_PROJECT.search(text) or _DECISION.search(text)):
         return False  # "the waiting room was packed", "the fees got silly"; not "... approved"
