@@ -19,6 +19,20 @@ def test_a_verbless_fragment_continues_the_sentence_before() -> None:
     assert _texts(said) == [said]
 
 
+def test_lines_of_a_price_list_stay_apart() -> None:
+    # each line is a fact of its own: joined, a later change of one price could not replace it
+    said = "Hire rates:\nbig van £90 a day\nsmall van £60 a day\ntrailer £25 a day"
+    assert _texts(said) == [
+        "Hire rates:",
+        "big van £90 a day",
+        "small van £60 a day",
+        "trailer £25 a day",
+    ]
+    # a price after a plan is part of the plan: retired with it when the plan is called off
+    said = "We booked the craft fair in May. 3 days, table £120."
+    assert _texts(said) == [said]
+
+
 def test_a_lesson_keeps_its_symptom_cause_and_fix_together() -> None:
     said = (
         "The nightly backup kept failing. It turned out the disk was full of old archives. "

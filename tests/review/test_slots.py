@@ -260,6 +260,71 @@ def test_r6_a_verbless_list_of_named_people_is_kept_but_a_plan_with_names_is_not
     )
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Parking £4 a day, residents £2.",
+        "Room hire 30 euros per hour",
+        "Weekend surcharge now $15.",
+        "Adult swim 6 pounds, under-fives free",
+    ],
+)
+def test_r6_a_verbless_price_list_is_kept(said: str) -> None:
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "£25, what a steal",  # a price that names nothing
+        "Sandwich £7 today",  # the price of the moment
+        "Fuel £80 so far",  # a sum spent
+        "saving up for a canoe, about £700",  # a plan
+        "Weekend surcharge now $15.",  # said by the assistant: read as any of its sentences
+    ],
+)
+def test_r6_a_price_of_nothing_or_of_the_moment_is_not_kept(said: str) -> None:
+    role = "assistant" if said.startswith("Weekend") else "user"
+    assert not isinstance(read(said, role=role, speaker="Gwen"), Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Life jackets are compulsory on the water.",
+        "Entry is free for under-twelves.",
+        "Glass bottles are not allowed by the pool.",
+    ],
+)
+def test_r6_a_rule_of_the_place_is_kept_and_filed_as_a_decision(said: str) -> None:
+    found = read(said, role="user", speaker="Gwen")
+    assert isinstance(found, Statement) and found.section == "Decisions"
+
+
+def test_r6_a_thing_free_for_the_moment_or_a_truism_is_not_kept() -> None:
+    for said in ("The back room is free at the moment.", "Patience pays off in the end."):
+        assert not isinstance(read(said, role="user", speaker="Gwen"), Statement)
+
+
+def test_r6_a_pronoun_and_its_verb_after_an_opening_phrase_make_a_clause() -> None:
+    said = "On Sundays it's Priya and her brother on the till."
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+    # a possessive is no verb: a place named, not a fact
+    said = "on Sundays that cafe's terrace"
+    assert read(said, role="user", speaker="Gwen") == "no durable fact"
+
+
+def test_r6_it_in_capitals_is_the_department_not_a_pronoun() -> None:
+    assert isinstance(read("IT support is Marcus Hale.", role="user", speaker="Gwen"), Statement)
+    assert read("it handles the laptops", role="user", speaker="Gwen") == "no durable fact"
+
+
+def test_r6_a_rule_over_anything_of_a_value_is_kept_but_not_anything_vague() -> None:
+    said = "Anything over 25 kg goes on the pallet truck."
+    assert isinstance(read(said, role="user", speaker="Gwen"), Statement)
+    assert read("anything else is fine", role="user", speaker="Gwen") == "no durable fact"
+
+
 def test_r6_what_follows_a_retirement_is_read_too() -> None:
     gone = read(
         "Tobias retired. Adaeze Obi at the same agency looks after me now.",

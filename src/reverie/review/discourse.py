@@ -25,7 +25,7 @@ import re
 from . import lexicon as lx
 from .frames import WORD, is_verb
 from .sentences import clean, sentences
-from .statements import MAX_JOINED, Statement, read, skip_reason
+from .statements import MAX_JOINED, Statement, priced, read, skip_reason
 
 __all__ = ["about_speaker", "full_name", "units"]
 
@@ -97,8 +97,13 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
                 continue
         if out and i > 0:
             lesson = cue[i] or (cue[i - 1] and i + 1 < len(said) and cue[i + 1])
-            leans = lesson or _opens_leaning(sentence) or _fragment(sentence)
             before = out[-1]
+            # A line of a price list ("part hire £95 a week" after "full hire £160 a week", or
+            # after "Rates:") is an entry of its own; a price after a plan ("we're doing the
+            # fair. 2 days, pitch £300") still continues it.
+            listed = before[2].rstrip().endswith(":") or priced(clean(before[2]), role)
+            own = listed and priced(clean(sentence), role)
+            leans = lesson or _opens_leaning(sentence) or (_fragment(sentence) and not own)
             joined = f"{before[2]} {sentence}"
             if (
                 leans

@@ -390,6 +390,14 @@ PROJECT_CUES = phrase_list(
     closed won | signed | approved | rejected | extension
     """
 )
+#: Words of a rule a place or a group keeps ("helmets are mandatory on rides", "entry is free
+#: for members", "dogs are not allowed inside"): a decision about how things are done.
+POLICY_CUES = phrase_list(
+    """
+    mandatory | compulsory | obligatory | not allowed | not permitted | forbidden | prohibited
+    banned | optional | is free | are free | free of charge | no charge
+    """
+)
 #: Things and tokens of the technical environment.
 ENVIRONMENT_CUES = phrase_list(
     """

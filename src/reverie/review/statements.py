@@ -32,6 +32,7 @@ from .frames import (
     subject_kind,
 )
 from .sentences import clauses, clean, sentences
+from .slots import measures
 
 __all__ = [
     "DECISIONS",
@@ -40,6 +41,7 @@ __all__ = [
     "PROJECT",
     "Statement",
     "entry_problem",
+    "priced",
     "read",
     "skip_reason",
 ]
@@ -89,6 +91,7 @@ _PROJECT = lx.phrases(lx.PROJECT_CUES)
 _ENVIRONMENT = lx.phrases(lx.ENVIRONMENT_CUES)
 _PERSONAL = lx.phrases(lx.PERSONAL_CUES)
 _HELP_OFFER = lx.phrases(lx.HELP_OFFERS)
+_POLICY = lx.phrases(lx.POLICY_CUES)
 
 
 @dataclass(frozen=True)
@@ -357,9 +360,12 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         return len(content) >= 3 and not _LESSON_LABEL.match(text)
     first = re.sub(r"'(?:s|re|ll|ve|d)$", "", words[0].lower())
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in AUX
-    pronoun = first in lx.PRONOUN_SUBJECTS and not determiner
+    # "IT runs the servers": the department, not "it"
+    pronoun = first in lx.PRONOUN_SUBJECTS and not determiner and words[0] != "IT"
     head = text.split(",", 1)[0].split(" ")
     contracted = re.search(r"'(?:s|re|ve|ll|d|m)$", head[0], re.I)  # "It's Dr. Menendez"
+    # a pronoun and its verb after an opening phrase: "at weekends it's Dana and me"
+    contracted = contracted or _PRONOUN_VERB.search(" ".join(head[1:]))
     labelled = _LABEL.match(text)  # "New parts supplier: Brandtmann Cycle Supply": X is Y
     # "Husband Rafael, kids Mila (9) and Joaquin (6)": people named with who they are.
     listed = (
@@ -369,7 +375,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not re.search(r"\b(?:later|today|tonight|tomorrow|soon|now|yesterday)\b", low)
     )
     if kind in ("thing", "our", "name", "there") and not (
-        contracted or has_verb(head[1:]) or labelled or listed
+        contracted or has_verb(head[1:]) or labelled or listed or priced(text, role)
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
@@ -413,13 +419,16 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not values
         and not placed
         and not any(c.search(text) for c in cues)
+        and not (_POLICY.search(text) and not _MOMENT.search(text))
     ):
         return False  # "Hard work pays off eventually", "A cozy nook is a must": no one's fact
     if kind == "thing" and pronoun:
         # "everything moved to Buildkite", "they moved the exam to January 23", "it's Dr.
         # Menendez": a pronoun subject is kept only when the clause names what it is about.
         named = re.match(r"^(?:it's|it is|he's|he is|she's|she is)\s+(?-i:[A-Z])", text, re.I)
-        return (first in ("everything", "everyone", "they") and bool(values)) or bool(named)
+        # "anything over 90 days goes to auction": a rule over a range of things, told by value
+        every = first in ("everything", "everyone", "they", "anything", "anyone")
+        return (every and bool(values)) or bool(named)
     told = kind == "thing" and _past_event(text) and not values
     if told and not (_PROJECT.search(text) or _DECISION.search(text)):
         return False  # "the waiting room was packed", "the fees got silly"; not "... approved"
@@ -438,6 +447,28 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
         return False  # "I love it when that happens"
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
+
+
+#: Said of a price of the moment or of one purchase, not of what something costs.
+_ONCE = re.compile(r"\b(?:yesterday|last\s+(?:night|week)|so far|in total|total)\b", re.I)
+
+
+def priced(text: str, role: str) -> bool:
+    """Whether the user names something and then what it costs, with no verb ("tickets 9
+    euros, members 6", "full board £160 a week", "night rate now £110"): a price list, kept
+    like "X costs Y". A price that opens the clause ("£40, a bargain") names nothing; one of
+    the moment ("lunch £12 today") or a sum ("£300 so far") is no price of a thing, nor is what
+    someone did ("paid the plumber, £80", "saving up for a bike, about £600")."""
+    if role != "user" or _MOMENT.search(text) or _ONCE.search(text):
+        return False
+    money = next((m for m in measures(text) if m.kind == "money"), None)
+    if money is None:
+        return False
+    words = [w.lower() for w in WORD.findall(text[: text.find(money.said)])]
+    doing = len(words) > 1 and words[0].endswith("ing") and words[1] in _OBJECT_STARTS
+    if doing or any(past(w) for w in words):
+        return False
+    return any(w not in lx.STOP_WORDS and not w[0].isdigit() for w in words)
 
 
 _COUNT = rf"(?:\d[\d,.]*|{'|'.join(sorted(lx.NUMBER_WORDS - {'half', 'dozen'}))})"
@@ -522,6 +553,7 @@ def _tally(text: str, said: str) -> bool:
     return bool(_PART_DONE.search(text) or (_TALLY.search(text) and _RUNNING.search(said)))
 
 
+_PRONOUN_VERB = re.compile(r"\b(?:it|he|she|that|there|we|they)'(?:s|re)\b", re.I)
 _NAMED_LATER = re.compile(r"(?<=[\s(])(?-i:[A-Z][a-z]+)\b(?!')")
 _LABEL = re.compile(r"^[^:,]{3,40}:\s+(?-i:[A-Z0-9£$€])")
 
@@ -556,7 +588,7 @@ def _section(
     if lesson:
         return ENVIRONMENT
     low = text.lower()
-    if _DECISION.search(text):
+    if _DECISION.search(text) or _POLICY.search(text):
         return DECISIONS
     if kind in ("we", "our") and re.search(r"\b(?:use|uses|rely on|relies on)\b.+\bfor\b", low):
         return PEOPLE
