@@ -1,4 +1,4 @@
-"""Review quality on the issue-11 corpus: the development sets and the held-out test9 side by side.
+"""Review quality on the issue-11 corpus: the development sets and the held-out test10 side by side.
 
 The corpus (``tests/review/corpus/``, format and split rule in ``tests/review/corpus_format.py``)
 holds 175 conversations written for the first round, split by a hash of their id into a ``dev``
@@ -11,7 +11,8 @@ the fourth round (development data since the fifth); ``test5``: 232 written fres
 round (development data since the sixth); ``test6``: 250 written fresh for the sixth round
 (development data since the seventh); ``test7``: 244 written fresh for the seventh round
 (development data since the eighth); ``test8``: 240 written fresh for the eighth round
-(development data since the ninth); and ``test9``: written fresh for the ninth round and held
+(development data since the ninth); ``test9``: 240 written fresh for the ninth round
+(development data since the tenth); and ``test10``: written fresh for the tenth round and held
 out. Each
 conversation is imported into its own Reverie home and reviewed session by session
 through the runner (``tests/review/corpus_eval.py``), then scored: durable facts kept exactly
@@ -22,12 +23,13 @@ that changes nothing, and precision.
 
 Run::
 
-    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test9|both|all|every]
+    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test10|both|all|every]
         [--details] [--reviewer offline|model] [--embeddings off|on] [--json]
 
-``both`` is dev and test, ``all`` adds test2 to test8 (the default: every development set),
-``every`` adds the held-out test9. ``--details`` lists what went wrong per conversation, for the
-development sets only: test9 is reported in aggregate, so that nobody tunes on it by accident.
+``both`` is dev and test, ``all`` adds test2 to test9 (the default: every development set),
+``every`` adds the held-out test10. ``--details`` lists what went wrong per conversation, for
+the development sets only: test10 is reported in aggregate, so that nobody tunes on it by
+accident.
 ``--reviewer model`` runs the
 model reviewer with a scripted provider (``tests/review/corpus_model.py``) instead.
 """

@@ -96,9 +96,13 @@ this format, the scorer and the corpus checks), and committed before the reviewe
 seventh round left it was measured on it. It was measured twice, before and after the eighth
 round, in aggregate only; from the ninth round on it is development data (:data:`EIGHTH`).
 
-**The held-out set** ``test9`` (:data:`HELD_OUT`, ids ``t9-``) was written fresh for the ninth
-round the same way, and committed before the reviewer as the eighth round left it was measured
-on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half test9`` in
+``test9`` was written fresh for the ninth round the same way, and committed before the reviewer
+as the eighth round left it was measured on it. It was measured twice, before and after the
+ninth round, in aggregate only; from the tenth round on it is development data (:data:`NINTH`).
+
+**The held-out set** ``test10`` (:data:`HELD_OUT`, ids ``t10-``) was written fresh for the tenth
+round the same way, and committed before the reviewer as the ninth round left it was measured
+on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half test10`` in
 aggregate only, once before and once after the round.
 """
 
@@ -119,6 +123,7 @@ __all__ = [
     "HALVES",
     "HELD_OUT",
     "NEVER_KINDS",
+    "NINTH",
     "SECOND",
     "SECTIONS",
     "SEVENTH",
@@ -150,10 +155,12 @@ SIXTH = "test6"
 SEVENTH = "test7"
 #: Written for the eighth round; held out then, development data since the ninth.
 EIGHTH = "test8"
+#: Written for the ninth round; held out then, development data since the tenth.
+NINTH = "test9"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH)
-#: Written for the ninth round and never tuned on.
-HELD_OUT = "test9"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH)
+#: Written for the tenth round and never tuned on.
+HELD_OUT = "test10"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -209,8 +216,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test9`` when its id starts with
-    ``t2-`` to ``t9-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test10`` when its id starts with
+    ``t2-`` to ``t10-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -227,6 +234,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t8-"):
         return EIGHTH
     if conversation_id.startswith("t9-"):
+        return NINTH
+    if conversation_id.startswith("t10-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

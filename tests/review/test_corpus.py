@@ -12,6 +12,7 @@ from tests.review.corpus_format import (
     FOURTH,
     HALVES,
     HELD_OUT,
+    NINTH,
     SECOND,
     SEVENTH,
     SIXTH,
@@ -35,7 +36,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t6-any-intro") == SIXTH == "test6"
     assert half("t7-any-intro") == SEVENTH == "test7"
     assert half("t8-any-intro") == EIGHTH == "test8"
-    assert half("t9-any-intro") == HELD_OUT == "test9"
+    assert half("t9-any-intro") == NINTH == "test9"
+    assert half("t10-any-intro") == HELD_OUT == "test10"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -72,7 +74,9 @@ def test_the_corpus_is_large_and_varied() -> None:
         }
 
 
-@pytest.mark.parametrize("which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, HELD_OUT])
+@pytest.mark.parametrize(
+    "which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, HELD_OUT]
+)
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
     conversations = load(which)
     assert len(conversations) >= (80 if which == SECOND else 100)
