@@ -8,7 +8,7 @@ import pytest
 from reverie.review.changes import supersedes
 from reverie.review.frames import entry_frame, frame
 from reverie.review.slots import read_slot, refills
-from reverie.review.statements import Statement, read
+from reverie.review.statements import Statement, read, secret_values
 
 
 def _updates(old_entry: str, said: str, speaker: str = "Sam") -> bool:
@@ -82,6 +82,9 @@ def test_a_slot_is_read_from_grammar() -> None:
         "manager pass Teal_Otter_91 for the till",
         "The 2FA seed is KRSXG5CTMVRXEZLU, keep it safe.",
         "our shop admin token shpat_8a2c1d9e7f3b for the sync",
+        # a few words say whose it is before "is"
+        "The Stripe key my accountant sent over is sk_9fQ2mLx71Zp.",
+        "the wifi password for the back office is Plover2026",
         # digits read out as words, one by one
         "The alarm code is six one one eight, in case I'm not around.",
         "There's a lockbox by the side gate, the number is two zero four seven.",
@@ -105,6 +108,8 @@ def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
         "The key is to call the depot before 10.",
         "The pass rate was 92 percent this term.",
         "The key contact at the council is jo@hallam.example now.",
+        "The API key she gave me is in the vault, ask her for it.",
+        "The password policy we agreed is 12 characters minimum.",
         # numbers in words that are not digits read out one by one
         "The back door is locked at nine, and the alarm set by ten.",
         "The gate stays shut for two or three days after the storm.",
@@ -457,3 +462,13 @@ def test_r6_a_date_with_its_day_stays_a_date_beside_another_day() -> None:
 
     kinds = [m.kind for m in measures("we meet Monday 16th and Friday")]
     assert kinds == ["date", "weekday"]
+
+
+def test_r6_a_password_shaped_value_beside_a_secrets_name_in_the_message_is_secret() -> None:
+    said = "Dad made a password for the bank app. He forgets it all the time, it's HollyOak1977!x"
+    [(start, end)] = secret_values(said)
+    assert said[start:end] == "HollyOak1977!x"
+    # Without a secret's name in the message, a mixed word is a product or a place.
+    assert secret_values("We bought three MacBookPro2023 units for the studio.") == []
+    # A name in capitals with digits is a reference, not a password.
+    assert secret_values("The login for ticket SAP-2026-17 is with IT.") == []

@@ -52,7 +52,7 @@ from .replacements import unreplaced
 from .sentences import clauses, sentences
 from .slots import Measure, Slot, measures, read_slot, refills, root, says_no_more
 from .sources import BatchSources, is_link_line
-from .statements import PEOPLE, Statement, read
+from .statements import PEOPLE, Statement, read, secret_values
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -1481,6 +1481,7 @@ class OfflineReviewer:
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
                 asked[conv] = (turn.position, said[-1][2], turn.author)
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
+            secret_spans += secret_values(text)
             memory.begin_message(
                 text,
                 people,

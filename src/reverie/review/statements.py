@@ -43,6 +43,7 @@ __all__ = [
     "entry_problem",
     "priced",
     "read",
+    "secret_values",
     "skip_reason",
 ]
 
@@ -206,12 +207,31 @@ _SECRET_VALUE = (
     r"(?![\w@.]*[\w@])"
 )
 #: A secret's name, up to two more words ("wifi key", "token seed", "admin pass"), then its
-#: value with or without "is" or a colon: "the pw is ...", "pass Teal_Otter_91".
+#: value with or without "is" or a colon: "the pw is ...", "pass Teal_Otter_91"; or up to five
+#: words that say whose it is before "is" ("the API key she gave me is ...").
 _NAMED_VALUE = re.compile(
-    rf"\b(?:{_SECRET_NOUN.pattern}|pw|pwd|pass|key|seed)\b(?:\s+[A-Za-z]+){{0,2}}?"
-    rf"(?:\s*(?:\bis\b|\bwas\b|[:=])\s*|\s+)(?P<value>{_SECRET_VALUE})",
+    rf"\b(?:{_SECRET_NOUN.pattern}|pw|pwd|pass|key|seed)\b(?:(?:\s+[A-Za-z]+){{0,2}}?"
+    rf"(?:\s*(?:\bis\b|\bwas\b|[:=])\s*|\s+)|(?:\s+[A-Za-z']+){{1,5}}?\s+(?:is|was)\s+)"
+    rf"(?P<value>{_SECRET_VALUE})",
     re.I,
 )
+#: A value shaped like a password made by a person: upper and lower case letters and a digit,
+#: ten characters or more, in one word ("WiganPier1906!Mo"). Beside a secret's name anywhere in
+#: the message, it is that secret, whatever the clause that holds it says.
+_PASSWORD_SHAPED = re.compile(
+    r"(?<![\w@./:])(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_!@#$%^&*+-]{10,}"
+    r"(?![\w@/]|\.\w)"
+)
+
+
+def secret_values(message: str) -> list[tuple[int, int]]:
+    """Where a message that names a secret (a password, a key, a token: :data:`_SECRET_NOUN`)
+    holds a value shaped like one (:data:`_PASSWORD_SHAPED`): "set up a password ... she
+    keeps forgetting it, it's WiganPier1906!Mo". The clause that holds it is not kept, though
+    it names no secret itself."""
+    if not _SECRET_NOUN.search(message):
+        return []
+    return [(m.start(), m.end()) for m in _PASSWORD_SHAPED.finditer(message)]
 
 
 def _secret_talk(text: str) -> bool:
