@@ -148,6 +148,9 @@ def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
         "I've varnished 14 of the 30 chairs for the hall.",
         "Nine of the twelve fences checked, the rest on Monday.",
         "We sanded about half the floorboards this morning.",
+        "Lotte has done about half of Bruno's house training, he's getting there.",
+        "I've finished 70 percent of the inventory count.",
+        "Tomasz is about three quarters through cataloguing the donated maps.",
         # a count of the speaker's doings in a stretch of time still running
         "today: repotted 120 seedlings, swept the yard",
         "We ran it three times this afternoon and it still squeaks.",
@@ -173,6 +176,8 @@ def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:
         # a part of a whole that is how things are, or a record of its time
         "Two of the three vans are electric.",
         "Half the team works from home on Fridays.",
+        "Two thirds of our members live within five miles.",
+        "Half of our stock comes from the Lyon supplier.",
         "Half the roof was replaced in 2019.",
         "We hired two new chefs in March.",
         "I've been a nurse for 12 years.",

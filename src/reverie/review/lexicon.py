@@ -251,7 +251,8 @@ TRANSIENT = phrase_list(
 PROGRESS_THROUGH = phrase_list(
     """
     halfway through | half way through | of the way through | most of the way | partway through
-    part way through | nearly through | almost through
+    part way through | nearly through | almost through | thirds through | third through
+    quarters through | quarter through | percent through | per cent through
     """
 )
 #: Activities of a moment: "I'm running the tests" is progress; "I'm learning German" is not.

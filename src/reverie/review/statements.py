@@ -532,10 +532,16 @@ _COUNTDOWN = re.compile(
     r"(?:with|a|an|to|being|waiting|not|untouched)\b",
     re.I,
 )
-# A part of a whole got through: a past tense up to three words before "N of (the) M" or "half
-# (of) the" ("I've sanded 14 of the 30 chairs", "we glazed about half the tiles"), or "N of
+# A part of a whole got through: a past tense up to three words before "N of (the) M", "half
+# (of) the" or a share of someone's ("I've sanded 14 of the 30 chairs", "we glazed about half the
+# tiles", "done about half of Ingrid's training", "finished 60 percent of the audit"), or "N of
 # the M <things> <done>" as a clause of its own ("9 of the 12 fences checked, rest on Monday").
-_PART = rf"(?:{_COUNT}\s+(?:out\s+)?of\s+(?:the\s+)?{_COUNT}|half\s+(?:of\s+)?the)\b"
+_WHOSE = r"(?:the|my|our|his|her|their|[a-z]+'s)"
+_PART = (
+    rf"(?:{_COUNT}\s+(?:out\s+)?of\s+(?:the\s+)?{_COUNT}|half\s+(?:of\s+)?{_WHOSE}"
+    rf"|(?:\d+\s?(?:%|percent|per cent)|(?:a|one|two|three)\s+(?:thirds?|quarters?))\s+of\s+"
+    rf"{_WHOSE})\b"
+)
 _PART_DONE = re.compile(
     rf"\b{_DID}\s+(?:[\w-]+\s+){{0,3}}?(?:(?:about|around|roughly|nearly|almost|over|just)"
     rf"\s+)?{_PART}"
