@@ -202,8 +202,9 @@ _SPELLED_DIGITS = re.compile(rf"\b{_DIGIT_WORD}(?:[\s-]+{_DIGIT_WORD}){{2,}}\b",
 
 #: A value that looks made to be secret: letters and digits mixed, eight characters or more,
 #: in one word ("Kestrel77bay", "Teal_Otter_91"), or a base32 seed ("KRSXG5CTMVRXEZLU").
+_SECRET_CHARS = r"[A-Za-z0-9_!@#$%^&*+-]"
 _SECRET_VALUE = (
-    r"(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9_!@#$%^&*+-]{8,}|(?-i:[A-Z2-7]{16,}))"
+    rf"(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z]){_SECRET_CHARS}{{8,}}|(?-i:[A-Z2-7]{{16,}}))"
     r"(?![\w@.]*[\w@])"
 )
 #: A secret's name, up to two more words ("wifi key", "token seed", "admin pass"), then its
@@ -219,7 +220,7 @@ _NAMED_VALUE = re.compile(
 #: ten characters or more, in one word ("WiganPier1906!Mo"). Beside a secret's name anywhere in
 #: the message, it is that secret, whatever the clause that holds it says.
 _PASSWORD_SHAPED = re.compile(
-    r"(?<![\w@./:])(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_!@#$%^&*+-]{10,}"
+    rf"(?<![\w@./:])(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z]){_SECRET_CHARS}{{10,}}"
     r"(?![\w@/]|\.\w)"
 )
 
