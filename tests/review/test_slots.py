@@ -7,7 +7,7 @@ import pytest
 
 from reverie.review.changes import supersedes
 from reverie.review.frames import entry_frame, frame
-from reverie.review.slots import read_slot, refills
+from reverie.review.slots import measures, read_slot, refills
 from reverie.review.statements import Statement, read, secret_values
 
 
@@ -477,3 +477,24 @@ def test_r6_a_password_shaped_value_beside_a_secrets_name_in_the_message_is_secr
     assert secret_values("We bought three MacBookPro2023 units for the studio.") == []
     # A name in capitals with digits is a reference, not a password.
     assert secret_values("The login for ticket SAP-2026-17 is with IT.") == []
+
+
+def test_an_hour_after_at_is_a_time_unless_a_noun_follows() -> None:
+    def kinds(said: str) -> list[tuple[str, str]]:
+        return [(m.kind, m.value) for m in measures(said)]
+
+    assert ("time", "9") in kinds("vinyasa is at 9 with Lou")
+    assert ("time", "10") in kinds("volunteers come in at 10 and 3")
+    assert not [k for k in kinds("we meet at 9 Baker Street") if k[0] == "time"]
+    assert kinds("it froze at 3 degrees") == []
+
+
+def test_a_price_without_its_currency_is_money_but_a_version_or_a_time_is_not() -> None:
+    def money(said: str) -> list[str]:
+        return [m.value for m in measures(said) if m.kind == "money"]
+
+    assert money("jong belegen is 14.90 per kilo") == ["14.90"]
+    assert money("sorry, I said it wrong, it's 2.50 since Easter") == ["2.50"]
+    assert money("we run Python 3.12 now") == []
+    assert money("firmware 2.10 is out") == []
+    assert money("the 12.15 train is late") == [] and money("at 10.30 we open") == []

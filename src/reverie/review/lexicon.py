@@ -443,6 +443,7 @@ UPDATE_MARKERS = phrase_list(
     stepping in | stepped in | steps in | brought in | signed with | signed up with
     from next | from this | until further notice | these days | nowadays | any longer
     push | pushed back | put back | brought forward | bring forward | extended | bumped
+    moving | changing | switching | shifting | shifted | bumping
     """
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".

@@ -487,7 +487,7 @@ class _Memory:
         linked = self._value_link(clause, self.older())
         if linked is not None:
             return self._substitute(*linked, source, clause)
-        return self._name_fix(clause, source)
+        return self._name_fix(clause, source) or self._own_name_fix(clause, source)
 
     def _name_fix(self, clause: str, source: str) -> str | None:
         """A correction of a name, in a clause not kept on its own ("sorry, my mistake, the
@@ -513,6 +513,32 @@ class _Memory:
             return None  # a longer word holds it first ("Hovenden" before "Hove")
         named = (Measure("name", old, old), Measure("name", new, new))
         return self._substitute(holders[0], *named, source)
+
+    def _own_name_fix(self, clause: str, source: str) -> str | None:
+        """A correction of the statement just before by the name alone, in a message that says
+        it corrects something ("och sorry, wrong, we moved to Dengie last year" after "hard
+        feed is Spillers"): the one entry of that statement with a name the clause does not
+        say, while the clause says one it does not, now says the clause's name."""
+        if not _CORRECTING.search(self.message):
+            return None
+        mine = read_slot(clause).names
+        found: list[tuple[_Entry, str, str]] = []
+        for e in self.older():
+            if self._from_this_message(e) or not self._just_before(e):
+                continue
+            theirs = read_slot(e.text).names
+            olds, news = theirs - mine, mine - theirs
+            if len(olds) == 1 and len(news) == 1:
+                found.append((e, min(olds), min(news)))
+        if len(found) != 1:
+            return None
+        e, old, new = found[0]
+        body = strip_source(e.text)
+        at, to = body.lower().find(old), clause.lower().find(new)
+        if at < 0 or to < 0:
+            return None
+        was, now = body[at : at + len(old)], clause[to : to + len(new)]
+        return self._substitute(e, Measure("name", was, was), Measure("name", now, now), source)
 
     def _closest(self, text: str, live: list[_Entry], thing: str = "") -> _Entry | None:
         """The entry an update that no rule connected to one most likely replaces, by the
@@ -1265,7 +1291,8 @@ _LOOSE = frozenset(lx.GENERIC_WORDS) | frozenset(root(w) for w in lx.UPDATE_MARK
 # A statement that leans on the one before: "it's $4,200 now", "so 26 March now".
 _LEANS = re.compile(
     r"^\W*(?:(?:oh\s+)?(?:so|and|but|wait|sorry|no|actually|oops|ah)\b[\s,]*)*"
-    r"(?:it|it's|its|that|that's|this|they|they're|which|now|make that|\d|[$£€])",
+    r"(?:it|it's|its|that|that's|this|they|they're|which|now|make that|\d|[$£€]"
+    r"|chang(?:e|ing) that|scratch that|correction)",
     re.I,
 )
 

@@ -350,14 +350,20 @@ _DAY_WORDS = "|".join(
     sorted((d for d in lx.WEEKDAYS if not d.startswith("week")), key=len, reverse=True)
 )
 _ORDINAL = r"\d{1,2}(?:st|nd|rd|th)?"
+# Words that may follow an hour said after "at" ("at 9 with Lou", "at 10 sharp"): unlike a
+# noun ("at 9 Baker Street", "at 3 degrees"), they leave the number a time.
+_AFTER_TIME = "(?:with|and|on|every|each|sharp|then|till|until|for|from|daily|most)"
 _MEASURE = re.compile(
     rf"(?P<money>[$£€]\s?\d+(?:,\d{{3}})*(?:\.\d+)?(?:k\b)?|\b\d+(?:,\d{{3}})*(?:\.\d+)?\s?(?:euros?|dollars?|"
     rf"pounds?|quid|eur|gbp|usd|cad)\b)"
+    # A price said without its currency ("14.90 per kilo", "it's 2.50 since Easter"): two
+    # decimal places; a version ("Python 3.12") is told apart in :func:`measures`.
+    rf"|(?P<price>(?<![\w.,:/£$€-])\d{{1,4}}\.\d{{2}}\b(?![.,]?\d|\s*%))"
     rf"|(?P<percent>\b\d+(?:\.\d+)?\s?(?:%|percent\b|per cent\b))"
     rf"|(?P<date>(?:\b(?:{_DAY_WORDS})s?,?\s+(?:the\s+)?)?(?:\b{_ORDINAL}\s+(?:of\s+)?"
     rf"(?:{_MONTH_WORDS})\b|\b(?:{_MONTH_WORDS})\s+(?:the\s+)?{_ORDINAL}\b|\b\d{{1,2}}(?:st|nd|rd|th)\b))"
     rf"|(?P<time>\b\d{{1,2}}(?::\d{{2}})?\s?(?:am|pm)\b|\b\d{{1,2}}:\d{{2}}\b|(?<=\bat )\d{{1,2}}\b"
-    rf"(?![.,]?\d|\s*(?:%|percent|degrees|[a-z]{{3,}})))"
+    rf"(?![.,]?\d|\s*(?:%|percent|degrees|(?!{_AFTER_TIME}\b)[a-z]{{3,}})))"
     rf"|(?P<span>\b\d+(?:\.\d+)?\s?(?:weeks?|days?|hours?|hrs?|months?|years?|nights?|mins?|"
     rf"minutes?)\b)"
     rf"|(?P<weekday>\b(?:{_DAY_WORDS})s?\b)"
@@ -378,6 +384,12 @@ def _counted(said: str) -> str | None:
     noun = words[-1]
     return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
 
+
+#: Words before a number with two decimal places that make it a version or a time of day
+#: ("version 2.10", "the 12.15 train"), not a price.
+_NOT_PRICED = lx.words(
+    "version v release build firmware update at from till until by before after around the"
+)
 
 #: Words after a number that are not what it counts.
 _NOT_COUNTED = lx.words(
@@ -451,6 +463,11 @@ def measures(text: str) -> tuple[Measure, ...]:
             continue  # one day of a run: the run is the value
         kind = m.lastgroup or ""
         said = m.group(0)
+        if kind == "price":
+            before = body[: m.start()].split()
+            if before and (before[-1][:1].isupper() or before[-1].lower() in _NOT_PRICED):
+                continue  # "Python 3.12", "version 2.10", "at 10.30": a version, a time
+            kind = "money"
         low = said.lower().replace(",", "")
         number = re.search(r"\d+(?:\.\d+)?", low)
         digits = number.group(0) if number else ""
