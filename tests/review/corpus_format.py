@@ -100,10 +100,15 @@ round, in aggregate only; from the ninth round on it is development data (:data:
 as the eighth round left it was measured on it. It was measured twice, before and after the
 ninth round, in aggregate only; from the tenth round on it is development data (:data:`NINTH`).
 
-**The held-out set** ``test10`` (:data:`HELD_OUT`, ids ``t10-``) was written fresh for the tenth
-round the same way, and committed before the reviewer as the ninth round left it was measured
-on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half test10`` in
-aggregate only, once before and once after the round.
+``test10`` was written fresh for the tenth round the same way, and committed before the reviewer
+as the ninth round left it was measured on it. It was measured twice, before and after the
+tenth round, in aggregate only; from the eleventh round on it is development data
+(:data:`TENTH`).
+
+**The held-out set** ``test11`` (:data:`HELD_OUT`, ids ``t11-``) was written fresh for the
+eleventh round the same way, and committed before the reviewer as the tenth round left it was
+measured on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
+test11`` in aggregate only, once before and once after the round.
 """
 
 from __future__ import annotations
@@ -128,6 +133,7 @@ __all__ = [
     "SECTIONS",
     "SEVENTH",
     "SIXTH",
+    "TENTH",
     "THIRD",
     "Conversation",
     "Fact",
@@ -157,10 +163,12 @@ SEVENTH = "test7"
 EIGHTH = "test8"
 #: Written for the ninth round; held out then, development data since the tenth.
 NINTH = "test9"
+#: Written for the tenth round; held out then, development data since the eleventh.
+TENTH = "test10"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH)
-#: Written for the tenth round and never tuned on.
-HELD_OUT = "test10"
+DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH)
+#: Written for the eleventh round and never tuned on.
+HELD_OUT = "test11"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -216,8 +224,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test10`` when its id starts with
-    ``t2-`` to ``t10-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test11`` when its id starts with
+    ``t2-`` to ``t11-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -236,6 +244,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t9-"):
         return NINTH
     if conversation_id.startswith("t10-"):
+        return TENTH
+    if conversation_id.startswith("t11-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

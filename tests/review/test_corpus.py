@@ -16,6 +16,7 @@ from tests.review.corpus_format import (
     SECOND,
     SEVENTH,
     SIXTH,
+    TENTH,
     THIRD,
     fact,
     half,
@@ -37,7 +38,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t7-any-intro") == SEVENTH == "test7"
     assert half("t8-any-intro") == EIGHTH == "test8"
     assert half("t9-any-intro") == NINTH == "test9"
-    assert half("t10-any-intro") == HELD_OUT == "test10"
+    assert half("t10-any-intro") == TENTH == "test10"
+    assert half("t11-any-intro") == HELD_OUT == "test11"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -75,7 +77,7 @@ def test_the_corpus_is_large_and_varied() -> None:
 
 
 @pytest.mark.parametrize(
-    "which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, HELD_OUT]
+    "which", [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, HELD_OUT]
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
     conversations = load(which)
