@@ -1805,3 +1805,80 @@ def test_r6_a_price_corrected_without_its_currency_replaces_the_old_one() -> Non
     )
     index = index_after(out)
     assert "2.50" in index and "2 pound" not in index
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "gone", "kept"),
+    [
+        # A person or a firm out of its role, and who took it, in one message.
+        (
+            "Second driver is Calum Fraser.",
+            "Calum quit. Morag Bain drives truck 2 now.",
+            "Calum",
+            "Morag Bain",
+        ),
+        (
+            "At Velacor our instructing contact is their head of IP, Dr Aaron Lindqvist.",
+            "Dr Lindqvist has left Velacor. We now take instructions from Priti Menon.",
+            "Lindqvist",
+            "Priti Menon",
+        ),
+        (
+            "Glass collected by Berrow Haulage every Friday.",
+            "Berrow lost the contract. Kellner Waste now, Wednesdays.",
+            "Berrow Haulage",
+            "Kellner",
+        ),
+        # A thing ended, said without "is" or "has".
+        (
+            "Officers use Zebra TC52 handhelds.",
+            "TC52s replaced. All officers on TC58 from today.",
+            "Zebra TC52",
+            "TC58",
+        ),
+        (
+            "I get the sandstone from Cwm Nant quarry",
+            "cwm nant closed for good. buying from Blaen Onneu now, bit greyer stone",
+            "from Cwm Nant quarry",
+            "Blaen Onneu",
+        ),
+    ],
+)
+def test_r6_a_departure_or_a_terse_ending_gives_the_role_to_what_follows(
+    before: str, after: str, gone: str, kept: str
+) -> None:
+    index = _after(before, after)
+    assert gone not in index and kept in index, index
+
+
+def test_r6_a_terse_ending_needs_the_clause_to_end_there() -> None:
+    index = _after("The boiler is a Worcester Bosch.", "The boiler replaced the old one in 2019.")
+    assert "Worcester Bosch" in index
+
+
+def test_r6_a_comparison_with_what_one_thought_is_no_hedge() -> None:
+    assert isinstance(
+        statements.read(
+            "I buy at Hekserij now, the shipping is cheaper than I think",
+            role="user",
+            speaker="Amelie",
+        ),
+        statements.Statement,
+    )
+    assert (
+        statements.read("I think the shipping is cheaper", role="user", speaker="Amelie")
+        == "hedged"
+    )
+
+
+def test_r6_a_month_a_value_starts_from_marks_an_update() -> None:
+    index = _after(
+        "Monthly service for small tank is 60 pound.",
+        "From May small tank monthly service is 70 pound, the price go up.",
+    )
+    assert "70 pound" in index and "60 pound" not in index
+
+
+def test_r6_a_verb_in_ing_with_now_and_no_subject_is_the_speakers_own() -> None:
+    index = _after("buying from Blaen Onneu now, bit greyer stone", author="rhys")
+    assert "Rhys: Buying from Blaen Onneu now" in index

@@ -140,7 +140,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
-        m = m or _NOT_RENEWED.match(text)
+        m = m or _NOT_RENEWED.match(text) or _ENDED_TERSE.match(text)
         if not m:
             # "Leadership cancelled the code freeze": whoever ends it, it ended.
             ended = _CALLED_OFF_BY.match(text)
@@ -227,8 +227,22 @@ _DEPARTED = re.compile(
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
     r"club|school|agency)\b"
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
-    r"|resigned\b|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b)"
+    r"|resigned\b|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
+    # "Calum quit.", "Dr Lindqvist has left Velacor", "Barry stood down", "Berrow lost the
+    # contract", "Dominik was transferred to Dublin": out of the role, whatever follows.
+    r"|quit(?=\s*(?:[.,;!]|$|(?:on|last|yesterday|this|today|in|at|after)\b))"
+    r"|left (?-i:[A-Z])|(?:stepped|stood) down\b|lost (?:the|our|their) (?:contract|account)\b"
+    r"|(?:been )?(?:transferred|seconded)\b)"
     r"(?P<rest>.*)$",
+    re.I,
+)
+
+# Said tersely, without "is" or "has": "TC52s replaced.", "RingGo contract ended.", "cwm nant
+# closed for good". The clause ends there: "the boiler replaced the old one" says more.
+_ENDED_TERSE = re.compile(
+    r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|deal|subscription|lease) ended"
+    r"|replaced|scrapped|discontinued|decommissioned|closed (?:for good|down)|shut down"
+    r"|went bust|went under)\s*(?:for good\b)?\s*(?=[.;!]|$)",
     re.I,
 )
 

@@ -140,6 +140,9 @@ _MY = re.compile(r"^my\b", re.I)
 _WE = re.compile(r"^(?:we|we're|we've|we'd|we'll|we are|we have|us)\b", re.I)
 _OUR = re.compile(r"^our\b", re.I)
 _THERE = re.compile(r"^there(?:'s| is| are| was| were)\b", re.I)
+# The speaker's "I'm" or "we're" left out before a verb in -ing, with "now": "buying from
+# Blaen Onneu now", "using Salto now".
+_GERUND_NOW = re.compile(r"^[a-z]+ing\b(?=[^.;!?]*\bnow\b)", re.I)
 
 
 def past(word: str) -> bool:
@@ -163,7 +166,7 @@ def subject_kind(text: str, role: str) -> tuple[str, tuple[str, ...]]:
         return "there", ()
     first = text.split(" ", 1)[0]
     low = first.lower().strip(",")
-    if role == "user" and past(low):
+    if role == "user" and (past(low) or (_GERUND_NOW.match(text) and low not in lx.NOT_GERUNDS)):
         return "implicit", ()
     name = subject_name(text)
     if name:

@@ -444,6 +444,7 @@ UPDATE_MARKERS = phrase_list(
     from next | from this | until further notice | these days | nowadays | any longer
     push | pushed back | put back | brought forward | bring forward | extended | bumped
     moving | changing | switching | shifting | shifted | bumping
+    go up | goes up | went up | gone up | going up | scrap that | scrap the
     """
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
@@ -739,6 +740,8 @@ MONTHS = phrase_list(
     dec
     """
 )
+#: "From May small tank service is 70 pound": the month a value starts from marks an update.
+UPDATE_MARKERS += tuple(f"from {m}" for m in MONTHS if len(m) > 3)
 WEEKDAYS = phrase_list(
     """
     monday | tuesday | wednesday | thursday | friday | saturday | sunday | mondays

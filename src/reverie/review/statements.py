@@ -300,6 +300,10 @@ def _ordered(text: str) -> bool:
     return order is not None and order[1].lower() in lx.IMPERATIVES
 
 
+#: A comparison with what the speaker thought ("cheaper than I think"): no hedge.
+_COMPARED = re.compile(r"\b(?:than|as)\s+(?:i|we)\s+(?:think|thought|expected|imagined)\b", re.I)
+
+
 def skip_reason(text: str, role: str, said: str = "") -> str | None:
     """Why memory must not hold ``text``, or None. ``said`` is the clause before it was
     cleaned, when a lead taken off it ("today: ...") told the time it speaks of."""
@@ -343,7 +347,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
             return "behavioural rule"
     if not lesson and (_RULE.search(text) or (role == "user" and _ordered(text))):
         return "behavioural rule"
-    if not lesson and _HEDGE.search(text):
+    if not lesson and _HEDGE.search(_COMPARED.sub("", text)):
         return "hedged"
     if re.match(r"^(?:i|we|i'm|we're|i've|we've)\b", low) and _TODO.search(text):
         return "to-do"
@@ -424,6 +428,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if feeling and feeling.group(1) in lx.FEELINGS and not values:
         return False  # "John is excited to catch up", "I'm determined to ..."
     gerund = first.endswith("ing") and first not in lx.NOT_GERUNDS and not values
+    gerund = gerund and kind != "implicit"
     following = words[1].lower() if len(words) > 1 else ""
     if gerund and (following in _OBJECT_STARTS or re.search(r"\b(?:us|we|our)\b", low)):
         return False  # "Creating a place that feels safe is key": a truism, no one's fact

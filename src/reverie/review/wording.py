@@ -280,6 +280,9 @@ def render(st: Statement, *, listener: str | None, when: float) -> str:
         third = third_person(text, speaker)
         if third:
             return finish(third)
-    if _FIRST_OR_SECOND.search(text) or re.search(r"\b(?:I|me|my|mine)\b", text):
+    # The speaker's own words, named: "I"/"my" in them, or no subject at all ("buying from
+    # Blaen Onneu now").
+    own = _FIRST_OR_SECOND.search(text) or re.search(r"\b(?:I|me|my|mine)\b", text)
+    if own or st.subject_kind == "implicit":
         return finish(f"{speaker}: {text[0].upper() + text[1:]}")
     return finish(text)
