@@ -498,3 +498,30 @@ def test_a_price_without_its_currency_is_money_but_a_version_or_a_time_is_not() 
     assert money("we run Python 3.12 now") == []
     assert money("firmware 2.10 is out") == []
     assert money("the 12.15 train is late") == [] and money("at 10.30 we open") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Fergus is absolutely covered in soot today, his wife made him strip in the garage ha",
+        "saw the first oystercatchers back on the Dee this morning, always makes me happy",
+        "The Atlantic was magnificent this morning, grey and enormous",
+        "Our dog ate a whole bag of candy floss sugar today, he's bouncing off the walls",
+    ],
+)
+def test_r6_the_days_news_is_not_kept(said: str) -> None:
+    assert not isinstance(read(said, role="user", speaker="Moira"), Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We hired Ama today as our apprentice",  # a change, said on its day
+        "Ines Carvalho is photo desk chief from today",  # what holds from that day on
+        "we've been on 8.0 since last night",
+        "the vet came today, Bella needs a check in 6 weeks",  # a value beyond the day
+        "Mette says we have SailPack 8 now, she installed it last night",
+    ],
+)
+def test_r6_what_outlasts_its_day_is_kept(said: str) -> None:
+    assert isinstance(read(said, role="user", speaker="Moira"), Statement)

@@ -270,6 +270,23 @@ MOMENT = phrase_list(
     at the moment | for now | for the moment | currently
     """
 )
+#: The day a thing happened on, said relative to now: with no change in it ("covered in soot
+#: today", "saw the first oystercatchers this morning"), the day's news, not a fact to keep.
+EPISODE = phrase_list(
+    """
+    today | tonight | this morning | this afternoon | this evening | last night | yesterday
+    """
+)
+#: Verbs that say something changed for good, news of a day or not ("we hired Ama today").
+CHANGE_VERBS = phrase_list(
+    """
+    bought | sold | hired | joined | started | starts | signed | booked | ordered | got | opened
+    closed | fired | won | lost | passed | became | married | engaged | born | died | adopted
+    installed | replaced | upgraded | renamed | promoted | appointed | elected | moved
+    switched | changed | raised | lowered | cancelled | canceled | agreed | decided | retired
+    left | quit | arrived | delivered | confirmed | accepted | approved | set up | launched
+    """
+)
 #: Subjects whose state is about one run of something ("the build is green").
 TRANSIENT_SUBJECTS = words(
     "build builds test tests job jobs download upload install compile ci run runs script command "

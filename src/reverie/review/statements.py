@@ -357,6 +357,22 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
 # --- durability -----------------------------------------------------------------------------
 
 _QUANTIFIERS = lx.words("all every each both some most any")
+_EPISODE = lx.phrases(lx.EPISODE)
+_NOW_ON = re.compile(r"\bnow\b", re.I)
+_CHANGED = lx.phrases([*lx.CHANGE_VERBS, *lx.SWITCH_VERBS, *lx.RETIRE_VERBS])
+
+
+#: A day something starts from ("from today", "since last night"): it outlasts the day.
+_STARTING = re.compile(rf"\b(?:from|since|as of|starting|effective)\s+(?:{_EPISODE.pattern})", re.I)
+
+
+def _lasting(text: str) -> bool:
+    """Whether ``text`` says something that outlasts the day: a decision, a plan or a
+    deadline, a rule of the place, what holds now, or a value that is not the day itself."""
+    cued = any(c.search(text) for c in (_DECISION, _PROJECT, _POLICY, _NOW_ON))
+    return cued or any(m.kind not in ("date", "weekday") for m in measures(text))
+
+
 _OBJECT_STARTS = lx.words(
     "the a an my our your their his her it this that these those some to on at in for back now "
     "up out off down with through over"
@@ -463,6 +479,12 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         return False  # "the tests are green now"
     if _MOMENT.search(text) and (_PROGRESSIVE.match(text) or _STATE_NOW.search(text)):
         return False
+    if (
+        _EPISODE.search(_STARTING.sub("", text))
+        and not _CHANGED.search(text)
+        and not _lasting(text)
+    ):
+        return False  # "covered in soot today", "saw the first oystercatchers this morning"
     progressive = _PROGRESSIVE.match(text)
     if progressive and progressive.group(1).lower() in lx.MOMENTARY:
         return False
