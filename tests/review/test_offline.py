@@ -1882,3 +1882,20 @@ def test_r6_a_month_a_value_starts_from_marks_an_update() -> None:
 def test_r6_a_verb_in_ing_with_now_and_no_subject_is_the_speakers_own() -> None:
     index = _after("buying from Blaen Onneu now, bit greyer stone", author="rhys")
     assert "Rhys: Buying from Blaen Onneu now" in index
+
+
+def test_r6_a_new_name_instead_of_the_one_the_message_names_replaces_its_entry() -> None:
+    index = _after(
+        "For marine tanks I use Red Sea Coral Pro salt.",
+        "Red Sea is too expensive now, I buy Tropic Marin Pro Reef instead.",
+        author="kenji",
+    )
+    assert "Tropic Marin" in index and "use Red Sea" not in index
+
+
+def test_r6_now_before_the_subject_leaves_it_the_subject() -> None:
+    st = statements.read("Now I start shiitake, on logs outside.", role="user", speaker="Tomek")
+    assert isinstance(st, statements.Statement) and st.subject_kind == "i"
+    assert "Tomek: Now I start shiitake" in _after(
+        "Now I start shiitake, on logs outside.", author="tomek"
+    )

@@ -135,10 +135,12 @@ class Frame:
 
 # --- reading the subject --------------------------------------------------------------------
 
-_I = re.compile(r"^(?:i|i'm|i've|i'd|i'll|i am|i have|i was)\b", re.I)
-_MY = re.compile(r"^my\b", re.I)
-_WE = re.compile(r"^(?:we|we're|we've|we'd|we'll|we are|we have|us)\b", re.I)
-_OUR = re.compile(r"^our\b", re.I)
+# "Now I use ...", "now we open at 8": "now" before the subject leaves it the subject.
+_NOW = r"^(?:now,?\s+)?"
+_I = re.compile(rf"{_NOW}(?:i|i'm|i've|i'd|i'll|i am|i have|i was)\b", re.I)
+_MY = re.compile(rf"{_NOW}my\b", re.I)
+_WE = re.compile(rf"{_NOW}(?:we|we're|we've|we'd|we'll|we are|we have|us)\b", re.I)
+_OUR = re.compile(rf"{_NOW}our\b", re.I)
 _THERE = re.compile(r"^there(?:'s| is| are| was| were)\b", re.I)
 # The speaker's "I'm" or "we're" left out before a verb in -ing, with "now": "buying from
 # Blaen Onneu now", "using Salto now".

@@ -599,7 +599,19 @@ class _Memory:
             return True
         if self._from_this_message(e) or not self.context & read_slot(e.text).names:
             return False
-        return refills(text, e.text, told=True)
+        return refills(text, e.text, told=True) or self._named_instead(text, e)
+
+    def _named_instead(self, text: str, e: _Entry) -> bool:
+        """Whether ``text`` puts a new name in the place of the one name entry ``e`` gives,
+        which its message names ("Red Sea is too expensive now, I buy Tropic Marin instead"
+        after "for marine tanks I use Red Sea Coral Pro salt"): a word of replacement, a name
+        the entry lacks, and an owner the two share."""
+        if not _INSTEAD.search(text):
+            return False
+        mine, theirs = read_slot(text), read_slot(e.text)
+        if len(theirs.names) != 1 or not mine.names - theirs.names:
+            return False
+        return not (mine.owner and theirs.owner and mine.owner != theirs.owner)
 
     def _from_this_message(self, e: _Entry) -> bool:
         return any(
@@ -1682,6 +1694,10 @@ _NAME_CORRECTED = re.compile(
     rf"(?P<new2>{_NAME}))",
 )
 #: Words by which a speaker says they are putting something right.
+#: Words by which one thing takes another's place ("I buy Tropic Marin instead").
+_INSTEAD = re.compile(
+    r"\b(?:instead|switched|swapped|changed over|gone over|went over|moved over)\b", re.I
+)
 _CORRECTING = re.compile(
     r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
     re.I,
