@@ -1899,3 +1899,27 @@ def test_r6_now_before_the_subject_leaves_it_the_subject() -> None:
     assert "Tomek: Now I start shiitake" in _after(
         "Now I start shiitake, on logs outside.", author="tomek"
     )
+
+
+def test_r6_a_new_name_that_does_it_now_replaces_the_one_the_message_names() -> None:
+    index = _after(
+        "Our window cleaner is Crystal Clear.",
+        "Crystal Clear packed it in, Dave Hobbs does the windows now.",
+    )
+    assert "Dave Hobbs" in index and "cleaner is Crystal Clear" not in index
+    # The clause shares no word with the entry; the message names it.
+    index = _after(
+        "Our bookings go through Mindbody.", "Mindbody got too dear, we're on Momoyoga now."
+    )
+    assert "Momoyoga" in index and "go through Mindbody" not in index
+    # Read again with its turns, the batch changes nothing (R6 idle).
+    first = turns("c0", user("Our bookings go through Mindbody."))
+    later = turns("c1", user("Mindbody got too dear, we're on Momoyoga now."))
+    again = review([*first, *later], index)
+    assert not again.operations or index_after(again, index) == index
+    # Someone else's fact that names the same thing is not theirs to replace.
+    index = _after(
+        "Priya's dentist is Dr Okafor.",
+        "Dr Okafor retired from the NHS list, I go to Dr Mensah now.",
+    )
+    assert "Priya's dentist is Dr Okafor" in index and "Mensah" in index

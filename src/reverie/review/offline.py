@@ -243,7 +243,8 @@ class _Memory:
                 for e in near
                 if e not in holders and e not in newer and self._outdates(new, text, e, source)
             ]
-            for e in outdated:
+            far = [e for e in live if e not in near + holders + newer]
+            for e in outdated or self._named_elsewhere(text, far):
                 _supersede(e, holders[0])
             linked = self._value_link(text, [e for e in live if e not in holders + newer])
             if linked is not None:
@@ -275,6 +276,7 @@ class _Memory:
         # What it may update: entries said before it. What it may repeat: any entry.
         older = [e for e in live if e not in newer]
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
+        same = same or self._named_elsewhere(text, [e for e in older if e not in near])
         near_staying = [e for e in near if id(e) not in waiting]
         if not same and any(
             restates(new, f) and new.values <= f.values
@@ -601,6 +603,19 @@ class _Memory:
             return False
         return refills(text, e.text, told=True) or self._named_instead(text, e)
 
+    def _named_elsewhere(self, text: str, far: list[_Entry]) -> list[_Entry]:
+        """The one entry of ``far`` (entries that share no word with ``text``) whose name the
+        message says and that ``text`` replaces by :meth:`_named_instead` ("Mindbody got too
+        dear, we're on Momoyoga now" of "our bookings go through Mindbody"), or none."""
+        named = [
+            e
+            for e in far
+            if not self._from_this_message(e)
+            and self.context & read_slot(e.text).names
+            and self._named_instead(text, e)
+        ]
+        return named if len(named) == 1 else []
+
     def _named_instead(self, text: str, e: _Entry) -> bool:
         """Whether ``text`` puts a new name in the place of the one name entry ``e`` gives,
         which its message names ("Red Sea is too expensive now, I buy Tropic Marin instead"
@@ -609,9 +624,15 @@ class _Memory:
         if not _INSTEAD.search(text):
             return False
         mine, theirs = read_slot(text), read_slot(e.text)
-        if len(theirs.names) != 1 or not mine.names - theirs.names:
+        new, old = entry_frame(text), entry_frame(e.text)
+        owners = set(new.owner) | set(old.owner)  # who the facts are of, not what they name
+        if len(theirs.names) != 1 or not {n for n in mine.names - theirs.names if n not in owners}:
             return False
-        return not (mine.owner and theirs.owner and mine.owner != theirs.owner)
+        # Whoever the entry is of, the message names them ("Pia took over billing from Ben"
+        # of "Ben does the billing"), or the two are of one owner; else it is someone else's
+        # fact ("Dana's courier is DPD" is not outdated by "I use Evri now, no longer DPD").
+        said = self.message.lower()
+        return _owners_meet(new, old) or all(w in said for w in old.owner)
 
     def _from_this_message(self, e: _Entry) -> bool:
         return any(
@@ -1696,7 +1717,9 @@ _NAME_CORRECTED = re.compile(
 #: Words by which a speaker says they are putting something right.
 #: Words by which one thing takes another's place ("I buy Tropic Marin instead").
 _INSTEAD = re.compile(
-    r"\b(?:instead|switched|swapped|changed over|gone over|went over|moved over)\b", re.I
+    r"\b(?:instead|switched|swapped|changed over|gone over|went over|moved over|now|took over"
+    r"|taking over|takes over|taken over)\b",
+    re.I,
 )
 _CORRECTING = re.compile(
     r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
