@@ -88,6 +88,9 @@ def test_a_slot_is_read_from_grammar() -> None:
         # digits read out as words, one by one
         "The alarm code is six one one eight, in case I'm not around.",
         "There's a lockbox by the side gate, the number is two zero four seven.",
+        # what unlocks a phone, and bank details
+        "Personal mobile unlock 5 1 3 7 9 in case.",
+        "for when people ask, bank is sort 40-11-62 acc 2290 5173",
     ],
 )
 def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
@@ -114,6 +117,8 @@ def test_r6_codes_told_in_prose_are_secrets(said: str) -> None:
         "The back door is locked at nine, and the alarm set by ten.",
         "The gate stays shut for two or three days after the storm.",
         "The door code changes every twenty one days.",
+        "We sort 300 parcels a day at the depot.",
+        "The account number for Wessex Water is on the bill.",
     ],
 )
 def test_r6_words_near_codes_are_not_secrets(said: str) -> None:

@@ -331,7 +331,8 @@ ACCESS_NOUNS = phrase_list(
     """
     code | codes | pin | pins | passcode | combination | combo | keypad | key pad | keysafe
     key safe | key box | keybox | lockbox | lock box | padlock | alarm | safe | gate | door
-    entry code | door code | access code
+    entry code | door code | access code | unlock | unlock code | sort code | acc | account no
+    account number | card number | iban | cvv
     """
 )
 #: Saying where a secret is kept, or how it is handled, is not the secret.
