@@ -166,6 +166,8 @@ def test_r6_why_a_thing_was_cancelled_is_not_part_of_its_name() -> None:
         "Walls primed, the ceiling still to do.",
         "Invoices for March sent, April still with the accountant.",
         "We're 2 days behind on the fit-out.",
+        # a share done, with the month it has reached
+        "I'm about a third of the way through the old logbooks, got as far as March 1984.",
     ],
 )
 def test_r6_progress_in_many_words_is_not_kept(said: str) -> None:

@@ -81,6 +81,7 @@ _GUESS = lx.phrases(lx.GUESSES)
 _TRANSIENT = lx.phrases(lx.TRANSIENT)
 _MOMENT = lx.phrases(lx.MOMENT)
 _THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
+_CALENDAR = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
 _HEDGE = lx.phrases(lx.HEDGES)
 _TODO = lx.phrases(lx.TODO)
 _SECRET_NOUN = lx.phrases(lx.SECRET_NOUNS)
@@ -328,7 +329,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text, said or text):
             return "transient"
         through = _THROUGH.search(text)
-        if through and not re.search(r"(?-i:\b[A-Z][a-z])", text[through.end() :]):
+        # "halfway through the Camino": a name after it may be what the fact is about; a month
+        # ("through the May issue", "as far as March") is not a name.
+        rest = _CALENDAR.sub("", text[through.end() :]) if through else ""
+        if through and not re.search(r"(?-i:\b[A-Z][a-z])", rest):
             return "transient"
         first = low.split(" ", 1)[0].strip(",")
         gerund = first.endswith("ing") and len(first) > 4 and first not in lx.NOT_GERUNDS
