@@ -762,6 +762,12 @@ def test_r8_what_the_assistant_declines_to_keep_as_private_is_not_kept() -> None
 # --- second round (issue 11): retirements read by their shape, values that change in place ---
 
 
+def _exchange(said: str, reply: str, then: str) -> str:
+    """MEMORY.md after one conversation: a statement, the assistant's reply, and what the
+    user said next."""
+    return index_after(review(turns("c1", user(said), bot(reply), user(then))))
+
+
 def _after(*sessions: str, author: str = "sam") -> str:
     index = new_index()
     for n, text in enumerate(sessions):
@@ -1755,34 +1761,23 @@ def test_r6_an_update_of_several_values_reads_the_same_in_every_process(tmp_path
 def test_r6_a_correction_of_the_statement_before_by_a_name_alone_replaces_the_name() -> None:
     # Issue 11, tenth round: "sorry, wrong" and one new name, right after the statement
     # that named one thing; nothing else says which entry it corrects.
-    out = review(
-        turns(
-            "c1",
-            user("hard feed is Spillers"),
-            bot("ok"),
-            user("och sorry, wrong, we moved to Dengie last year after the price went up"),
-        )
+    index = _exchange(
+        "hard feed is Spillers",
+        "ok",
+        "och sorry, wrong, we moved to Dengie last year after the price went up",
     )
-    index = index_after(out)
     assert "hard feed is Dengie" in index and "Spillers" not in index
     # Without a word of correction, a new name beside the old is a fact of its own.
-    out = review(
-        turns("c1", user("hard feed is Spillers"), bot("ok"), user("our hay comes from Dengie"))
-    )
-    index = index_after(out)
+    index = _exchange("hard feed is Spillers", "ok", "our hay comes from Dengie")
     assert "Spillers" in index and "Dengie" in index
 
 
 def test_r6_changing_that_leans_on_the_statement_before() -> None:
-    out = review(
-        turns(
-            "c1",
-            user("last rental goes out at 6pm"),
-            bot("ok"),
-            user("actually changing that, last boat out at 5pm from June"),
-        )
+    index = _exchange(
+        "last rental goes out at 6pm",
+        "ok",
+        "actually changing that, last boat out at 5pm from June",
     )
-    index = index_after(out)
     assert "5pm" in index and "6pm" not in index
 
 
@@ -1795,15 +1790,11 @@ def test_r6_an_update_told_with_a_gerund_replaces_the_time() -> None:
 
 
 def test_r6_a_price_corrected_without_its_currency_replaces_the_old_one() -> None:
-    out = review(
-        turns(
-            "c1",
-            user("the subs are 2 pound a week and that pays for the hall and the tea"),
-            bot("Noted."),
-            user("no dear sorry, I said it wrong, it's 2.50 since Easter"),
-        )
+    index = _exchange(
+        "the subs are 2 pound a week and that pays for the hall and the tea",
+        "Noted.",
+        "no dear sorry, I said it wrong, it's 2.50 since Easter",
     )
-    index = index_after(out)
     assert "2.50" in index and "2 pound" not in index
 
 
