@@ -502,6 +502,8 @@ def test_a_price_without_its_currency_is_money_but_a_version_or_a_time_is_not() 
 
     assert money("jong belegen is 14.90 per kilo") == ["14.90"]
     assert money("sorry, I said it wrong, it's 2.50 since Easter") == ["2.50"]
+    # a capital that opens the sentence or ends with a comma names no product
+    assert money("It's 2.50 since Easter") == ["2.50"] and money("Sorry, 2.50 now") == ["2.50"]
     assert money("we run Python 3.12 now") == []
     assert money("firmware 2.10 is out") == []
     assert money("the 12.15 train is late") == [] and money("at 10.30 we open") == []

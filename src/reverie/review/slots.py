@@ -464,8 +464,9 @@ def measures(text: str) -> tuple[Measure, ...]:
         kind = m.lastgroup or ""
         said = m.group(0)
         if kind == "price":
-            before = body[: m.start()].split()
-            if before and (before[-1][:1].isupper() or before[-1].lower() in _NOT_PRICED):
+            before = (body[: m.start()].split() or [""])[-1]
+            named = before[:1].isupper() and before[-1:].isalnum()  # "Sorry, 2.50" names none
+            if (named and before.lower() not in lx.STOP_WORDS) or before.lower() in _NOT_PRICED:
                 continue  # "Python 3.12", "version 2.10", "at 10.30": a version, a time
             kind = "money"
         low = said.lower().replace(",", "")
