@@ -620,7 +620,7 @@ class _Memory:
         """Whether ``text`` puts a new name in the place of the one name entry ``e`` gives,
         which its message names ("Red Sea is too expensive now, I buy Tropic Marin instead"
         after "for marine tanks I use Red Sea Coral Pro salt"): a word of replacement, a name
-        the entry lacks, and an owner the two share."""
+        the entry lacks, and an owner the two share or that the message names."""
         if not _INSTEAD.search(text):
             return False
         mine, theirs = read_slot(text), read_slot(e.text)
@@ -1714,13 +1714,13 @@ _NAME_CORRECTED = re.compile(
     rf"|\bnot\s+(?P<old2>{_NAME})\s*[,;:]\s*(?:it's|it is|its|that's|that is|it was|but)\s+"
     rf"(?P<new2>{_NAME}))",
 )
-#: Words by which a speaker says they are putting something right.
 #: Words by which one thing takes another's place ("I buy Tropic Marin instead").
 _INSTEAD = re.compile(
     r"\b(?:instead|switched|swapped|changed over|gone over|went over|moved over|now|took over"
     r"|taking over|takes over|taken over)\b",
     re.I,
 )
+#: Words by which a speaker says they are putting something right.
 _CORRECTING = re.compile(
     r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
     re.I,
