@@ -13,7 +13,7 @@ import functools
 import re
 
 from . import lexicon as lx
-from .frames import TITLE, WORD, Frame, entry_frame, strip_source
+from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, strip_source
 from .slots import dated_alike, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "resets", "restates", "supersedes", "uses", "version_change"]
@@ -22,7 +22,7 @@ _USE = lx.phrases(lx.USE_VERBS)
 _RETIRE = lx.phrases(lx.RETIRE_VERBS)
 _SWITCH = lx.phrases(lx.SWITCH_VERBS)
 _ENDED = lx.phrases(lx.ENDED_STATES)
-_WHEN = re.compile(rf"(?:{lx.phrases([*lx.MONTHS, *lx.WEEKDAYS]).pattern}|\d)", re.I)
+_WHEN = re.compile(rf"(?:{CALENDAR.pattern}|\d)", re.I)
 _NEGATED_USE = lx.phrases(lx.NEGATED_USE)
 _NO_LONGER = lx.phrases(lx.NO_LONGER)
 _NEGATED_STATE = lx.phrases(lx.NEGATED_STATES)

@@ -29,6 +29,7 @@ from . import lexicon as lx
 from .types import SOURCE_PATTERN
 
 __all__ = [
+    "CALENDAR",
     "Frame",
     "entry_frame",
     "frame",
@@ -45,6 +46,8 @@ _REVERSAL = lx.phrases(lx.REVERSAL_CUES)
 _DECISION = lx.phrases(lx.DECISION_CUES)
 MONTH = lx.phrases(lx.MONTHS)
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
+#: A month or a day of the week: a time, never a name ("May", "Tuesdays").
+CALENDAR = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
 _OLD_VALUE = re.compile(
     r"(?:" + lx.phrases(lx.OLD_VALUE_LEADS).pattern + r")\s+(?P<v>[^,;:.!?]+)", re.I
 )

@@ -277,14 +277,15 @@ EPISODE = phrase_list(
     today | tonight | this morning | this afternoon | this evening | last night | yesterday
     """
 )
-#: Verbs that say something changed for good, news of a day or not ("we hired Ama today").
+#: Verbs that say something changed for good, news of a day or not ("we hired Ama today"),
+#: beside the switch and retire verbs below.
 CHANGE_VERBS = phrase_list(
     """
-    bought | sold | hired | joined | started | starts | signed | booked | ordered | got | opened
-    closed | fired | won | lost | passed | became | married | engaged | born | died | adopted
-    installed | replaced | upgraded | renamed | promoted | appointed | elected | moved
-    switched | changed | raised | lowered | cancelled | canceled | agreed | decided | retired
-    left | quit | arrived | delivered | confirmed | accepted | approved | set up | launched
+    bought | hired | joined | started | starts | signed | booked | ordered | got | opened
+    fired | won | lost | passed | became | married | engaged | born | died | adopted
+    installed | replaced | upgraded | renamed | promoted | appointed | elected | raised
+    lowered | agreed | decided | left | arrived | delivered | confirmed | accepted | approved
+    set up | launched
     """
 )
 #: Subjects whose state is about one run of something ("the build is green").
@@ -448,9 +449,18 @@ PERSONAL_CUES = phrase_list(
 
 # --- change: what says that an earlier statement no longer holds ----------------------------
 
-#: Words by which a statement says that it replaces an earlier one.
-UPDATE_MARKERS = phrase_list(
+MONTHS = phrase_list(
     """
+    january | february | march | april | may | june | july | august | september | october
+    november | december | jan | feb | mar | apr | jun | jul | aug | sep | sept | oct | nov
+    dec
+    """
+)
+#: Words by which a statement says that it replaces an earlier one; and the month a value
+#: starts from ("From May small tank service is 70 pound").
+UPDATE_MARKERS = (
+    *phrase_list(
+        """
     now | actually | anymore | any more | any longer | no longer | instead | instead of
     changed | change | changed my mind | switched | switch | moved | new | since | update
     updated | these days | not anymore | after all | scratch the | forget the
@@ -464,6 +474,8 @@ UPDATE_MARKERS = phrase_list(
     moving | changing | switching | shifting | shifted | bumping
     go up | goes up | went up | gone up | going up | scrap that | scrap the
     """
+    ),
+    *(f"from {m}" for m in MONTHS if len(m) > 3),
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
 OLD_VALUE_LEADS = phrase_list(
@@ -751,15 +763,6 @@ NAME_STOP = words(
     "From For In On At By With Until Till To Of Into Onto Via Per During Through Within "
     "Without Across Around Over Under Between Behind Beyond Towards Toward Against Despite"
 )
-MONTHS = phrase_list(
-    """
-    january | february | march | april | may | june | july | august | september | october
-    november | december | jan | feb | mar | apr | jun | jul | aug | sep | sept | oct | nov
-    dec
-    """
-)
-#: "From May small tank service is 70 pound": the month a value starts from marks an update.
-UPDATE_MARKERS += tuple(f"from {m}" for m in MONTHS if len(m) > 3)
 WEEKDAYS = phrase_list(
     """
     monday | tuesday | wednesday | thursday | friday | saturday | sunday | mondays

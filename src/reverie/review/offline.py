@@ -47,7 +47,7 @@ from . import lexicon as lx
 from .changes import keys, mentions, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
 from .embeddings import Embedder
-from .frames import Frame, entry_frame, is_verb, meaning, strip_source
+from .frames import CALENDAR, Frame, entry_frame, is_verb, meaning, strip_source
 from .replacements import unreplaced
 from .sentences import clauses, sentences
 from .slots import Measure, Slot, measures, read_slot, refills, root, says_no_more
@@ -243,8 +243,8 @@ class _Memory:
                 for e in near
                 if e not in holders and e not in newer and self._outdates(new, text, e, source)
             ]
-            far = [e for e in live if e not in near + holders + newer]
-            for e in outdated or self._named_elsewhere(text, far):
+            taken = {id(e) for e in (*near, *holders, *newer)}
+            for e in outdated or self._named_elsewhere(text, live, taken):
                 _supersede(e, holders[0])
             linked = self._value_link(text, [e for e in live if e not in holders + newer])
             if linked is not None:
@@ -276,7 +276,7 @@ class _Memory:
         # What it may update: entries said before it. What it may repeat: any entry.
         older = [e for e in live if e not in newer]
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
-        same = same or self._named_elsewhere(text, [e for e in older if e not in near])
+        same = same or self._named_elsewhere(text, older, {id(e) for e in near})
         near_staying = [e for e in near if id(e) not in waiting]
         if not same and any(
             restates(new, f) and new.values <= f.values
@@ -603,14 +603,18 @@ class _Memory:
             return False
         return refills(text, e.text, told=True) or self._named_instead(text, e)
 
-    def _named_elsewhere(self, text: str, far: list[_Entry]) -> list[_Entry]:
-        """The one entry of ``far`` (entries that share no word with ``text``) whose name the
-        message says and that ``text`` replaces by :meth:`_named_instead` ("Mindbody got too
-        dear, we're on Momoyoga now" of "our bookings go through Mindbody"), or none."""
+    def _named_elsewhere(self, text: str, entries: list[_Entry], taken: set[int]) -> list[_Entry]:
+        """The one entry of ``entries`` not in ``taken`` (the entries that share a word with
+        ``text``, compared already) whose name the message says and that ``text`` replaces by
+        :meth:`_named_instead` ("Mindbody got too dear, we're on Momoyoga now" of "our bookings
+        go through Mindbody"), or none. Without a word of replacement, no entry is looked at."""
+        if not _INSTEAD.search(text):
+            return []
         named = [
             e
-            for e in far
-            if not self._from_this_message(e)
+            for e in entries
+            if id(e) not in taken
+            and not self._from_this_message(e)
             and self.context & read_slot(e.text).names
             and self._named_instead(text, e)
         ]
@@ -1422,13 +1426,10 @@ def _new_name(text: str, entry: str, thing: str) -> str | None:
         for r in runs
         if r.casefold() not in held
         and r.casefold() != thing.casefold()
-        and not _WHEN.fullmatch(r)
+        and not CALENDAR.fullmatch(r)
         and r.split()[0] not in lx.NAME_STOP
     ]
     return names[0] if len(names) == 1 else None
-
-
-_WHEN = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
 
 
 def _accepted(

@@ -21,6 +21,7 @@ from . import lexicon as lx
 from .changes import _retire, _switch
 from .frames import (
     AUX,
+    CALENDAR,
     TIME_WORDS,
     WORD,
     Frame,
@@ -81,7 +82,6 @@ _GUESS = lx.phrases(lx.GUESSES)
 _TRANSIENT = lx.phrases(lx.TRANSIENT)
 _MOMENT = lx.phrases(lx.MOMENT)
 _THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
-_CALENDAR = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
 _HEDGE = lx.phrases(lx.HEDGES)
 _TODO = lx.phrases(lx.TODO)
 _SECRET_NOUN = lx.phrases(lx.SECRET_NOUNS)
@@ -331,7 +331,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         through = _THROUGH.search(text)
         # "halfway through the Camino": a name after it may be what the fact is about; a month
         # ("through the May issue", "as far as March") is not a name.
-        rest = _CALENDAR.sub("", text[through.end() :]) if through else ""
+        rest = CALENDAR.sub("", text[through.end() :]) if through else ""
         if through and not re.search(r"(?-i:\b[A-Z][a-z])", rest):
             return "transient"
         first = low.split(" ", 1)[0].strip(",")
