@@ -105,10 +105,15 @@ as the ninth round left it was measured on it. It was measured twice, before and
 tenth round, in aggregate only; from the eleventh round on it is development data
 (:data:`TENTH`).
 
-**The held-out set** ``test11`` (:data:`HELD_OUT`, ids ``t11-``) was written fresh for the
-eleventh round the same way, and committed before the reviewer as the tenth round left it was
+``test11`` was written fresh for the eleventh round the same way, and committed before the
+reviewer as the tenth round left it was measured on it. It was measured twice, before and after
+the eleventh round, in aggregate only; from the twelfth round on it is development data
+(:data:`ELEVENTH`).
+
+**The held-out set** ``test12`` (:data:`HELD_OUT`, ids ``t12-``) was written fresh for the
+twelfth round the same way, and committed before the reviewer as the eleventh round left it was
 measured on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
-test11`` in aggregate only, once before and once after the round.
+test12`` in aggregate only, once before and once after the round.
 """
 
 from __future__ import annotations
@@ -122,6 +127,7 @@ __all__ = [
     "CORPUS",
     "DEVELOPMENT",
     "EIGHTH",
+    "ELEVENTH",
     "ENDED",
     "FIFTH",
     "FOURTH",
@@ -165,10 +171,14 @@ EIGHTH = "test8"
 NINTH = "test9"
 #: Written for the tenth round; held out then, development data since the eleventh.
 TENTH = "test10"
+#: Written for the eleventh round; held out then, development data since the twelfth.
+ELEVENTH = "test11"
 #: Everything the reviewer may be tuned on.
-DEVELOPMENT = (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH)
-#: Written for the eleventh round and never tuned on.
-HELD_OUT = "test11"
+DEVELOPMENT = (
+    *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH
+)  # fmt: skip
+#: Written for the twelfth round and never tuned on.
+HELD_OUT = "test12"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -224,8 +234,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test11`` when its id starts with
-    ``t2-`` to ``t11-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test12`` when its id starts with
+    ``t2-`` to ``t12-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -246,6 +256,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t10-"):
         return TENTH
     if conversation_id.startswith("t11-"):
+        return ELEVENTH
+    if conversation_id.startswith("t12-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
