@@ -139,13 +139,20 @@ def memory_files(rv: Reverie, agent: str) -> dict[str, str]:
 
 
 def history_text(rv: Reverie, agent: str) -> str:
-    """Every commit of the memory's repository, messages and patches."""
-    return subprocess.run(
-        ["git", "-C", str(_repo(rv, agent)), "log", "-p", "--all"],
+    """Every commit of the memory's repository, messages and patches, without the object ids
+    git prints: a commit's hash is new on every run and may hold a short phrase by chance
+    ("0629"), which is no leak."""
+    log = subprocess.run(
+        ["git", "-C", str(_repo(rv, agent)), "log", "-p", "--all", "--format=%B"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
+    return "\n".join(line for line in log.split("\n") if not _OBJECT_IDS.match(line))
+
+
+#: The line of a patch that names the blobs it goes between: "index 3f2a9c1..8be0d47 100644".
+_OBJECT_IDS = re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+")
 
 
 def entries_of(files: dict[str, str]) -> list[Entry]:
