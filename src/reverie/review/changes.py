@@ -321,6 +321,21 @@ def uses(entry: str, thing: str) -> bool:
 _KINDS_OF_CHANGE = frozenset({"weekday", "time", "date", "number", "class", "version"})
 
 
+# "instead of Booker", "rather than the Hilton": the name said to be replaced.
+_IN_PLACE_OF = re.compile(r"\b(?:instead of|rather than)\s+(?:the\s+)?(?-i:([A-Z][\w'&+-]*))", re.I)
+
+
+def _put_in_place_of(new: Frame, old: Frame) -> bool:
+    """Whether ``new`` names, as the one it replaces, a name that ``old`` holds and says none
+    of its own names that ``old`` holds, of no other owner ("Buying from Costco now instead of
+    Booker" of "Stock comes from Booker on Sandringham Road")."""
+    replaced = {w.lower() for w in _IN_PLACE_OF.findall(new.text)} & old.values
+    if not replaced or (new.values - replaced) & old.values:
+        return False
+    mine, theirs = read_slot(new.text).owner, read_slot(old.text).owner
+    return not (mine and theirs and mine != theirs)
+
+
 def supersedes(new: Frame, old: Frame) -> bool:
     """Whether a statement with frame ``new`` makes an entry with frame ``old`` outdated.
 
@@ -332,6 +347,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
     values; it says the same in other words; both hold values of one kind (days, dates, times,
     amounts) in nearly the same words; or it says it is an update and shares their words.
     """
+    if _put_in_place_of(new, old):
+        return True  # "buying from Costco now instead of Booker" after "stock comes from Booker"
     if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     if new.update and turns_around(new.text, old.text):

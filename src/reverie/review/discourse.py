@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from .frames import WORD, is_verb
+from .frames import WORD, is_verb, past
 from .sentences import clean, sentences
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
 
@@ -76,7 +76,9 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     joined_lesson = False  # the last unit holds a lesson's cause
     introducing = False  # the last unit is the speaker introducing themselves
     for i, (start, end, sentence) in enumerate(said):
-        if out and introducing and _about_speaker(sentence) and _statement(sentence, role):
+        # "Stan Whitlock. Fishmonger.": a role said alone goes on with the introduction
+        going_on = _statement(sentence, role) or _fragment(sentence)
+        if out and introducing and _about_speaker(sentence) and going_on:
             before = out[-1]
             joined = f"{before[2]} {sentence}"
             if len(joined) <= MAX_JOINED:
@@ -89,10 +91,15 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             and _names_speaker(sentence, speaker)
             and read(clean(sentence), role=role, speaker=speaker or "Someone") != "introduction"
         )
-        if out and i > 0 and joined_lesson and _remedy(sentence, role):
+        # What went wrong, told in the past, then what is done now ("Clive tapped a firkin
+        # before it settled and it poured cloudy. Now every cask sits 48 hours"): one lesson.
+        told = out and i > 0 and _told(out[-1][2]) and not _LESSON.search(out[-1][2])
+        if out and i > 0 and (joined_lesson or told) and _remedy(sentence, role):
             before = out[-1]
             joined = f"{before[2]} {sentence}"
-            if len(joined) <= MAX_JOINED:
+            found = read(clean(joined), role=role, speaker=speaker or "Someone")
+            kept = joined_lesson or isinstance(found, Statement)
+            if len(joined) <= MAX_JOINED and kept:
                 out[-1] = (before[0], end, joined)  # the fix, kept with what it fixes
                 continue
         if out and i > 0:
@@ -117,6 +124,18 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         out.append((start, end, sentence))
         joined_lesson = cue[i] and _stands(sentence, role, speaker, True)
     return out
+
+
+def _told(text: str) -> bool:
+    """Whether a sentence tells what went wrong: a verb in the past, not a question, and no
+    word of change ("I let the Trados licence expire", "Dr Lindqvist has left Velacor": what
+    follows is the new value, not a fix)."""
+    if text.rstrip().endswith("?") or _CHANGE.search(text):
+        return False
+    return any(past(w) for w in WORD.findall(text))
+
+
+_CHANGE = lx.phrases([*lx.SWITCH_VERBS, *lx.RETIRE_VERBS, "left", "expire", "expired"])
 
 
 def _names_speaker(text: str, speaker: str) -> bool:

@@ -48,6 +48,8 @@ LEADS = phrase_list(
     status | seriously | honestly | between us | just you and me now
     change of plans | close | phew | important | note | tip | gotcha
     careful | watch out | warning | known issue | new contract terms | refund policy change
+    listen | new thing | the new thing | another thing | one more thing | next thing
+    incidentally | other news | in other news
     remember | remember that | note that | keep in mind | keep in mind that | don't forget
     don't forget that | bear in mind | just so you have it | by the way | hi
     hey | hello | good morning | morning | evening | hey there
@@ -415,7 +417,8 @@ PROJECT_CUES = phrase_list(
 POLICY_CUES = phrase_list(
     """
     mandatory | compulsory | obligatory | not allowed | not permitted | forbidden | prohibited
-    banned | optional | is free | are free | free of charge | no charge
+    banned | optional | is free | are free | free of charge | no charge | welcome | are welcome
+    is welcome | not welcome
     """
 )
 #: Things and tokens of the technical environment.
@@ -594,6 +597,22 @@ OPPOSITE_STATES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
     (words("blocked stuck"), words("unblocked unstuck")),
     (words("closed shut"), words("open opened reopened")),
     (words("disabled off"), words("enabled on")),
+)
+#: Groups that are priced or timed apart: "gents cuts £25 now" is not the ladies' price, "the
+#: weekend rate" not the weekday one. Each group holds words of which a value is said alone.
+PAIRED_GROUPS: tuple[frozenset[str], ...] = (
+    words("ladies lady women woman womens"),
+    words("gents gent men man mens"),
+    words("adult adults"),
+    words("child children kids kid junior juniors"),
+    words("single singles"),
+    words("double doubles twin twins"),
+    words("weekday weekdays"),
+    words("weekend weekends"),
+    words("member members"),
+    words("nonmember nonmembers non-member non-members visitor visitors"),
+    words("peak"),
+    words("off-peak offpeak"),
 )
 #: Constructions that name a slot category without a word of it: "tyres come from Velotech",
 #: "we buy flour from Marriage's" are about supply.

@@ -51,7 +51,7 @@ from .frames import CALENDAR, Frame, entry_frame, is_verb, meaning, strip_source
 from .replacements import unreplaced
 from .sentences import clauses, sentences
 from .slots import Measure, Slot, measures, read_slot, refills, root, says_no_more
-from .sources import BatchSources, is_link_line
+from .sources import BatchSources, is_link_line, said_words
 from .statements import PEOPLE, Statement, read, secret_values
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
@@ -123,6 +123,9 @@ class _Memory:
     notes: list[str] = field(default_factory=list)
     #: Entries naming a thing retired in the message being read, and that thing.
     retiring: list[tuple[_Entry, str]] = field(default_factory=list)
+    #: Statements of this batch that a later message, read before them, had outdated (a batch
+    #: read again), as entries never written: a read-back of one is outdated too.
+    outdated: list[_Entry] = field(default_factory=list)
     #: Names of entries that the message being read also names ("Ruairi is on parental
     #: leave"): the message is about a change in their slot, cue or not.
     context: frozenset[str] = frozenset()
@@ -142,6 +145,9 @@ class _Memory:
     #: When the message being read is the assistant's reply, the user's messages it answers,
     #: as (conversation, position): it may read back what they said (:meth:`_read_back`).
     replying_to: frozenset[tuple[str, int]] = frozenset()
+    #: When the message being read is the user's, the assistant's message right before it: a
+    #: reply that denies it ("No, it's 3pm now") corrects a value it said.
+    answering: str = ""
 
     @classmethod
     def parse(cls, index: str, topics: dict[str, str]) -> _Memory:
@@ -233,6 +239,8 @@ class _Memory:
         staying = [e for e in live if id(e) not in waiting]
         holders = [e for e in staying if meaning(e.text) == said or _holds(e.text, text)]
         holders = holders or self._read_back(text, staying)
+        if not holders and self._read_back(text, self.outdated):
+            return "outdated"  # "Okay, Monday opening from May." of a decision taken back since
         newer = [e for e in near if self._said_after(e)]
         if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
@@ -264,14 +272,23 @@ class _Memory:
             # A later message, read before in this batch (a batch read again), changed what
             # this says: the entry it made outdates this statement, and what this statement
             # would have updated, as it did the first time.
-            latest = next((e for e in newer if self._outdates(new, text, e, source)), None)
+            latest = next(
+                (
+                    e
+                    for e in newer
+                    if self._outdates(new, text, e, source) or supersedes(entry_frame(e.text), new)
+                ),
+                None,
+            )
             if latest is None:
-                link = self._value_link(text, newer)
+                # the older value, read again: no word of change is needed to see it is older
+                link = self._value_link(text, newer, older=True)
                 latest = link[0] if link is not None else None
             if latest is not None:
                 for e in near:
                     if e not in newer and self._outdates(new, text, e, source):
                         _supersede(e, latest)
+                self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
                 return "outdated"
         # What it may update: entries said before it. What it may repeat: any entry.
         older = [e for e in live if e not in newer]
@@ -288,7 +305,10 @@ class _Memory:
         if not same:
             linked = self._value_link(text, older)
             if linked is not None and self._thin(text, linked[0]):
-                return self._substitute(*linked, source, text)
+                done = self._substitute(*linked, source, text)
+                if done != "nothing to change":
+                    return done
+                # The entry cannot cite this message: the statement replaces it whole.
             same = [linked[0]] if linked is not None else []
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
@@ -357,7 +377,9 @@ class _Memory:
         kept.insert(min(at, len(kept)), (text if at == 0 else _body(text)).rstrip())
         return " ".join(k if k.endswith((".", "!", "?")) else f"{k}." for k in kept)
 
-    def _value_link(self, text: str, live: list[_Entry]) -> tuple[_Entry, Measure, Measure] | None:
+    def _value_link(
+        self, text: str, live: list[_Entry], older: bool = False
+    ) -> tuple[_Entry, Measure, Measure] | None:
         """The one entry whose value ``text``, said as an update or a correction, replaces:
         ``(entry, old value, new value)``, or None. The entry holds one value of a kind
         (:func:`.slots.measures`: money, a percentage, a date, a time, a length of time, a
@@ -366,21 +388,33 @@ class _Memory:
         (the statement's or its message's: "deadline", "deposit"), or the message names the old
         value ("£58 was last year", "6 was killing me"), or the statement leans on the message
         just before it ("it's $4,200 now"). Owners that are other people do not meet; an entry
-        this message made is not replaced by it. More than one such entry: none (ambiguous)."""
+        this message made is not replaced by it. More than one such entry: none (ambiguous).
+        With ``older``, ``live`` holds entries said after ``text`` (a batch read again), and
+        ``text`` needs no word of update."""
         given = tuple(m for m in measures(text) if not _denied(text, m))
+        # "battery now 65": a number alone may be the new price of an entry that has one.
+        bare = tuple(m for m in _bare_numbers(text) if not _denied(text, m))
         # "the 6th" is the day of "October 6": one date, not another.
         message = self.message or text
-        updating = bool(_UPDATE.search(text) or resets(text))
-        if not given or not (updating or _UPDATE.search(message)):
+        updating = older or bool(_UPDATE.search(text) or resets(text))
+        if not (given or bare) or not (updating or _UPDATE.search(message)):
             return None
         mine = read_slot(text)
         words = (mine.words | read_slot(message).words) - _LOOSE
-        named = {m.value for m in measures(message)} | set(re.findall(r"\b\d+\b", message))
         leaning = bool(_LEANS.match(_body(text)) or _PRONOUN_VALUE.search(text))
+        # The old value is named by the message, or by the assistant's message it denies
+        # ("... your £60 callout" - "its 75 now not 60"; "... check-in is from 4pm" - "No,
+        # it's 3pm now").
+        denied = self.answering if leaning or _DENIAL.match(message) else ""
+        named = {m.value for m in measures(f"{message}\n{denied}")}
+        named |= set(re.findall(r"\b\d+\b", f"{message}\n{denied}"))
+        named |= set(_VALUE.findall(f"{message}\n{denied}"))
         found: list[tuple[_Entry, Measure, Measure]] = []
         for e in live:
             if self._from_this_message(e):
                 continue
+            if _other_group(text, e.text):
+                continue  # "gents cuts r £25 now" of "£48 ladies cut"
             held = measures(e.text)
             slot = read_slot(e.text)
             about = _names_owner(text, slot)
@@ -398,12 +432,18 @@ class _Memory:
                 continue
             # In the order the statement says them, so that the first kind that links is the
             # same in every process (a set's order changes with the hash seed).
+            if any(m.kind == "time" for m in given) and not any(m.kind == "hours" for m in given):
+                # "lanes now start at 6:30" of "lane swimming is 6 to 8 am": a time of the hours
+                held = tuple(replace(m, kind="time") if m.kind == "hours" else m for m in held)
             kinds = {m.kind for m in held}
-            for kind in dict.fromkeys(m.kind for m in given if m.kind in kinds):
+            priced = "money" in kinds and not any(m.kind == "money" for m in given)
+            offered = (*given, *bare) if priced else given
+            for kind in dict.fromkeys(m.kind for m in offered if m.kind in kinds):
                 theirs = {m.value for m in held if m.kind == kind}
-                theirs |= {v.split(" ")[0] for v in theirs}
-                ours = {m.value for m in given if m.kind == kind}
-                news = [m for m in given if m.kind == kind and m.value not in theirs]
+                # "26 mar" holds "26"; "first sun" holds "sun"
+                theirs |= {v.split(" ")[0] for v in theirs} | {v.split(" ")[-1] for v in theirs}
+                ours = {m.value for m in offered if m.kind == kind}
+                news = [m for m in offered if m.kind == kind and m.value not in theirs]
                 olds = [
                     m for m in held if m.kind == kind and m.value not in {n.value for n in news}
                 ]
@@ -456,6 +496,8 @@ class _Memory:
         body = strip_source(e.text)
         if body.find(old.said) < 0:
             return "nothing to change"
+        if new.said.isdigit():  # "its 75 now" of "£60", "65" of "59 pound": the old unit
+            new = replace(new, said=re.sub(r"\d+(?:[.,]\d+)*", new.said, old.said, count=1))
         for was, now in [(old, new), *_also_changed(text, body, old.kind)]:
             at = body.find(was.said)
             if at >= 0:
@@ -467,11 +509,13 @@ class _Memory:
         same = [(a, b) for c, a, b in parse_sources(e.text) if c == conv]
         if same:
             start, end = min([start, *(a for a, _ in same)]), max([end, *(b for _, b in same)])
-        elif not _words(body) & _words(self.message):
-            return "nothing to change"  # the message must say what the entry is about
+        elif not said_words(body) & said_words(f"{self.message}\n{self.answering}"):
+            return "nothing to change"  # the messages must say what the entry is about
         if not self._says(body, format_source(conv, start, end)):
             # "Sorry, it's £64 now" leans on the message before it, by the same speaker.
             start = min([start, *(p for c, p in self.reading if c == conv)])
+            if self.answering and not self._says(body, format_source(conv, start, end)):
+                start -= 1  # "no its 3.20 now" leans on the assistant's message before it
             if not self._says(body, format_source(conv, start, end)):
                 return "nothing to change"
         e.text = f"{body} {format_source(conv, start, end)}"
@@ -660,12 +704,14 @@ class _Memory:
         people: frozenset[str] = frozenset(),
         reading: frozenset[tuple[str, int]] = frozenset(),
         replying_to: frozenset[tuple[str, int]] = frozenset(),
+        answering: str = "",
     ) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`). The
         people talking, and a name most entries hold, are who the talk is between, not the
         value of a slot: they make no context."""
         self.message = text
         self.replying_to = replying_to
+        self.answering = answering
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {w.strip(".'") for w in said}
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
@@ -1279,6 +1325,35 @@ _DENIED = re.compile(
 )
 
 
+def _other_group(text: str, entry: str) -> bool:
+    """Whether ``text`` names one of :data:`.lexicon.PAIRED_GROUPS` and ``entry`` another one
+    and not that one: their values are of different things."""
+    mine, theirs = _said(text), _said(strip_source(entry))
+    groups = [g for g in lx.PAIRED_GROUPS if g & mine]
+    return (
+        bool(groups)
+        and not any(g & theirs for g in groups)
+        and any(g & theirs for g in lx.PAIRED_GROUPS)
+    )
+
+
+def _said(text: str) -> set[str]:
+    return set(re.findall(r"[a-z][a-z'-]*", text.lower()))
+
+
+def _bare_numbers(text: str) -> tuple[Measure, ...]:
+    """The whole numbers ``text`` gives outside any measure, as amounts of money ("its 75
+    now not 60"); a year is none."""
+    body = strip_source(text)
+    for m in measures(body):
+        body = body.replace(m.said, " ")
+    return tuple(
+        Measure("money", n, n)
+        for n in re.findall(r"(?<![\w.,:/£$€-])\d{1,5}(?![\w.,:/%-])", body)
+        if not re.fullmatch(r"(?:19|20)\d\d", n)
+    )
+
+
 def _stems(text: str) -> set[str]:
     """The stems of the words of ``text`` (its source left out)."""
     return {root(w.lower()) for w in re.findall(r"[\w-]+", strip_source(text))}
@@ -1548,6 +1623,7 @@ class OfflineReviewer:
                 people,
                 frozenset((t.conversation_id, t.position) for t in block),
                 replying_to=_answered(turn, blocks[at - 1][0] if at else []),
+                answering=_reply_before(turn, blocks[at - 1][0] if at else []),
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
@@ -1594,7 +1670,9 @@ class OfflineReviewer:
                         found = replace(found, meta={**found.meta, "own": "yes"})
                     if isinstance(found, str):
                         fixed = None
-                        if turn.role == "user" and found in _CORRECTABLE:
+                        # "£3.50! Since March.": an exclamation that gives a value
+                        valued = found == "small talk" and _VALUE.search(clause)
+                        if turn.role == "user" and (found in _CORRECTABLE or valued):
                             fixed = memory.value_fix(clause, source)
                         if fixed is None and turn.role == "user" and found == "no durable fact":
                             fixed = memory.retired_replaced_by(sentence, speaker, source)
@@ -1604,12 +1682,24 @@ class OfflineReviewer:
                             skipped[found] += 1
                         continue
                     if found.kind == "retire":
-                        outcomes[memory.retire(found, source)] += 1
-                        if found.rest and _gives_up(found):
+                        retired = memory.retire(found, source)
+                        outcomes[retired] += 1
+                        # An end memory did not hold, with a name after it that no entry
+                        # gives ("ive quit doing curtains, not worth it, sending ppl to Drape &
+                        # Co"), is kept whole (read again, the entry gives the name).
+                        after = read_slot(found.rest).names
+                        unheld = (
+                            retired == "nothing to remove"
+                            and found.text.rstrip(" .").endswith(found.rest)
+                            and after
+                            and not any(after & read_slot(e.text).names for e in memory.live())
+                        )
+                        if found.rest and (_gives_up(found) or unheld):
                             # "Mila quit swimming. She does climbing now": what a person took
                             # up leans on the name; the whole is kept as said.
                             entry = render(found, listener=listener, when=block[last].time)
-                            outcomes[memory.fact(entry, PEOPLE, source)] += 1
+                            section = PEOPLE if _gives_up(found) else found.section
+                            outcomes[memory.fact(entry, section, source)] += 1
                         elif found.rest:
                             pending.insert(0, found.rest)
                         continue
@@ -1653,15 +1743,31 @@ class OfflineReviewer:
         )
 
 
+def _right_before(turn: Turn, before: list[Turn]) -> Turn | None:
+    """The last of ``before`` when it is the message right before ``turn`` in its
+    conversation, by the other side (a user's message before the assistant's, or the other
+    way round); else None."""
+    last = before[-1] if before else None
+    if last is None or {last.role, turn.role} != {"user", "assistant"}:
+        return None
+    if last.conversation_id != turn.conversation_id:
+        return None
+    return last if last.position + 1 == turn.position else None
+
+
 def _answered(turn: Turn, before: list[Turn]) -> frozenset[tuple[str, int]]:
     """The user's messages ``before`` that the assistant's ``turn`` answers, right after
     them in its conversation, as (conversation, position); none for a user's turn."""
-    if turn.role != "assistant" or not before or before[-1].role != "user":
-        return frozenset()
-    last = before[-1]
-    if last.conversation_id != turn.conversation_id or last.position + 1 != turn.position:
+    if turn.role != "assistant" or _right_before(turn, before) is None:
         return frozenset()
     return frozenset((t.conversation_id, t.position) for t in before)
+
+
+def _reply_before(turn: Turn, before: list[Turn]) -> str:
+    """The assistant's message right before the user's ``turn`` in its conversation, which
+    the turn may correct; "" for an assistant's turn or none."""
+    last = _right_before(turn, before) if turn.role == "user" else None
+    return last.text if last is not None else ""
 
 
 # An identifier as tool output prints it: a file name, a path, a snake_case or dotted name.
@@ -1702,11 +1808,20 @@ def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
         return False
     if _DENIAL.match(nxt.text):
         return True
+    first = sentences(nxt.text)[0][2] if nxt.text.strip() else ""
+    if _LEANS.match(first) or _PRONOUN_VALUE.search(first):
+        # "8 to 7 now, we extended it" after "Reception is open 8 to 6": another value, said
+        # as the one that holds now.
+        theirs, mine = _VALUE.findall(turn.text), _VALUE.findall(first)
+        if set(mine) - set(theirs) and set(theirs) - set(mine):
+            return True
     said = {w.lower().rstrip("s") for w in re.findall(r"[\w']+", turn.text) if len(w) > 2}
     denied = re.findall(r"\bnot\s+(?:the\s+)?([\w']+)", nxt.text, re.I)
     return any(w.lower().rstrip("s") in said for w in denied if len(w) > 2)
 
 
+#: A value as said: "£3.20", "8", "10.45".
+_VALUE = re.compile(r"\d+(?:[.:]\d+)?")
 #: "in Didsbury, not Chorlton" or "not Wix, it is Webflow": a name put right (capitalised
 #: words, at most three; not "I").
 _NAME = r"(?-i:(?!I\b)[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,2})"

@@ -135,6 +135,9 @@ def _labels_a_name(rest: str) -> bool:
     return bool(_NAME_FIRST.match(rest.strip()))
 
 
+# The speaker's "I" typed in lower case, alone or run together with its verb.
+_CAPITAL_I = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'll": "I'll"}
+_LOWER_I = re.compile(r"(?<![\w'.-])(?-i:i|im|i'm|ive|i've|i'll)(?![\w'.-])")
 _CUE = re.compile(r"^(?:" + lx.phrases(lx.CUES).pattern + r")[\s,:]+(?!to\b)", re.I)
 _FILLER = re.compile(r"^(?:" + "|".join(sorted(lx.FILLERS)) + r")\b[\s,]+", re.I)
 _TRAILER = re.compile(r"[\s,;:-]+(?:" + lx.phrases(lx.TRAILERS).pattern + r")\s*$", re.I)
@@ -152,6 +155,7 @@ def clean(text: str) -> str:
     text = _EMOJI.sub("", text)
     text = SOURCE_PATTERN.sub("", text).replace("[[", "").replace("]]", "")
     text = re.sub(r"\s+", " ", text).strip().strip("\"'“”‘’")
+    text = _LOWER_I.sub(lambda m: _CAPITAL_I[m.group(0)], text)  # "hi im emre" -> "hi I'm emre"
     previous = None
     while previous != text:
         previous = text

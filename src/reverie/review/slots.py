@@ -350,6 +350,11 @@ _DAY_WORDS = "|".join(
     sorted((d for d in lx.WEEKDAYS if not d.startswith("week")), key=len, reverse=True)
 )
 _ORDINAL = r"\d{1,2}(?:st|nd|rd|th)?"
+_HOURS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve")  # fmt: skip
+_HOUR_WORDS = "|".join(_HOURS)
+_ORDINALS = {"1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth"}
+_NTH = "|".join(["first", "second", "third", "fourth", "last", *_ORDINALS])
 # Words that may follow an hour said after "at" ("at 9 with Lou", "at 10 sharp"): unlike a
 # noun ("at 9 Baker Street", "at 3 degrees"), they leave the number a time.
 _AFTER_TIME = "(?:with|and|on|every|each|sharp|then|till|until|for|from|daily|most)"
@@ -360,9 +365,18 @@ _MEASURE = re.compile(
     # decimal places; a version ("Python 3.12") is told apart in :func:`measures`.
     rf"|(?P<price>(?<![\w.,:/£$€-])\d{{1,4}}\.\d{{2}}\b(?![.,]?\d|\s*%))"
     rf"|(?P<percent>\b\d+(?:\.\d+)?\s?(?:%|percent\b|per cent\b))"
+    # "the 1st fri of the month", "last Saturday": a weekday of the month, before any date
+    rf"|(?P<nth>\b(?:{_NTH})\s+(?:{_DAY_WORDS}|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)s?\b)"
     rf"|(?P<date>(?:\b(?:{_DAY_WORDS})s?,?\s+(?:the\s+)?)?(?:\b{_ORDINAL}\s+(?:of\s+)?"
     rf"(?:{_MONTH_WORDS})\b|\b(?:{_MONTH_WORDS})\s+(?:the\s+)?{_ORDINAL}\b|\b\d{{1,2}}(?:st|nd|rd|th)\b))"
-    rf"|(?P<time>\b\d{{1,2}}(?::\d{{2}})?\s?(?:am|pm)\b|\b\d{{1,2}}:\d{{2}}\b|(?<=\bat )\d{{1,2}}\b"
+    # opening hours: "8 to 6", "10-4", "9am till 5.30pm" (not "8 to 10 people")
+    rf"|(?P<hours>\b\d{{1,2}}(?:[:.]\d{{2}})?\s?(?:am|pm)?\s*(?:to|till|until|-|–)\s*"
+    rf"\d{{1,2}}(?:[:.]\d{{2}})?(?:\s?(?:am|pm))?\b(?![.,:]?\d|\s*(?:%|(?!(?:{_AFTER_TIME}|now)\b)[a-z]{{3,}})))"
+    rf"|(?P<time>\b\d{{1,2}}(?:[:.]\d{{2}})?\s?(?:am|pm)\b|\b\d{{1,2}}:\d{{2}}\b"
+    # a time as said aloud: "half two", "half past 2", "quarter to three", "3 o'clock"
+    rf"|\b(?:half|quarter)\s+(?:past\s+|to\s+)?(?:{_HOUR_WORDS}|\d{{1,2}})\b(?!\s*(?:an?\s|hours?))"
+    rf"|\b(?:{_HOUR_WORDS}|\d{{1,2}})\s?o'?clock\b"
+    rf"|(?<=\bat )\d{{1,2}}\b"
     rf"(?![.,]?\d|\s*(?:%|percent|degrees|(?!{_AFTER_TIME}\b)[a-z]{{3,}})))"
     rf"|(?P<span>\b\d+(?:\.\d+)?\s?(?:weeks?|days?|hours?|hrs?|months?|years?|nights?|mins?|"
     rf"minutes?)\b)"
@@ -372,6 +386,19 @@ _MEASURE = re.compile(
     rf"|(?P<count>(?<![\d.,:/£$€-])\b(?!(?:19|20)\d\d\b)\d+(?:,\d{{3}})*\s+[a-z][a-z'-]{{2,}}\b)",
     re.I,
 )
+
+
+def _spoken_time(said: str) -> str:
+    """A time said aloud written as digits: "half two" -> "2:30", "quarter to three" ->
+    "2:45", "3 o'clock" -> "3"."""
+    words = said.replace("o'clock", " ").replace("oclock", " ").split()
+    last = words[-1]
+    hour = int(last) if last.isdigit() else _HOURS.index(last) + 1
+    if words[0] == "half":
+        return f"{hour}:30"
+    if words[0] == "quarter":
+        return f"{hour - 1 or 12}:45" if "to" in words else f"{hour}:15"
+    return str(hour)
 
 
 def _counted(said: str) -> str | None:
@@ -391,6 +418,9 @@ _NOT_PRICED = lx.words(
     "version v release build firmware update at from till until by before after around the"
 )
 
+#: Words before a number with two decimal places that make it a time of day ("at 10.30").
+_AT_TIME = lx.words("at from till until by before after around")
+
 #: Words after a number that are not what it counts.
 _NOT_COUNTED = lx.words(
     "am pm and or to till until times time per percent degrees each between from years year "
@@ -401,7 +431,7 @@ _NOT_COUNTED = lx.words(
 
 @dataclass(frozen=True)
 class Measure:
-    """A value a statement gives: its kind ("money", "percent", "date", "time", "span:week",
+    """A value a statement gives: its kind ("money", "percent", "date", "time", "span",
     "weekday", "count:car"), its value written one way ("4200", "26 mar"), and the words as
     said."""
 
@@ -466,29 +496,42 @@ def measures(text: str) -> tuple[Measure, ...]:
         if kind == "price":
             before = (body[: m.start()].split() or [""])[-1]
             named = before[:1].isupper() and before[-1:].isalnum()  # "Sorry, 2.50" names none
-            if (named and before.lower() not in lx.STOP_WORDS) or before.lower() in _NOT_PRICED:
-                continue  # "Python 3.12", "version 2.10", "at 10.30": a version, a time
-            kind = "money"
+            if before.lower() in _AT_TIME:
+                kind = "time"  # "opens at 9.30", "till 10.45"
+            elif (named and before.lower() not in lx.STOP_WORDS) or before.lower() in _NOT_PRICED:
+                continue  # "Python 3.12", "version 2.10", "the 12.15 train": not a price
+            else:
+                kind = "money"
         low = said.lower().replace(",", "")
         number = re.search(r"\d+(?:\.\d+)?", low)
         digits = number.group(0) if number else ""
         if kind == "money" or kind == "percent":
             value = digits + ("k" if low.endswith("k") else "")
         elif kind == "span":
+            # One kind for every unit: "6 months" replaces "90 days".
             unit = re.search(r"[a-z]+$", low)
-            kind = f"span:{unit.group(0).rstrip('s')[:3] if unit else ''}"
-            value = digits
+            kind, value = "span", f"{digits} {unit.group(0).rstrip('s')[:3] if unit else ''}"
         elif kind == "date":
             month = re.search(rf"\b(?:{_MONTH_WORDS})\b", low)
             day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b", low)
             value = f"{day.group(1) if day else ''} {month.group(0)[:3] if month else ''}".strip()
         elif kind == "weekday":
             value = low.rstrip("s")[:3]
+        elif kind == "nth":
+            # "1st fri" is "first fri", and not "last fri"
+            nth, weekday = low.split()
+            kind, value = "weekday", f"{_ORDINALS.get(nth, nth)} {weekday.rstrip('s')[:3]}"
         elif kind == "count":
             noun = _counted(low)
             if noun is None:
                 continue
             kind, value = f"count:{noun}", digits
+        elif kind == "time" and re.search(r"[a-z]", low) and not low.endswith(("am", "pm")):
+            value = _spoken_time(low)
+        elif kind in ("time", "hours"):
+            # "10.45pm" is "10:45pm"; "8 to 6" is "8-6"
+            value = re.sub(r"\s*(?:to|till|until|–)\s*", "-", low).replace(".", ":")
+            value = re.sub(r"\s+", "", value)
         else:
             value = re.sub(r"\s+", "", low)
         placed.append((m.start(), Measure(kind, value, said)))

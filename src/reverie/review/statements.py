@@ -420,7 +420,12 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not re.search(r"\b(?:later|today|tonight|tomorrow|soon|now|yesterday)\b", low)
     )
     if kind in ("thing", "our", "name", "there") and not (
-        contracted or has_verb(head[1:]) or labelled or listed or priced(text, role)
+        contracted
+        or has_verb(head[1:])
+        or labelled
+        or listed
+        or priced(text, role)
+        or priced(text, role, "date")
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
@@ -505,15 +510,16 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
 _ONCE = re.compile(r"\b(?:yesterday|last\s+(?:night|week)|so far|in total|total)\b", re.I)
 
 
-def priced(text: str, role: str) -> bool:
+def priced(text: str, role: str, kind: str = "money") -> bool:
     """Whether the user names something and then what it costs, with no verb ("tickets 9
     euros, members 6", "full board £160 a week", "night rate now £110"): a price list, kept
     like "X costs Y". A price that opens the clause ("£40, a bargain") names nothing; one of
     the moment ("lunch £12 today") or a sum ("£300 so far") is no price of a thing, nor is what
-    someone did ("paid the plumber, £80", "saving up for a bike, about £600")."""
+    someone did ("paid the plumber, £80", "saving up for a bike, about £600"). With ``kind``
+    "date", the same of a date: "Beer festival in the garden 22 to 24 August"."""
     if role != "user" or _MOMENT.search(text) or _ONCE.search(text):
         return False
-    money = next((m for m in measures(text) if m.kind == "money"), None)
+    money = next((m for m in measures(text) if m.kind == kind), None)
     if money is None:
         return False
     words = [w.lower() for w in WORD.findall(text[: text.find(money.said)])]
@@ -708,13 +714,15 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             f = frame(text, speaker, role)
             return Statement(text, DECISIONS, f, "retire", thing, "", rest, False, "we", speaker)
     reason = skip_reason(text, role, clause)
-    if reason:
+    intro = _INTRODUCTION.match(text)
+    if intro is None and role == "user":
+        intro = _own_introduction(text, speaker)
+    if reason and not (reason in _ASIDES and intro and _is_speaker(intro["n"], speaker)):
         return reason
     kind, _ = subject_kind(text, role)
     named = _SELF_NAMED.fullmatch(text)
     if named and (named["n"] or named["m"]).strip().casefold() == speaker.casefold():
         return "introduction"  # "I'm Priya", "Priya here", said by Priya: names no one new
-    intro = _INTRODUCTION.match(text)
     full_name = named is not None and _is_speaker(named["n"] or named["m"], speaker)
     if full_name or (intro and _is_speaker(intro["n"], speaker) and _introduces(intro["rest"])):
         # "Priya Raman here", "Priya Raman, head of platform at Kestrel Labs": who the
@@ -787,6 +795,26 @@ _INTRODUCTION = re.compile(
     r"(?P<rest>\S.*)$",
     re.I,
 )
+
+
+#: What an aside in an introduction may read as ("... which is Manchester if you squint"): the
+#: introduction is kept all the same.
+_ASIDES = frozenset({"behavioural rule", "hedged"})
+
+
+def _own_introduction(text: str, speaker: str) -> re.Match[str] | None:
+    """The speaker's name, as typed (lower case too), opening a verbless introduction: "gaz
+    here. pryce roofing, swansea", "rory fitzpatrick, stand-up, based in manchester", "Stan
+    Whitlock. Fishmonger. Whitlock & Sons on Flowergate"."""
+    first = speaker.split()[0] if speaker.split() else ""
+    if len(first) < 2:
+        return None
+    return re.match(
+        rf"^(?P<n>{re.escape(first)}(?:\s+(?!here\b)"
+        rf"[^\W\d_][\w'-]*)?)(?:\s+here)?\s*(?:[,:.!]|\s[-–—])\s*(?P<rest>\S.*)$",
+        text,
+        re.I,
+    )
 
 
 def _is_speaker(name: str, speaker: str) -> bool:

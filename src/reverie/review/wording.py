@@ -105,7 +105,9 @@ def third_person(text: str, speaker: str) -> str | None:
     for pattern, repl in _INNER_I:
         rest = pattern.sub(repl, rest)
     if head.endswith(" is") and rest.lower().startswith(speaker.lower()):
-        # "I'm Kofi Mensah, staff engineer at ..." said by Kofi: the name is the subject.
+        # "I'm Kofi Mensah, staff engineer at ..." said by Kofi: the name is the subject,
+        # written as a name when typed in lower case ("im nadia, community manager").
+        rest = speaker + rest[len(speaker) :]
         named = re.match(r"^[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}", rest)
         if named and "," in rest:
             return rest
