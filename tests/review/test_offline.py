@@ -2042,3 +2042,43 @@ def test_r6_a_batch_read_again_leaves_an_updated_value_as_it_is() -> None:
     assert "Thursdays" in index and "a Tuesday" not in index
     assert "Monday opening from May" not in index
     assert review([t for s in sessions for t in s], index).operations == []
+
+
+def test_r6_progress_said_in_other_shapes_is_not_kept() -> None:
+    for said in [
+        "I've sent 4 of the 6 invoices for March already, by the way.",
+        "We're redecorating it, painted two walls out of four, Clive's doing the rest on Sunday.",
+        "I've done the furrows, still the stitching on the lands to do.",
+        "rewire at malone rd. first fix done, second fix next week",
+        "today i fix 7 phone, 3 more waiting for parts",
+        "I am making the new signs, I finish 20 from 35.",
+        "So far they have scanned 1911 to 1934, and hope to reach 1950 by Christmas.",
+    ]:
+        assert review(turns("c1", user(said))).operations == [], said
+    # A part of a whole said as when it was done is a record, kept.
+    after = index_after(review(turns("c1", user("We replaced 2 of the 4 boilers in 2021."))))
+    assert "2 of the 4 boilers" in after
+
+
+def test_r6_a_likeness_of_the_moment_and_a_rule_in_broken_english_are_not_kept() -> None:
+    for said in [
+        "Today is so hot, 31 degrees, I am like a pizza in the oven.",
+        "Did you see the snow this morning? The car park looked like a Christmas card.",
+        "and no need say sorry all the time",
+    ]:
+        assert review(turns("c1", user(said))).operations == [], said
+
+
+def test_r6_one_price_of_several_in_an_entry_is_written_in_and_the_others_stay() -> None:
+    index = index_after(review(turns("c1", user("Prices: initial assessment £55, follow-up £48."))))
+    after = _later(
+        index, user("From 1 June the initial assessment goes to £60. Follow-ups unchanged.")
+    )
+    assert "initial assessment £60, follow-up £48" in after and "£55" not in after
+    # The price next to the most words the update shares with the entry is the one replaced.
+    said = "For quotes: my half-day rate is £140 and a full day is £260, plus travel."
+    index = index_after(review(turns("c1", user(said))))
+    after = _later(
+        index, user("Please update my rates. From next month the half day becomes £155.")
+    )
+    assert "half-day rate is £155 and a full day is £260" in after

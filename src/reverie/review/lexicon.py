@@ -155,6 +155,8 @@ RULE_MARKERS = phrase_list(
     your responses | your tone | your messages | your output | your style | your suggestions
     reply to me | answer me | talk to me | write to me | from now on, always
     from now on, never | don't ever | never suggest | always reply
+    no need say | no need to say | no need to apologise | no need to apologize
+    don't apologise | don't apologize | stop apologising | stop apologizing
     """
 )
 SMALL_TALK = phrase_list(
@@ -476,6 +478,7 @@ UPDATE_MARKERS = (
     push | pushed back | put back | brought forward | bring forward | extended | bumped
     moving | changing | switching | shifting | shifted | bumping
     go up | goes up | went up | gone up | going up | scrap that | scrap the
+    go to | goes to | gone to | becomes | become
     """
     ),
     *(f"from {m}" for m in MONTHS if len(m) > 3),

@@ -304,7 +304,9 @@ class _Memory:
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if not same:
             linked = self._value_link(text, older)
-            if linked is not None and self._thin(text, linked[0]):
+            if linked is not None and (
+                self._thin(text, linked[0]) or self._one_of_several(*linked[:2])
+            ):
                 done = self._substitute(*linked, source, text)
                 if done != "nothing to change":
                     return done
@@ -323,6 +325,15 @@ class _Memory:
                     if other is not holder:
                         _supersede(other, holder)
                 return "duplicate"
+            if len(same) == 1 and self._written_in(text, same[0]):
+                return "duplicate"
+            one = self._value_link(text, same[:1]) if len(same) == 1 else None
+            if one is not None and self._one_of_several(*one[:2]):
+                # "the initial assessment goes to £60" of "initial assessment £55, follow-up
+                # £48": the one price is written in, the other stays.
+                done = self._substitute(*one, source, text)
+                if done != "nothing to change":
+                    return done
             lost = read_slot(same[0].text).names - read_slot(text).names
             same[0].text = f"{self._keep_rest(same[0], new, text)} {source}"
             self.updated.append((same[0], lost))
@@ -466,6 +477,30 @@ class _Memory:
                     found.append((e, old, news[0]))
                     break
         return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
+
+    def _one_of_several(self, e: _Entry, old: Measure) -> bool:
+        """Whether entry ``e`` holds other values of ``old``'s kind beside it ("initial
+        assessment £55, follow-up £48") and the message gives one value of that kind: the
+        update of one is written into the entry, which keeps the others (a message that gives
+        several, "moved the fair to 9 May ... Setup 7 to 8 May", replaces the entry)."""
+        others = any(m.kind == old.kind and m.value != old.value for m in measures(e.text))
+        given = {m.value for m in measures(self.message) if m.kind == old.kind}
+        return others and len(given) == 1
+
+    def _written_in(self, text: str, e: _Entry) -> bool:
+        """Whether this message already wrote ``text``'s value into entry ``e`` beside others
+        of its kind (:meth:`_one_of_several`; a batch read again): ``e`` cites this message
+        and holds a value ``text`` gives with another of that kind."""
+        if not self._from_this_message(e):
+            return False
+        held = measures(e.text)
+        return any(
+            m.kind == g.kind
+            and m.value == g.value
+            and any(o.kind == g.kind and o.value != g.value for o in held)
+            for g in measures(text)
+            for m in held
+        )
 
     def _just_before(self, e: _Entry) -> bool:
         """Whether ``e`` came from one of the two messages before the one being read."""
@@ -1265,20 +1300,28 @@ def _names_any(text: str, names: frozenset[str]) -> bool:
 
 
 def _nearest(entry: str, values: list[Measure], words: frozenset[str]) -> Measure | None:
-    """Of ``values`` said in ``entry``, the one closest to where it says one of ``words``
-    (stems), when one is closer than the others; else None."""
+    """Of ``values`` said in ``entry``, the one that the most of ``words`` (stems) stand
+    near, and then the closest to one of them ("half day" picks £140 in "half-day rate is £140
+    and a full day is £260"), when one wins; else None."""
     body = strip_source(entry)
-    spots = [m.start() for m in re.finditer(r"[\w'-]+", body) if root(m.group(0).lower()) in words]
+    spots = [(m.start(), root(m.group(0).lower())) for m in re.finditer(r"[\w']+", body)]
+    spots = [(at, w) for at, w in spots if w in words]
     if not spots:
         return None
-    scored = sorted(
-        (min(abs(body.find(v.said) - at) for at in spots), i)
-        for i, v in enumerate(values)
-        if body.find(v.said) >= 0
-    )
-    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+    scored = []
+    for i, v in enumerate(values):
+        at = body.find(v.said)
+        if at >= 0:
+            near = {w for spot, w in spots if abs(spot - at) <= _NEAR}
+            scored.append((-len(near), min(abs(spot - at) for spot, _ in spots), i))
+    scored.sort()
+    if not scored or (len(scored) > 1 and scored[0][:2] == scored[1][:2]):
         return None
-    return values[scored[0][1]]
+    return values[scored[0][2]]
+
+
+#: How far from a value, in characters, a word stands near it.
+_NEAR = 30
 
 
 def _also_changed(text: str, entry: str, kind: str) -> list[tuple[Measure, Measure]]:

@@ -139,7 +139,10 @@ def _labels_a_name(rest: str) -> bool:
 _CAPITAL_I = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'll": "I'll"}
 _LOWER_I = re.compile(r"(?<![\w'.-])(?-i:i|im|i'm|ive|i've|i'll)(?![\w'.-])")
 _CUE = re.compile(r"^(?:" + lx.phrases(lx.CUES).pattern + r")[\s,:]+(?!to\b)", re.I)
-_FILLER = re.compile(r"^(?:" + "|".join(sorted(lx.FILLERS)) + r")\b[\s,]+", re.I)
+# not "so far", "so much": the word is part of what follows
+_FILLER = re.compile(
+    r"^(?:" + "|".join(sorted(lx.FILLERS)) + r")\b[\s,]+(?!far\b|much\b|many\b)", re.I
+)
 _TRAILER = re.compile(r"[\s,;:-]+(?:" + lx.phrases(lx.TRAILERS).pattern + r")\s*$", re.I)
 
 

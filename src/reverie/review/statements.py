@@ -134,6 +134,13 @@ _WORN = re.compile(
     re.I,
 )
 _ASIDE = lx.phrases(lx.ASIDES)
+# How something looked or felt, likened to a thing: "I am like a pizza in the oven", "the car
+# park looked like a Christmas card".
+_LIKENED = re.compile(
+    r"\b(?:i'm|i am|we're|we are|looked|looks|look|felt|feels|feel)\s+(?:just\s+)?like"
+    r"\s+(?:a|an)\b",
+    re.I,
+)
 _OFF_TO = re.compile(r"^(?:i'm|i am|we're|we are)\s+off\s+to\s+([a-z]+)\b", re.I)
 
 
@@ -148,7 +155,7 @@ def _chat(text: str) -> bool:
         starting = re.search(r"\b(?:from|since|as of|starting)\s+today\b", text, re.I)
         if not conditional and not starting:
             return True
-    if _WORN.search(text) or _ASIDE.search(text):
+    if _WORN.search(text) or _ASIDE.search(text) or _LIKENED.search(text):
         return True
     off = _OFF_TO.match(text)
     return off is not None and off[1].lower() in lx.VERBS
@@ -564,6 +571,10 @@ _COUNTDOWN = re.compile(
     r"|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+[a-z]+\s+(?:done|finished|\w+ed)\b"
     # "two days behind on the fit-out" ("still 4 seats", "48 hours ahead" are values)
     rf"|\b{_COUNT}\s+[a-z]+\s+behind\b"
+    # "first fix done", "3 more waiting for parts", "still the stitching on the lands to do"
+    r"|\b(?:first|second|third|final|last)\s+[a-z]+\s+(?:done|finished|completed)\b"
+    rf"|\b{_COUNT}\s+more\s+(?:waiting|outstanding|pending)\b"
+    r"|\bstill\b[^.;]{0,40}\bto do\b"
     # a part done, and after a comma what is still pending, with no verb of its own ("walls
     # primed, the ceiling still to do", "March sent, April still with the accountant")
     rf"|^[^,]*\b{_DID}\b[^,]*,(?:[^,]*,)*\s*(?:(?!is\b|are\b)[\w'-]+\s+){{1,3}}still\s+"
@@ -576,12 +587,14 @@ _COUNTDOWN = re.compile(
 # the M <things> <done>" as a clause of its own ("9 of the 12 fences checked, rest on Monday").
 _WHOSE = r"(?:the|my|our|his|her|their|[a-z]+'s)"
 _PART = (
-    rf"(?:{_COUNT}\s+(?:out\s+)?of\s+(?:the\s+)?{_COUNT}|half\s+(?:of\s+)?{_WHOSE}"
+    # "14 of the 30", "two walls out of four", "20 from 35"
+    rf"(?:{_COUNT}\s+(?:[a-z]+\s+)?(?:out\s+of|of|from)\s+(?:the\s+)?{_COUNT}"
+    rf"|half\s+(?:of\s+)?{_WHOSE}"
     rf"|(?:\d+\s?(?:%|percent|per cent)|(?:a|one|two|three)\s+(?:thirds?|quarters?))\s+of\s+"
     rf"{_WHOSE})\b"
 )
 _PART_DONE = re.compile(
-    rf"\b{_DID}\s+(?:[\w-]+\s+){{0,3}}?(?:(?:about|around|roughly|nearly|almost|over|just)"
+    rf"\b(?:{_DID}|finish)\s+(?:[\w-]+\s+){{0,3}}?(?:(?:about|around|roughly|nearly|almost|over|just)"
     rf"\s+)?{_PART}"
     rf"|\b{_PART}\s+(?:[\w-]+\s+){{1,3}}?{_DID}\s*(?:[,.;!]|$)",
     re.I,
@@ -602,9 +615,13 @@ _RUNNING = re.compile(
     r"term|quarter|season|year|shift))\b",
     re.I,
 )
-#: A year or a month: a count told with one is a record of its time ("half the roof was
-#: replaced in 2019"), not progress.
-_DATED = re.compile(rf"\b(?:19|20)\d\d\b|{lx.phrases(set(lx.MONTHS) - {'may'}).pattern}", re.I)
+#: A year or a month said as when: a count told with one is a record of its time ("half the
+#: roof was replaced in 2019"), not progress ("4 of the 6 invoices for March" is).
+_DATED = re.compile(
+    rf"\b(?:in|since|during|back in)\s+(?:(?:early|late|mid)\s+)?(?:(?:19|20)\d\d\b|"
+    rf"{lx.phrases(set(lx.MONTHS) - {'may'}).pattern})",
+    re.I,
+)
 
 
 def _tally(text: str, said: str) -> bool:
