@@ -2082,3 +2082,23 @@ def test_r6_one_price_of_several_in_an_entry_is_written_in_and_the_others_stay()
         index, user("Please update my rates. From next month the half day becomes £155.")
     )
     assert "half-day rate is £155 and a full day is £260" in after
+
+
+def test_r6_someone_else_in_a_role_replaces_who_held_it() -> None:
+    index = index_after(review(turns("c1", user("Geoffrey Pell is our steeple keeper."))))
+    after = _later(
+        index, user("Geoffrey gave that up in March. Alan Brewer is steeple keeper now.")
+    )
+    assert "Alan Brewer is steeple keeper" in after and "Geoffrey Pell is our" not in after
+    index = index_after(review(turns("c1", user("Our treasurer is Dennis Hope."))))
+    after = _later(index, user("Our new treasurer is Jean Clark."))
+    assert "Jean Clark" in after and "Dennis Hope" not in after
+    # Another role is another fact.
+    index = index_after(review(turns("c1", user("Dennis is our treasurer."))))
+    after = _later(index, user("Jean is our tower captain now."))
+    assert "Dennis is our treasurer" in after and "tower captain" in after
+
+
+def test_r6_a_change_said_in_ing_with_now_is_kept() -> None:
+    after = index_after(review(turns("c1", user("going over to wylex boards now"))))
+    assert "wylex boards" in after

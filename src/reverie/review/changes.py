@@ -336,6 +336,41 @@ def _put_in_place_of(new: Frame, old: Frame) -> bool:
     return not (mine and theirs and mine != theirs)
 
 
+# Who holds a role: "Geoffrey Pell is our steeple keeper", "Alan Brewer is steeple keeper
+# now", "our new secretary is Doreen Walsh" (a role of a few lower-case words, a name in capitals).
+_NAMED = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,3})"
+_A_ROLE = r"(?-i:[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}?)"
+_HOLDS_ROLE = re.compile(
+    rf"^(?:(?P<who>{_NAMED})\s+(?:is|'s)\s+(?:now\s+)?(?:(?:our|the|my|their|his|her)\s+)?"
+    rf"(?:new\s+)?(?P<role>{_A_ROLE})(?:\s+now)?"
+    rf"|(?:our|the|my|their)\s+(?:new\s+)?(?P<role2>{_A_ROLE})\s+is\s+(?:now\s+)?"
+    rf"(?P<who2>{_NAMED}))\s*$",
+    re.I,
+)
+
+
+def _role_of(text: str) -> tuple[str, str] | None:
+    """(role, who) of a statement whose first clause says who holds a role, else None."""
+    body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))
+    first = re.split(r"[.;,!?]", body, maxsplit=1)[0].strip()
+    m = _HOLDS_ROLE.match(first)
+    if m is None:
+        return None
+    role, who = (m["role"], m["who"]) if m["who"] else (m["role2"], m["who2"])
+    return " ".join(role.lower().split()), who
+
+
+def _role_taken(new: Frame, old: Frame) -> bool:
+    """Whether ``new`` says someone else now holds the role ``old`` gives someone ("Alan
+    Brewer is steeple keeper now" after "Geoffrey Pell is our steeple keeper")."""
+    ours, theirs = _role_of(new.text), _role_of(old.text)
+    if ours is None or theirs is None or ours[0] != theirs[0]:
+        return False
+    if ours[1].casefold() in old.text.casefold():
+        return False  # the same person
+    return new.update or bool(re.search(r"\b(?:now|new)\b", new.text, re.I))
+
+
 def supersedes(new: Frame, old: Frame) -> bool:
     """Whether a statement with frame ``new`` makes an entry with frame ``old`` outdated.
 
@@ -349,6 +384,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
     """
     if _put_in_place_of(new, old):
         return True  # "buying from Costco now instead of Booker" after "stock comes from Booker"
+    if _role_taken(new, old):
+        return True  # "Alan Brewer is steeple keeper now" after "Geoffrey Pell is our ...""
     if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     if new.update and turns_around(new.text, old.text):

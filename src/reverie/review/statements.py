@@ -347,6 +347,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         # "rerunning the pipeline", "sending the proposal now"; not "Billing disputes go to
         # Ingrid in finance" or "Staging database runs Postgres 16" (a noun, then its verb).
         doing = gerund and (not following or following in _OBJECT_STARTS)
+        doing = doing and not _SWITCHING.match(low)  # "going over to wylex boards now": a change
         if doing and (_NOW.search(text) or len(WORD.findall(text)) <= 6):
             return "transient"
     if _REQUEST.match(low) or _imperative(text) or re.search(r"\bplease\b", low):
@@ -368,6 +369,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
 # --- durability -----------------------------------------------------------------------------
 
 _QUANTIFIERS = lx.words("all every each both some most any")
+# A change of what is used, said in -ing: "going over to wylex boards now", "moving to Xero".
+_SWITCHING = re.compile(
+    r"^(?:going|moving|switching|changing|swapping)\s+(?:over\s+|across\s+)?to\b", re.I
+)
 _EPISODE = lx.phrases(lx.EPISODE)
 _NOW_ON = re.compile(r"\bnow\b", re.I)
 _CHANGED = lx.phrases([*lx.CHANGE_VERBS, *lx.SWITCH_VERBS, *lx.RETIRE_VERBS])
