@@ -2102,3 +2102,14 @@ def test_r6_someone_else_in_a_role_replaces_who_held_it() -> None:
 def test_r6_a_change_said_in_ing_with_now_is_kept() -> None:
     after = index_after(review(turns("c1", user("going over to wylex boards now"))))
     assert "wylex boards" in after
+
+
+def test_r6_whom_a_message_is_to_is_not_part_of_what_it_says() -> None:
+    assert sentences.clean("Hi Kerry-Ann, Maya's got a new inhaler.") == "Maya's got a new inhaler"
+    assert sentences.clean("Mam, the new website is live on Squarespace.") == (
+        "the new website is live on Squarespace"
+    )
+    # A name alone before a comma may be the subject: it stays.
+    assert sentences.clean("Dennis, our treasurer, retired.").startswith("Dennis, our treasurer")
+    after = index_after(review(turns("c1", user("Mam, the new website is live on Squarespace."))))
+    assert "Squarespace" in after

@@ -135,6 +135,14 @@ def _labels_a_name(rest: str) -> bool:
     return bool(_NAME_FIRST.match(rest.strip()))
 
 
+# Whom a message is to, before a comma: "Hi Kerry-Ann, Maya's got a new inhaler", "Mam, the new
+# website is live" (a name alone is kept: "Dennis, our treasurer, retired").
+_VOCATIVE = re.compile(
+    r"^(?:(?:hi|hey|hello|morning|evening|afternoon|thanks|cheers)\s+(?-i:[A-Z][\w'-]*)"
+    r"(?:\s+(?-i:[A-Z][\w'-]*))?|mam|mum|mom|dad|love|mate|guys|team|all|folks|everyone)"
+    r"\s*,\s+(?=\S)",
+    re.I,
+)
 # The speaker's "I" typed in lower case, alone or run together with its verb.
 _CAPITAL_I = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'll": "I'll"}
 _LOWER_I = re.compile(r"(?<![\w'.-])(?-i:i|im|i'm|ive|i've|i'll)(?![\w'.-])")
@@ -172,6 +180,7 @@ def clean(text: str) -> str:
             and not _labels_a_name(text[header.end() :])
         ):
             text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
+        text = _VOCATIVE.sub("", text).strip()
         text = _LEAD.sub("", text).strip()
         text = _CUE.sub("", text).strip()
         text = _FILLER.sub("", text).strip()
