@@ -1924,36 +1924,44 @@ def _later(index: str, *messages: tuple[str, str], author: str = "sam") -> str:
     return index_after(review(turns("c2", *messages, author=author), index), index)
 
 
-def test_r6_a_reply_that_denies_the_assistant_corrects_the_value_it_read_back() -> None:
-    # The old value is said only by the assistant's message: "No, it's 3pm now" replaces it.
-    index = index_after(review(turns("c1", user("Check-in is from 4pm."))))
-    after = _later(
-        index,
-        user("Write me a little welcome email for new bookings please."),
-        bot('Here\'s one: "... check-in is from 4pm ..."'),
-        user("No, it's 3pm now. We changed it when Debbie changed her hours."),
-    )
-    assert "Check-in is from 3pm" in after and "4pm" not in after
-    # A number alone, the old one denied: the entry keeps its currency.
-    index = index_after(
-        review(turns("c1", user("callout charge is £60, first half hour included")))
-    )
-    after = _later(
-        index,
-        user("do us an invoice for the callout at mrs quinn's"),
-        bot("Invoice for a £60 callout to Mrs Quinn."),
-        user("its 75 now not 60, changed it in jan"),
-    )
-    assert "callout charge is £75" in after and "£60" not in after
-    # A value said alone, with an exclamation.
-    index = index_after(review(turns("c1", user("Wholemeal 1.5kg is £3.20 in the shop."))))
-    after = _later(
-        index,
-        user("Could you make me a new price card for the shop counter?"),
-        bot("Wholemeal 1.5kg, £3.20..."),
-        user("£3.50! Since March."),
-    )
-    assert "Wholemeal 1.5kg is £3.50" in after and "£3.20" not in after
+@pytest.mark.parametrize(
+    ("first", "ask", "draft", "reply", "kept", "gone"),
+    [
+        # The old value is said only by the assistant's message.
+        (
+            "Check-in is from 4pm.",
+            "Write me a little welcome email for new bookings please.",
+            'Here\'s one: "... check-in is from 4pm ..."',
+            "No, it's 3pm now. We changed it when Debbie changed her hours.",
+            "Check-in is from 3pm",
+            "4pm",
+        ),
+        # A number alone, the old one denied: the entry keeps its currency.
+        (
+            "callout charge is £60, first half hour included",
+            "do us an invoice for the callout at mrs quinn's",
+            "Invoice for a £60 callout to Mrs Quinn.",
+            "its 75 now not 60, changed it in jan",
+            "callout charge is £75",
+            "£60",
+        ),
+        # A value said alone, with an exclamation.
+        (
+            "Wholemeal 1.5kg is £3.20 in the shop.",
+            "Could you make me a new price card for the shop counter?",
+            "Wholemeal 1.5kg, £3.20...",
+            "£3.50! Since March.",
+            "Wholemeal 1.5kg is £3.50",
+            "£3.20",
+        ),
+    ],
+)
+def test_r6_a_reply_that_denies_the_assistant_corrects_the_value_it_read_back(
+    first: str, ask: str, draft: str, reply: str, kept: str, gone: str
+) -> None:
+    index = index_after(review(turns("c1", user(first))))
+    after = _later(index, user(ask), bot(draft), user(reply))
+    assert kept in after and gone not in after, after
 
 
 def test_r6_times_as_said_aloud_hours_and_lengths_of_any_unit_are_values() -> None:
