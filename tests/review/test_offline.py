@@ -2121,3 +2121,45 @@ def test_r6_whom_a_message_is_to_is_not_part_of_what_it_says() -> None:
     assert sentences.clean("Dennis, our treasurer, retired.").startswith("Dennis, our treasurer")
     after = index_after(review(turns("c1", user("Mam, the new website is live on Squarespace."))))
     assert "Squarespace" in after
+
+
+def test_r6_a_code_said_with_its_noun_contracted_is_a_secret() -> None:
+    for said in ["Alarm's 58{}31 then the tick.", "PIN's 26{}81, I've wrote it on a beer mat."]:
+        said = said.format("")
+        out = review(turns("c1", user(said)))
+        assert out.operations == [], said
+
+
+def test_r6_a_firm_that_stopped_trading_gives_its_place_to_the_one_named_next() -> None:
+    index = index_after(review(turns("c1", user("Club buys motors from Cirrus Rocketry."))))
+    after = _later(
+        index, user("Cirrus have stopped trading, sad. Sky Rockets UK are our motor supplier now.")
+    )
+    assert "Sky Rockets UK" in after and "Cirrus Rocketry" not in after
+
+
+def test_r6_a_new_holder_named_in_full_takes_the_whole_old_name() -> None:
+    index = index_after(
+        review(turns("c1", user("Club treasurer is Jimmy Robson. Money goes to him.")))
+    )
+    said = "Jimmy's stood down after his hip. Maureen Dodds is treasurer now, she's better with it."
+    after = _later(index, user(said))
+    assert "Maureen Dodds" in after and "Robson" not in after and "Dodds Robson" not in after
+
+
+def test_r6_a_rule_over_a_set_of_things_and_an_opening_without_its_comma_are_kept() -> None:
+    for said, held in [
+        ("every game has a checklist card inside the lid", "checklist card"),
+        ("So now all the premium shelf games are sleeved.", "sleeved"),
+        ("For restoration I use only wheat starch paste.", "wheat starch paste"),
+    ]:
+        assert held in index_after(review(turns("c1", user(said)))), said
+    assert review(turns("c1", user("All the kids loved it."))).operations == []
+
+
+def test_r6_progress_told_with_a_participle_or_as_time_into_a_span_is_not_kept() -> None:
+    for said in [
+        "I have now sewn 14 of the 20 sections for the Hotel Nelson book.",
+        "we're 5 weeks into the 12 week Egypt topic",
+    ]:
+        assert review(turns("c1", user(said))).operations == [], said

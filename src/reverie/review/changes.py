@@ -114,6 +114,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     weekly = m and re.match(r"^\s*(?:on|at|before|after|until|in)\s+", text[m.end() :], re.I)
     if m and not weekly and m["w"].split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
         return _thing(m["w"]), ""  # "Homework club isn't happening this year"
+    m = _CLOSED_DOWN.match(text) if kind not in ("i", "we", "implicit") else None
+    if m:
+        return m["who"], m["rest"].strip(" .,;:()")
     if kind == "name":
         # "Hattie left for Ubisoft", "Callum left the band": a person no longer in the role
         # memory gives them; who takes it may follow. (Leave is not leaving: "Beatriz is on
@@ -239,6 +242,14 @@ _DEPARTED = re.compile(
 
 # Said tersely, without "is" or "has": "TC52s replaced.", "RingGo contract ended.", "cwm nant
 # closed for good". The clause ends there: "the boiler replaced the old one" says more.
+# A firm or a person that stopped, named first, whatever the subject reads as: "Cirrus have
+# stopped trading", "Collins has packed it in", "Wallfish shut for good last week".
+_CLOSED_DOWN = re.compile(
+    rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w'-]+)(?: (?-i:[A-Z][\w'-]+))?) (?:has |have )?"
+    r"(?:(?:stopped|ceased) trading|packed it in|(?:shut|closed) for good"
+    r"|(?:went|gone) (?:bust|under))\b(?P<rest>.*)$",
+    re.I,
+)
 _ENDED_TERSE = re.compile(
     r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|deal|subscription|lease) ended"
     r"|replaced|scrapped|discontinued|decommissioned|closed (?:for good|down)|shut down"

@@ -43,6 +43,7 @@ LEADS = phrase_list(
     thanks | thank you | thx | cheers | great | cool | nice | perfect | awesome | got it
     sounds good | sure | alright | all right | one more thing | oh and | and also | ps
     again | as i said | like i said | as mentioned | big news | good news | bad news | news
+    sad news
     quick note | quick one | quick one for the record | reminder | heads up | heads-up
     update | quick update | small update | psa | context | info
     status | seriously | honestly | between us | just you and me now

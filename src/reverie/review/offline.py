@@ -897,10 +897,15 @@ class _Memory:
                 named = {n for n in slot.names if root(n.split()[0]) != slot.first}
                 others = named - read_slot(thing).names - {thing.lower()}
                 body = text
-                if others:
-                    named_in = re.sub(
-                        rf"\b{re.escape(thing)}\b", name, strip_source(e.text), flags=re.I
-                    )
+                held = measures(e.text)
+                # "she comes on Fridays" of "the Thursday boat": more than the name changed
+                more = any(
+                    m.kind == h.kind and m.value != h.value for m in measures(text) for h in held
+                )
+                if others and not more:
+                    # the whole name the entry gives: "Jimmy" is "Jimmy Robson" there
+                    whole = rf"\b{re.escape(thing)}\b(?:\s+(?-i:[A-Z][\w'-]*))*"
+                    named_in = re.sub(whole, name, strip_source(e.text), flags=re.I)
                     body = named_in if self._says(named_in, source) else text
                 e.text = f"{body} {source}"
                 self.retiring.remove((e, thing))
@@ -1536,8 +1541,10 @@ def _new_name(text: str, entry: str, thing: str) -> str | None:
     after the first word: "Front", "Help Scout"), or None."""
     body = strip_source(text)
     body = re.sub(r"^[^:]{1,40}:\s", "", body)  # "Lin: ..." names the speaker
-    found = re.findall(r"(?<=\s)(?-i:[A-Z][\w+.-]*(?:\s+[A-Z][\w+.-]*)*)", body)
-    runs = [r.rstrip(".") for r in found]
+    found = re.findall(r"(?:(?<=\s)|^)(?-i:[A-Z][\w+.-]*(?:\s+[A-Z][\w+.-]*)*)", body)
+    # the first word may be a capital only because it opens the sentence; two or more are a
+    # name ("Maureen Dodds is treasurer now")
+    runs = [r.rstrip(".") for r in found if not (body.startswith(r) and " " not in r)]
     held = strip_source(entry).casefold()
     names = [
         r

@@ -165,7 +165,9 @@ def _access_code(text: str) -> bool:
     """Whether ``text`` tells the digits that open something: a PIN, a door, key-safe or alarm
     code, a combination ("the keypad on the back door is 7 3 9 1", "safe combination is
     3-18-27"). A thing that opens, as a word of its own (not "code freeze"), then within a few
-    words a group of at least three digits that is not a time, an amount or a measure."""
+    words a group of at least three digits that is not a time, an amount or a measure.
+    "Alarm's 5831", "PIN's 2681": the noun's "'s" is "is"."""
+    text = re.sub(r"(?<=\w)'s\b", " is", text)
     for m in _ACCESS_NOUN.finditer(text):
         after = text[m.end() : m.end() + 60]
         nxt = re.match(r"^\s+([a-z]+)\b", after)
@@ -369,6 +371,13 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
 # --- durability -----------------------------------------------------------------------------
 
 _QUANTIFIERS = lx.words("all every each both some most any")
+# A standing rule over a set of things: "every game has a checklist card", "now all the premium
+# shelf games are sleeved" (not a past tense: "all the kids loved it").
+_RULE_OVER_SET = re.compile(
+    r"^(?:now\s+)?(?:every|each|all(?:\s+(?:the|our|my))?)\s+(?:[a-z-]+\s+){1,3}?"
+    r"(?:is|are|has|have|goes|go|gets|get|needs|need|must|stays|stay|sits|sit)\b",
+    re.I,
+)
 # A change of what is used, said in -ing: "going over to wylex boards now", "moving to Xero".
 _SWITCHING = re.compile(
     r"^(?:going|moving|switching|changing|swapping)\s+(?:over\s+|across\s+)?to\b", re.I
@@ -483,7 +492,10 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not placed
         and not any(c.search(text) for c in cues)
         and not (_POLICY.search(text) and not _MOMENT.search(text))
+        and not _RULE_OVER_SET.match(low)
     ):
+        # (but "every game has a checklist card", "all the premium games are sleeved": a
+        # standing rule over a set of things)
         return False  # "Hard work pays off eventually", "A cozy nook is a must": no one's fact
     if kind == "thing" and pronoun:
         # "everything moved to Buildkite", "they moved the exam to January 23", "it's Dr.
@@ -545,7 +557,7 @@ _COUNT = rf"(?:\d[\d,.]*|{'|'.join(sorted(lx.NUMBER_WORDS - {'half', 'dozen'}))}
 #: A past tense or a participle, as a pattern: "-ed", or one of the irregular ones.
 _DID = (
     rf"(?:[a-z]{{3,}}ed|{'|'.join(sorted(lx.IRREGULAR_PAST))}|done|written|seen|taken|given"
-    r"|eaten|driven|ridden|broken|chosen)"
+    r"|eaten|driven|ridden|broken|chosen|sewn|sown|shown|grown|drawn|thrown|mown|begun|sung|spun)"
 )
 #: What the assistant says of how things commonly are, beside the user's question ("A common
 #: approach is ...", "Many shops close on Mondays", "e.g. from ..."): advice, not the user's
@@ -580,6 +592,8 @@ _COUNTDOWN = re.compile(
     r"|\b(?:first|second|third|final|last)\s+[a-z]+\s+(?:done|finished|completed)\b"
     rf"|\b{_COUNT}\s+more\s+(?:waiting|outstanding|pending)\b"
     r"|\bstill\b[^.;]{0,40}\bto do\b"
+    # "5 weeks into the 12 week Egypt topic"
+    rf"|\b{_COUNT}\s+(?:days?|weeks?|months?|hours?)\s+into\s+(?:the|a|an|our|my|this)\b"
     # a part done, and after a comma what is still pending, with no verb of its own ("walls
     # primed, the ceiling still to do", "March sent, April still with the accountant")
     rf"|^[^,]*\b{_DID}\b[^,]*,(?:[^,]*,)*\s*(?:(?!is\b|are\b)[\w'-]+\s+){{1,3}}still\s+"
@@ -788,7 +802,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             section = _section(f"{question} {text}", "i", False, f.values, f.kinds)
             meta = {"question": question}
             return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
-        opened = _OPENING.match(text)
+        opened = _OPENING.match(text) or _OPENING_BARE.match(text)
         if opened and role == "user":
             # "With prices going up, we raised the budget to 1,050": the statement is what
             # follows the opening phrase.
@@ -805,6 +819,13 @@ _PLACED = re.compile(
 )
 _OPENING = re.compile(
     rf"^(?:{lx.phrases(lx.OPENING_PHRASES).pattern})\b[^,;:]{{1,60}},\s+(?P<rest>\S.{{8,}})$", re.I
+)
+# "For restoration I use only wheat starch paste": the opening phrase without its comma, ended
+# by the speaker's "I" or "we".
+_OPENING_BARE = re.compile(
+    rf"^(?:{lx.phrases(lx.OPENING_PHRASES).pattern})\b[^,;:]{{1,40}}?\s+"
+    r"(?P<rest>(?:I|we|I'm|we're|I've|we've)\s+\S.{8,})$",
+    re.I,
 )
 _PERSON = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
 _SELF_NAMED = re.compile(
