@@ -110,10 +110,15 @@ reviewer as the tenth round left it was measured on it. It was measured twice, b
 the eleventh round, in aggregate only; from the twelfth round on it is development data
 (:data:`ELEVENTH`).
 
-**The held-out set** ``test12`` (:data:`HELD_OUT`, ids ``t12-``) was written fresh for the
-twelfth round the same way, and committed before the reviewer as the eleventh round left it was
-measured on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
-test12`` in aggregate only, once before and once after the round.
+``test12`` was written fresh for the twelfth round the same way, and committed before the
+reviewer as the eleventh round left it was measured on it. It was measured twice, before and
+after the twelfth round, in aggregate only; from the thirteenth round on it is development data
+(:data:`TWELFTH`).
+
+**The held-out set** ``test13`` (:data:`HELD_OUT`, ids ``t13-``) was written fresh for the
+thirteenth round the same way, and committed before the reviewer as the twelfth round left it
+was measured on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
+test13`` in aggregate only, once before and once after the round.
 """
 
 from __future__ import annotations
@@ -141,6 +146,7 @@ __all__ = [
     "SIXTH",
     "TENTH",
     "THIRD",
+    "TWELFTH",
     "Conversation",
     "Fact",
     "Message",
@@ -173,12 +179,15 @@ NINTH = "test9"
 TENTH = "test10"
 #: Written for the eleventh round; held out then, development data since the twelfth.
 ELEVENTH = "test11"
+#: Written for the twelfth round; held out then, development data since the thirteenth.
+TWELFTH = "test12"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
-    *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH
+    *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
+    TWELFTH,
 )  # fmt: skip
-#: Written for the twelfth round and never tuned on.
-HELD_OUT = "test12"
+#: Written for the thirteenth round and never tuned on.
+HELD_OUT = "test13"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -234,8 +243,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test12`` when its id starts with
-    ``t2-`` to ``t12-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test13`` when its id starts with
+    ``t2-`` to ``t13-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -258,6 +267,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t11-"):
         return ELEVENTH
     if conversation_id.startswith("t12-"):
+        return TWELFTH
+    if conversation_id.startswith("t13-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
