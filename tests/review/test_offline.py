@@ -2163,3 +2163,27 @@ def test_r6_progress_told_with_a_participle_or_as_time_into_a_span_is_not_kept()
         "we're 5 weeks into the 12 week Egypt topic",
     ]:
         assert review(turns("c1", user(said))).operations == [], said
+
+
+def test_r6_someone_who_took_over_replaces_a_holder_the_message_names_with_s() -> None:
+    said = "Our weekend game guru is Nadia, she teaches the tables and does the Sunday openings."
+    index = index_after(review(turns("c1", user(said))))
+    after = _later(
+        index, user("Nadia's moved to Manchester for a job. Oli has taken over weekends.")
+    )
+    assert "Oli has taken over weekends" in after and "game guru is Nadia" not in after
+    # Someone covering for a while leaves what the entry says of the one away.
+    index = index_after(
+        review(turns("c1", user("Olu does e-bike diagnostics, he's Bosch certified.")))
+    )
+    after = _later(
+        index, user("Olu's off til june, Sam from the Cambridge branch is covering e-bikes.")
+    )
+    assert "Bosch certified" in after
+
+
+def test_r6_a_price_from_may_updates_the_entry_sharing_the_most_words() -> None:
+    said = "Fitting price is £6 per square metre, carpet. Stairs £10 per step."
+    index = index_after(review(turns("c1", user(said))))
+    after = _later(index, user("From May carpet fitting £7 per metre. Stairs same."))
+    assert "£7" in after and "£6" not in after and "Stairs £10 per step" in after

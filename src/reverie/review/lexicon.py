@@ -483,6 +483,7 @@ UPDATE_MARKERS = (
     """
     ),
     *(f"from {m}" for m in MONTHS if len(m) > 3),
+    "from may",  # the month: "may" alone is also the verb, "from may" hardly ever
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
 OLD_VALUE_LEADS = phrase_list(

@@ -305,7 +305,9 @@ class _Memory:
         if not same:
             linked = self._value_link(text, older)
             if linked is not None and (
-                self._thin(text, linked[0]) or self._one_of_several(*linked[:2])
+                self._thin(text, linked[0])
+                or self._one_of_several(*linked[:2])
+                or _SAME_REST.search(text)  # "only Wednesdays now. Same hours."
             ):
                 done = self._substitute(*linked, source, text)
                 if done != "nothing to change":
@@ -421,6 +423,7 @@ class _Memory:
         named |= set(re.findall(r"\b\d+\b", f"{message}\n{denied}"))
         named |= set(_VALUE.findall(f"{message}\n{denied}"))
         found: list[tuple[_Entry, Measure, Measure]] = []
+        shares: list[int] = []  # per entry found: how many words it shares with the statement
         for e in live:
             if self._from_this_message(e):
                 continue
@@ -475,7 +478,12 @@ class _Memory:
                 shared = bool(common)
                 if told or shared or about or (leaning and self._just_before(e)):
                     found.append((e, old, news[0]))
+                    shares.append(len(common))
                     break
+        if len(found) > 1 and shares.count(max(shares)) == 1:
+            # "From May carpet fitting £7 per metre. Stairs same." of "Fitting price is £6 per
+            # square metre, carpet" and "Stairs £10 per step": the entry sharing the most words
+            return found[shares.index(max(shares))]
         return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
 
     def _one_of_several(self, e: _Entry, old: Measure) -> bool:
@@ -680,6 +688,8 @@ class _Memory:
             return True
         if self._from_this_message(e) or not self.context & read_slot(e.text).names:
             return False
+        if _STANDING_IN.search(self.message):
+            return False  # "Olu's off til june, Sam from Cambridge is covering e-bikes"
         return refills(text, e.text, told=True) or self._named_instead(text, e)
 
     def _named_elsewhere(self, text: str, entries: list[_Entry], taken: set[int]) -> list[_Entry]:
@@ -709,7 +719,11 @@ class _Memory:
         mine, theirs = read_slot(text), read_slot(e.text)
         new, old = entry_frame(text), entry_frame(e.text)
         owners = set(new.owner) | set(old.owner)  # who the facts are of, not what they name
-        if len(theirs.names) != 1 or not {n for n in mine.names - theirs.names if n not in owners}:
+        fresh = mine.names - theirs.names
+        # "Oli has taken over weekends": the one who took over is the new name, though the
+        # statement is of them
+        took_over = re.search(r"\b(?:took|taken|takes|taking) over\b", text, re.I)
+        if len(theirs.names) != 1 or not (fresh - owners or (took_over and fresh)):
             return False
         # Whoever the entry is of, the message names them ("Pia took over billing from Ben"
         # of "Ben does the billing"), or the two are of one owner; else it is someone else's
@@ -748,7 +762,7 @@ class _Memory:
         self.replying_to = replying_to
         self.answering = answering
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
-        said |= {w.strip(".'") for w in said}
+        said |= {re.sub(r"'s$", "", w.strip(".'")) for w in said}  # "Nadia's moved" says Nadia
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
         # entry: the cost grows with the memory only as a scan of cached readings does.
         self.reading = reading
@@ -1870,6 +1884,17 @@ def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:
     return any(w.lower().rstrip("s") in said for w in denied if len(w) > 2)
 
 
+#: Another standing in for a while ("Sam is covering e-bikes"): what the entry says of the one
+#: away still holds.
+_STANDING_IN = re.compile(
+    r"\b(?:covering|covers for|cover for|standing in|stands in|filling in|fills in)\b", re.I
+)
+#: The rest of an entry said to stay as it was, beside a new value ("Same hours.").
+_SAME_REST = re.compile(
+    r"\b(?:same (?:hours|time|times|price|prices|place|room|days?)|(?:rest|everything else)"
+    r" (?:is |stays )?(?:the )?same|stays? the same|unchanged)\b",
+    re.I,
+)
 #: A value as said: "£3.20", "8", "10.45".
 _VALUE = re.compile(r"\d+(?:[.:]\d+)?")
 #: "in Didsbury, not Chorlton" or "not Wix, it is Webflow": a name put right (capitalised
