@@ -240,8 +240,6 @@ _DEPARTED = re.compile(
     re.I,
 )
 
-# Said tersely, without "is" or "has": "TC52s replaced.", "RingGo contract ended.", "cwm nant
-# closed for good". The clause ends there: "the boiler replaced the old one" says more.
 # A firm or a person that stopped, named first, whatever the subject reads as: "Cirrus have
 # stopped trading", "Collins has packed it in", "Wallfish shut for good last week".
 _CLOSED_DOWN = re.compile(
@@ -250,6 +248,9 @@ _CLOSED_DOWN = re.compile(
     r"|(?:went|gone) (?:bust|under))\b(?P<rest>.*)$",
     re.I,
 )
+
+# Said tersely, without "is" or "has": "TC52s replaced.", "RingGo contract ended.", "cwm nant
+# closed for good". The clause ends there: "the boiler replaced the old one" says more.
 _ENDED_TERSE = re.compile(
     r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|deal|subscription|lease) ended"
     r"|replaced|scrapped|discontinued|decommissioned|closed (?:for good|down)|shut down"
@@ -396,7 +397,7 @@ def supersedes(new: Frame, old: Frame) -> bool:
     if _put_in_place_of(new, old):
         return True  # "buying from Costco now instead of Booker" after "stock comes from Booker"
     if _role_taken(new, old):
-        return True  # "Alan Brewer is steeple keeper now" after "Geoffrey Pell is our ...""
+        return True  # "Alan Brewer is steeple keeper now" after "Geoffrey Pell is our ..."
     if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     if new.update and turns_around(new.text, old.text):
