@@ -361,6 +361,7 @@ _HOLDS_ROLE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def _role_of(text: str) -> tuple[str, str] | None:
     """(role, who) of a statement whose first clause says who holds a role, else None."""
     body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))

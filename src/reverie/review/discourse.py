@@ -93,12 +93,17 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         )
         # What went wrong, told in the past, then what is done now ("Clive tapped a firkin
         # before it settled and it poured cloudy. Now every cask sits 48 hours"): one lesson.
-        told = out and i > 0 and _told(out[-1][2]) and not _LESSON.search(out[-1][2])
-        if out and i > 0 and (joined_lesson or told) and _remedy(sentence, role):
+        if out and i > 0 and _remedy(sentence, role):
             before = out[-1]
             joined = f"{before[2]} {sentence}"
-            found = read(clean(joined), role=role, speaker=speaker or "Someone")
-            kept = joined_lesson or isinstance(found, Statement)
+            # told without a lesson's cue, the joined text must still read as a statement
+            told = not _LESSON.search(before[2]) and _told(before[2])
+            kept = joined_lesson or (
+                told
+                and isinstance(
+                    read(clean(joined), role=role, speaker=speaker or "Someone"), Statement
+                )
+            )
             if len(joined) <= MAX_JOINED and kept:
                 out[-1] = (before[0], end, joined)  # the fix, kept with what it fixes
                 continue

@@ -1428,11 +1428,6 @@ def _capitals(text: str) -> set[str]:
     return {root(w.lower()) for w in said if w.lower() not in lx.STOP_WORDS}
 
 
-def _words(text: str) -> set[str]:
-    """The content words of ``text``, lower case."""
-    return {w.lower() for w in _content(strip_source(text)) if len(w) > 2 and w.isalpha()}
-
-
 def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
     """The entries of ``said`` that give every name, value and capitalised word ``text``
     gives, and all but one of its other words; none when it gives no name or value."""
