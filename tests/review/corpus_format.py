@@ -115,10 +115,16 @@ reviewer as the eleventh round left it was measured on it. It was measured twice
 after the twelfth round, in aggregate only; from the thirteenth round on it is development data
 (:data:`TWELFTH`).
 
-**The held-out set** ``test13`` (:data:`HELD_OUT`, ids ``t13-``) was written fresh for the
-thirteenth round the same way, and committed before the reviewer as the twelfth round left it
-was measured on it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
-test13`` in aggregate only, once before and once after the round.
+``test13`` was written fresh for the thirteenth round the same way, and committed before the
+reviewer as the twelfth round left it was measured on it. It was measured twice, before and
+after the thirteenth round, in aggregate only; from the fourteenth round on it is development
+data (:data:`THIRTEENTH`).
+
+**The held-out set** ``test14`` (:data:`HELD_OUT`, ids ``t14-``) was written fresh for the
+fourteenth round the same way (by two writers, ten settings each), and committed before the
+reviewer as the thirteenth round left it was measured on it. It is never tuned on: it is
+measured with ``bench/review_corpus.py --half test14`` in aggregate only, once before and once
+after the round.
 """
 
 from __future__ import annotations
@@ -146,6 +152,7 @@ __all__ = [
     "SIXTH",
     "TENTH",
     "THIRD",
+    "THIRTEENTH",
     "TWELFTH",
     "Conversation",
     "Fact",
@@ -181,13 +188,15 @@ TENTH = "test10"
 ELEVENTH = "test11"
 #: Written for the twelfth round; held out then, development data since the thirteenth.
 TWELFTH = "test12"
+#: Written for the thirteenth round; held out then, development data since the fourteenth.
+THIRTEENTH = "test13"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH,
+    TWELFTH, THIRTEENTH,
 )  # fmt: skip
-#: Written for the thirteenth round and never tuned on.
-HELD_OUT = "test13"
+#: Written for the fourteenth round and never tuned on.
+HELD_OUT = "test14"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -243,8 +252,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test13`` when its id starts with
-    ``t2-`` to ``t13-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test14`` when its id starts with
+    ``t2-`` to ``t14-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -269,6 +278,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t12-"):
         return TWELFTH
     if conversation_id.startswith("t13-"):
+        return THIRTEENTH
+    if conversation_id.startswith("t14-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -19,6 +19,7 @@ from tests.review.corpus_format import (
     SIXTH,
     TENTH,
     THIRD,
+    THIRTEENTH,
     TWELFTH,
     fact,
     half,
@@ -43,7 +44,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t10-any-intro") == TENTH == "test10"
     assert half("t11-any-intro") == ELEVENTH == "test11"
     assert half("t12-any-intro") == TWELFTH == "test12"
-    assert half("t13-any-intro") == HELD_OUT == "test13"
+    assert half("t13-any-intro") == THIRTEENTH == "test13"
+    assert half("t14-any-intro") == HELD_OUT == "test14"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -84,7 +86,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     "which",
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
-        *(TWELFTH, HELD_OUT),
+        *(TWELFTH, THIRTEENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
