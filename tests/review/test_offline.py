@@ -2187,3 +2187,78 @@ def test_r6_a_price_from_may_updates_the_entry_sharing_the_most_words() -> None:
     index = index_after(review(turns("c1", user(said))))
     after = _later(index, user("From May carpet fitting £7 per metre. Stairs same."))
     assert "£7" in after and "£6" not in after and "Stairs £10 per step" in after
+
+
+def test_r6_a_door_code_said_with_what_became_of_it_is_a_secret() -> None:
+    said = "The control room door code changed today, it's 27" + "3941 now."
+    assert review(turns("c1", user(said))).operations == []
+
+
+def test_r6_a_role_taken_this_season_or_taken_over_replaces_its_holder() -> None:
+    index = index_after(review(turns("c1", user("Shaz is crew chief, she runs the site."))))
+    after = _later(index, user("Deano is crew chief from this season."))
+    assert "Deano is crew chief" in after and "Shaz" not in after
+    index = index_after(review(turns("c1", user("Dave Kitching is training officer."))))
+    after = _later(index, user("Sam Okoro took over training officer at the AGM."))
+    assert "Sam Okoro" in after and "Kitching" not in after
+    # Holding a role with no word of change is no update: both are kept.
+    index = index_after(review(turns("c1", user("Dave Kitching is training officer."))))
+    after = _later(index, user("Ruth Mills is training officer at the Bradford club."))
+    assert "Kitching" in after and "Ruth Mills" in after
+
+
+def test_r6_a_statement_is_kept_without_the_aside_after_its_comma() -> None:
+    for said, held, left in [
+        (
+            "I work for Deliveroo and Uber Eats, you switch the apps depending which is busy.",
+            "Deliveroo and Uber Eats",
+            "you switch",
+        ),
+        (
+            "In the week I'm a porter up the Heath hospital, so it's all evenings for refs.",
+            "porter up the Heath hospital",
+            "",
+        ),
+    ]:
+        index = index_after(review(turns("c1", user(said), author="gareth")))
+        assert held in index, said
+        assert not left or left not in index, said
+
+
+def test_r6_a_retirement_said_with_regret_removes_the_entry() -> None:
+    index = index_after(review(turns("c1", user("In the summer we do raku days in the garden."))))
+    assert "raku days" in index
+    after = _later(index, user("No more raku days I am afraid. The neighbours complained."))
+    assert "raku days in the garden" not in after
+
+
+def test_r6_a_read_back_after_noted_in_other_words_adds_nothing_but_what_the_entry_lost() -> None:
+    # Issue 11 (kept exactly once): "Noted: ..." reads the user's message back.
+    out = review(
+        turns(
+            "c1",
+            user("My partner Callum works offshore, two weeks on, two weeks off, from Aberdeen."),
+            bot("Noted: Callum works offshore on a two-on, two-off rota."),
+        )
+    )
+    assert [op["text"] for op in out.operations] == [
+        "Sam's partner Callum works offshore, two weeks on, two weeks off, from Aberdeen. "
+        "(source: c1#0-1)"
+    ]
+    # The user's "Remember Wednesday is my duty day" is a request and is not kept: a reply
+    # that gives it back keeps what the entry lacks.
+    out = review(
+        turns(
+            "c1",
+            user("Remember Wednesday is my duty day, so I can't book visits Wednesdays."),
+            bot("Noted: Wednesday is your duty day, no visits then."),
+        )
+    )
+    assert any("duty day" in op["text"] for op in out.operations)
+
+
+def test_r6_a_name_said_alone_goes_on_with_the_role_after_it() -> None:
+    said = "Jo Whitaker. Equipment officer for the Dales Underground Club, we're in Ingleton."
+    index = index_after(review(turns("c1", user(said), author="jo")))
+    line = next(x for x in index.split("\n") if "Equipment officer" in x)
+    assert "Jo" in line

@@ -534,3 +534,10 @@ def test_r6_the_days_news_is_not_kept(said: str) -> None:
 )
 def test_r6_what_outlasts_its_day_is_kept(said: str) -> None:
     assert isinstance(read(said, role="user", speaker="Moira"), Statement)
+
+
+def test_r6_a_plural_of_an_ing_noun_has_the_stem_of_its_singular() -> None:
+    from reverie.review.frames import stem
+
+    assert stem("mornings") == stem("morning")
+    assert stem("bookings") == stem("booking")

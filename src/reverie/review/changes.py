@@ -32,7 +32,8 @@ _NEGATED_STATE = lx.phrases(lx.NEGATED_STATES)
 _END_OF_THING = re.compile(
     r"\s*(?:[,;:(]|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
     r"altogether|at all|anymore|any more|any longer|completely|last|this|over the|in favou?r|"
-    r"it|which|though|yesterday|today|for the|for now)\b)",
+    r"it|which|though|yesterday|today|for the|for now|i'm afraid|i am afraid|sadly|"
+    r"unfortunately)\b)",
     re.I,
 )
 
@@ -349,14 +350,20 @@ def _put_in_place_of(new: Frame, old: Frame) -> bool:
 
 
 # Who holds a role: "Geoffrey Pell is our steeple keeper", "Alan Brewer is steeple keeper
-# now", "our new secretary is Doreen Walsh" (a role of a few lower-case words, a name in capitals).
+# now", "our new secretary is Doreen Walsh", "Sam Okoro took over training officer" (a role of a
+# few lower-case words, a name in capitals).
 _NAMED = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,3})"
 _A_ROLE = r"(?-i:[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}?)"
+# From when it holds may follow: "Deano is crew chief from this season", "... as of May".
+_SINCE = (
+    r"(?:\s+(?:now|(?:from|since|as of|starting)\s+(?:(?:this|next|the)\s+)?\w+"
+    r"|this\s+(?:season|year|term|month|week)|at the (?-i:AGM)|at the last meeting))?"
+)
 _HOLDS_ROLE = re.compile(
-    rf"^(?:(?P<who>{_NAMED})\s+(?:is|'s)\s+(?:now\s+)?(?:(?:our|the|my|their|his|her)\s+)?"
-    rf"(?:new\s+)?(?P<role>{_A_ROLE})(?:\s+now)?"
+    rf"^(?:(?P<who>{_NAMED})\s+(?:is|'s|(?:has\s+)?(?:took|taken)\s+over(?:\s+as)?)\s+"
+    rf"(?:now\s+)?(?:(?:our|the|my|their|his|her)\s+)?(?:new\s+)?(?P<role>{_A_ROLE}){_SINCE}"
     rf"|(?:our|the|my|their)\s+(?:new\s+)?(?P<role2>{_A_ROLE})\s+is\s+(?:now\s+)?"
-    rf"(?P<who2>{_NAMED}))\s*$",
+    rf"(?P<who2>{_NAMED}){_SINCE})\s*$",
     re.I,
 )
 
@@ -381,7 +388,15 @@ def _role_taken(new: Frame, old: Frame) -> bool:
         return False
     if ours[1].casefold() in old.text.casefold():
         return False  # the same person
-    return new.update or bool(re.search(r"\b(?:now|new)\b", new.text, re.I))
+    return new.update or bool(_HOLDS_FROM.search(new.text))
+
+
+#: A role holder said with when or how they came to hold it, not only who holds it.
+_HOLDS_FROM = re.compile(
+    r"\b(?:now|new|took over|taken over|from (?:this|next)|as of|since|starting|this season"
+    r"|this year|this term)\b",
+    re.I,
+)
 
 
 def supersedes(new: Frame, old: Frame) -> bool:

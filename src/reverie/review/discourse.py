@@ -158,8 +158,10 @@ def _names_speaker(text: str, speaker: str) -> bool:
 def _about_speaker(text: str) -> bool:
     """Whether a sentence goes on about the speaker or their firm ("I live in Kraków", "we
     cover Swindon") or is a verbless piece of the introduction ("Mackie Motors, independent
-    garage in Paisley")."""
-    return bool(re.match(r"^(?:i|i'm|i've|my|we|we're|our)\b", text, re.I)) or _fragment(text)
+    garage in Paisley"), maybe with a clause after it ("Equipment officer for the Dales
+    Underground Club, we're based in Ingleton")."""
+    opens = re.match(r"^(?:i|i'm|i've|my|we|we're|our)\b", text, re.I)
+    return bool(opens) or _fragment(text) or _fragment(text.split(",", 1)[0])
 
 
 about_speaker = _about_speaker

@@ -81,7 +81,9 @@ def strip_source(text: str) -> str:
 def stem(word: str) -> str:
     w = word.lower().strip("'")
     w = re.sub(r"'s$", "", w)
-    if len(w) > 5 and w.endswith("ing"):
+    if len(w) > 6 and w.endswith("ings"):
+        w = w[:-4]  # "mornings" meets "morning", "bookings" meets "booking"
+    elif len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
     elif len(w) > 4 and w.endswith("ied"):
         w = w[:-3] + "y"

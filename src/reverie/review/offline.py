@@ -145,6 +145,8 @@ class _Memory:
     #: When the message being read is the assistant's reply, the user's messages it answers,
     #: as (conversation, position): it may read back what they said (:meth:`_read_back`).
     replying_to: frozenset[tuple[str, int]] = frozenset()
+    #: And their text: a read-back that gives again what the entries left out keeps it.
+    replied: str = ""
     #: When the message being read is the user's, the assistant's message right before it: a
     #: reply that denies it ("No, it's 3pm now") corrects a value it said.
     answering: str = ""
@@ -361,12 +363,20 @@ class _Memory:
             return []
         before = self.replying_to
         said = [e for e in live if _positions(e.text) & before and _positions(e.text) <= before]
-        whole = _reads_back(text, said)
+        # "Noted: Callum on a two-on, two-off rota": a reply that says it is reading back gives
+        # the user's facts in its own words; each name and value it gives is theirs.
+        replied = _stems(self.replied) if _CONFIRMS.match(self.message) else None
+
+        def reads_back(part: str) -> list[_Entry]:
+            found = _reads_back(part, said)
+            return found or ([] if replied is None else _given_back(part, said, replied))
+
+        whole = reads_back(text)
         if whole or not said:
             return whole
         # A list of such read-backs ("Sale 6 May, viewing 3 to 5 May"): each part its own.
         parts = [p for p in re.split(r"[,;]\s+", _body(text)) if p.strip()]
-        held = [_reads_back(p, said) for p in parts]
+        held = [reads_back(p) for p in parts]
         return (
             []
             if len(parts) < 2 or not all(held)
@@ -754,12 +764,14 @@ class _Memory:
         reading: frozenset[tuple[str, int]] = frozenset(),
         replying_to: frozenset[tuple[str, int]] = frozenset(),
         answering: str = "",
+        replied: str = "",
     ) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`). The
         people talking, and a name most entries hold, are who the talk is between, not the
         value of a slot: they make no context."""
         self.message = text
         self.replying_to = replying_to
+        self.replied = replied
         self.answering = answering
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {re.sub(r"'s$", "", w.strip(".'")) for w in said}  # "Nadia's moved" says Nadia
@@ -1444,6 +1456,35 @@ def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
     ]
 
 
+#: A reply that opens by saying it has taken note: what follows reads the user's message back.
+_CONFIRMS = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|right|great|thanks|lovely|good|perfect|sure)\W+)*"
+    r"(?:noted|got it|understood|will do|logged|saved|recorded|done|updated|changed|"
+    r"i'll remember|i've noted|i'll note)\b",
+    re.I,
+)
+
+
+def _given_back(text: str, said: list[_Entry], replied: set[str]) -> list[_Entry]:
+    """The entries of ``said`` that give every name, value and capitalised word of ``text``,
+    in whatever other words, but for words of the user's message (``replied``, stems) that
+    the entry left out; none when it gives no name or value. A reply that joins what two
+    entries say ("quarterly printed newsletter, Ely Print Shop"), or gives back what the
+    entry lost ("clean it every service"), says something of its own."""
+    mine = read_slot(text)
+    given = mine.names | mine.values
+    if not given:
+        return []
+    capitals, words = _capitals(text), _stems(text) - _LOOSE - _STOP_STEMS
+    return [
+        e
+        for e in said
+        if given <= (s := read_slot(e.text)).names | s.values
+        and capitals <= (held := _stems(e.text))
+        and not (words - held) & replied
+    ]
+
+
 def _says_value(text: str, values: frozenset[str]) -> bool:
     """Whether ``text`` says one of ``values`` as written ("1:50 was too weak", "£58")."""
     low = text.lower()
@@ -1456,6 +1497,7 @@ def _body(text: str) -> str:
 
 
 # What a value update may share with an entry without being about the same thing.
+_STOP_STEMS = frozenset(root(w) for w in lx.STOP_WORDS)
 _LOOSE = frozenset(lx.GENERIC_WORDS) | frozenset(root(w) for w in lx.UPDATE_MARKERS)
 # A statement that leans on the one before: "it's $4,200 now", "so 26 March now".
 _LEANS = re.compile(
@@ -1683,6 +1725,7 @@ class OfflineReviewer:
                 frozenset((t.conversation_id, t.position) for t in block),
                 replying_to=_answered(turn, blocks[at - 1][0] if at else []),
                 answering=_reply_before(turn, blocks[at - 1][0] if at else []),
+                replied=_replied(turn, blocks[at - 1][0] if at else []),
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
@@ -1820,6 +1863,12 @@ def _answered(turn: Turn, before: list[Turn]) -> frozenset[tuple[str, int]]:
     if turn.role != "assistant" or _right_before(turn, before) is None:
         return frozenset()
     return frozenset((t.conversation_id, t.position) for t in before)
+
+
+def _replied(turn: Turn, before: list[Turn]) -> str:
+    """The text of the user's messages that the assistant's ``turn`` answers (see
+    :func:`_answered`); "" for a user's turn."""
+    return "\n".join(t.text for t in before) if _answered(turn, before) else ""
 
 
 def _reply_before(turn: Turn, before: list[Turn]) -> str:

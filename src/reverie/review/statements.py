@@ -174,7 +174,10 @@ def _access_code(text: str) -> bool:
         # "code freeze", "alarm clock": a compound, not what opens; but "the lockbox with the
         # paddle keys is ...", "the safe behind the desk opens with ...": the thing, then
         # where or which it is
+        # Where the noun names the code itself ("door code", "PIN"), what follows says what
+        # became of it ("the door code changed today, it's ..."), not a compound.
         compound = nxt is not None and nxt[1] not in _PLACE_WORDS
+        compound = compound and not _CODE_ITSELF.fullmatch(m[0])
         if compound and not re.match(r"^\s+(?:code|codes|number|combination|pin)\b", after, re.I):
             continue
         for d in _DIGITS.finditer(after):
@@ -198,6 +201,8 @@ def _access_code(text: str) -> bool:
 
 
 _ACCESS_NOUN = lx.phrases(lx.ACCESS_NOUNS)
+#: An access noun that is the code itself, not the thing it opens nor a bare "code".
+_CODE_ITSELF = re.compile(r"\w+\s+(?:code|pin|combination)|pins?|passcode|combination|combo", re.I)
 #: Words after an access noun that say which one or where it is, not a compound.
 _PLACE_WORDS = lx.words(
     "is are was were for to of on at in with by behind near beside outside inside under below "
@@ -802,16 +807,29 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             section = _section(f"{question} {text}", "i", False, f.values, f.kinds)
             meta = {"question": question}
             return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
-        opened = _OPENING.match(text) or _OPENING_BARE.match(text)
-        if opened and role == "user":
-            # "With prices going up, we raised the budget to 1,050": the statement is what
-            # follows the opening phrase.
-            return read(opened["rest"], role=role, speaker=speaker)
-        return "no durable fact"
+        if role != "user":
+            return "no durable fact"
+        # "With prices going up, we raised the budget to 1,050": the statement is what follows
+        # the opening phrase. "I work for Deliveroo and Uber Eats, you switch apps depending
+        # which is busy": an aside to anyone after a comma; the statement before it stands alone.
+        reason = ""
+        for part in (_OPENING, _OPENING_BARE, _HEAD_BEFORE_ASIDE):
+            m = part.match(text)
+            if m:
+                found = read(m["rest"], role=role, speaker=speaker)
+                if isinstance(found, Statement):
+                    return found
+                reason = reason or found
+        return reason or "no durable fact"
     section = _section(text, kind, lesson, f.values, f.kinds)
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
 
 
+#: A statement, then after a comma an aside that speaks to anyone ("you switch the apps") or
+#: comments on it ("so it's all evenings for the ref stuff").
+_HEAD_BEFORE_ASIDE = re.compile(
+    r"^(?P<rest>[^;:]{12,}?),\s+(?:so\s+)?(?:you|it's|it is|that's|that is)\b.*$", re.I
+)
 _PLACED = re.compile(
     r"^(?:the|our|my)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives|live|sits|sit|stays|stay|hangs|"
     r"hang|is kept|are kept)\s+(?:in|at|on|under|behind|inside|above|below|next to|beside)\s",
