@@ -2262,3 +2262,62 @@ def test_r6_a_name_said_alone_goes_on_with_the_role_after_it() -> None:
     index = index_after(review(turns("c1", user(said), author="jo")))
     line = next(x for x in index.split("\n") if "Equipment officer" in x)
     assert "Jo" in line
+
+
+def test_r6_a_reported_question_progress_in_percent_and_quit_doing_are_skipped() -> None:
+    for said in [
+        "Student asked me, what's the difference between a section 17 and a section 47.",
+        "Also the new website is 70% finished, my nephew makes it.",
+        "Halfway through the rope change at Mell Square, back tomorrow with Lee.",
+        "Quit apologizing every time.",
+    ]:
+        assert review(turns("c1", user(said))).operations == [], said
+    # A name right after "halfway through" is still what the fact is about.
+    said = "Hazel is halfway through her fourth novel, The Salt Ledger."
+    assert "The Salt Ledger" in index_after(review(turns("c1", user(said))))
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "gone"),
+    [
+        (
+            "Off-season I teach a Tuesday silks class at Circomedia in Bristol.",
+            "I've stopped teaching at Circomedia.",
+            "Circomedia in Bristol",
+        ),
+        (
+            "Weekends I do a bit of private work for a stairlift firm in Redditch.",
+            "Packed in the stairlift work.",
+            "Redditch",
+        ),
+        (
+            "I run the after-school gardening club on Wednesdays, 3:15 to 4:15.",
+            "Gardening club has finished. The funding ran out.",
+            "3:15",
+        ),
+        (
+            "We have permission on Mr Garner's land at Mepal, October to March.",
+            "Sad news. Mr Garner has sold up, and the new owners won't have detectorists.",
+            "October to March",
+        ),
+    ],
+)
+def test_r6_a_retirement_said_in_other_words_removes_the_entry(
+    first: str, then: str, gone: str
+) -> None:
+    index = index_after(review(turns("c1", user(first))))
+    assert gone in index
+    assert gone not in _later(index, user(then))
+
+
+def test_r6_a_finished_piece_of_work_retires_nothing() -> None:
+    index = index_after(review(turns("c1", user("Our website runs on Shopify."))))
+    assert "Shopify" in _later(index, user("The website is finished."))
+
+
+def test_r6_from_the_first_of_the_month_is_an_update() -> None:
+    said = "Gate hours are 6am to 10pm every day, office is 9 to 6 Monday to Saturday."
+    index = index_after(review(turns("c1", user(said))))
+    said = "Gate hours are 5am to 11pm from the first of the month, contractors kept asking."
+    after = _later(index, user(said))
+    assert "5am to 11pm" in after and "6am" not in after

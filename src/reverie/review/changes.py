@@ -144,7 +144,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
-        m = m or _NOT_RENEWED.match(text) or _ENDED_TERSE.match(text)
+        m = m or _finished(text) or _NOT_RENEWED.match(text) or _ENDED_TERSE.match(text)
         if not m:
             # "Leadership cancelled the code freeze": whoever ends it, it ended.
             ended = _CALLED_OFF_BY.match(text)
@@ -174,6 +174,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
     if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
         raw = raw[doing.end() :]  # "stopped doing Saturday hours": the hours, not the doing
+        # "stopped teaching at Circomedia": where the doing was is what ended
+        raw = re.sub(r"^(?:at|for|with)\s+(?=(?-i:[A-Z]))", "", raw, flags=re.I)
     thing = _thing(raw)
     if (
         not thing
@@ -245,7 +247,7 @@ _DEPARTED = re.compile(
 # stopped trading", "Collins has packed it in", "Wallfish shut for good last week".
 _CLOSED_DOWN = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w'-]+)(?: (?-i:[A-Z][\w'-]+))?) (?:has |have )?"
-    r"(?:(?:stopped|ceased) trading|packed it in|(?:shut|closed) for good"
+    r"(?:(?:stopped|ceased) trading|packed it in|sold up|(?:shut|closed) for good"
     r"|(?:went|gone) (?:bust|under))\b(?P<rest>.*)$",
     re.I,
 )
@@ -258,6 +260,33 @@ _ENDED_TERSE = re.compile(
     r"|went bust|went under)\s*(?:for good\b)?\s*(?=[.;!]|$)",
     re.I,
 )
+
+# "Gardening club has finished.", "the deal is over, new manager", "Mepal is finished for us":
+# said of the thing alone, nothing after it but a comma or "for us".
+_FINISHED = re.compile(
+    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:is|are|has|have)(?: now)? (?P<s>finished|over|done)"
+    r"(?=\s*(?:$|[.,;!]|for (?:us|good|now)\b|sadly\b))",
+    re.I,
+)
+#: What stops rather than gets made: "the gardening club has finished" ended it, "the website
+#: is finished" completed it.
+_RECURRING = lx.words(
+    "club class classes night nights session sessions deal offer arrangement partnership "
+    "contract permission lessons group rota meetup meetups league season residency slot "
+    "subscription membership sponsorship evenings mornings days weekends service"
+)
+
+
+def _finished(text: str) -> re.Match[str] | None:
+    """A thing said to be over, or finished or done when it is something that recurs or an
+    arrangement (a club, a deal, a named place), not a piece of work."""
+    m = _FINISHED.match(text)
+    if m is None or m["s"].lower() == "over":
+        return m
+    words = m["w"].split()
+    named = len(words) == 1 and words[0][0].isupper()  # "Mepal is finished for us"
+    return m if words[-1].lower() in _RECURRING or named else None
+
 
 _NOT_RENEWED = re.compile(
     r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:didn't|did not|won't|will not|isn't going to) renew\b",
@@ -318,7 +347,7 @@ def _stems(text: str, *, generic: bool) -> frozenset[str]:
 
 _GENERIC = lx.STOP_WORDS | lx.words(
     "job account subscription plan tool service app thing stuff membership store box use using "
-    "licence license contract "
+    "licence license contract deal offer arrangement "
     "hours hour session sessions time times slot slots"
 )
 

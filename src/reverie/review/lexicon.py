@@ -480,6 +480,7 @@ UPDATE_MARKERS = (
     moving | changing | switching | shifting | shifted | bumping
     go up | goes up | went up | gone up | going up | scrap that | scrap the
     go to | goes to | gone to | becomes | become
+    from the first | from the 1st | from the start of | from the beginning of
     """
     ),
     *(f"from {m}" for m in MONTHS if len(m) > 3),
@@ -496,7 +497,7 @@ OLD_VALUE_LEADS = phrase_list(
 RETIRE_VERBS = phrase_list(
     """
     no longer use | no longer uses | no longer using | no longer run | no longer need
-    no longer have | don't use | do not use | don't need | stopped using
+    no longer have | don't use | do not use | don't need | stopped using | packed in
     stopped | quit | dropped | removed | retired
     decommissioned | got rid of | ditched | killed | sunset | sunsetted | turned off
     shut down | deleted | uninstalled | moved off | moved away from | cancelled | canceled

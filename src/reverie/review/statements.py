@@ -66,8 +66,8 @@ _AUX_Q = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)"
 # verb ("what time does ...", "which day is ..."), or a verb first and then its subject ("is
 # the boiler still under warranty").
 _ASKS = re.compile(
-    rf"\b(?:know|tell (?:me|us)|check(?:ing)?|wonder(?:ing)?|curious|find out|idea|sure|ask"
-    rf"(?:ing)?|confirm)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
+    rf"\b(?:know|tell (?:me|us)|check(?:ing)?|wonder(?:ing)?|curious|find out|idea|sure|confirm"
+    rf"|ask(?:ing)?|asked(?:\s+(?:me|us))?,?)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
     rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
     rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
     rf"|^{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there|we|you|he|she|they"
@@ -80,6 +80,10 @@ _REACTION = lx.phrases(lx.REACTIONS)
 _REACTION_OPENER = lx.phrases(lx.REACTION_OPENERS)
 _GUESS = lx.phrases(lx.GUESSES)
 _TRANSIENT = lx.phrases(lx.TRANSIENT)
+#: A share of a piece of work done: progress ("70% finished", "90 percent done").
+_SHARE_DONE = re.compile(
+    r"\d\s?(?:%|percent|per cent)\s+(?:finished|done|complete|completed|there|through)\b", re.I
+)
 _MOMENT = lx.phrases(lx.MOMENT)
 _THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
 _HEDGE = lx.phrases(lx.HEDGES)
@@ -275,6 +279,8 @@ def _secret_talk(text: str) -> bool:
 
 def _imperative(text: str) -> bool:
     words = text.lower().split(" ")
+    if re.match(r"(?:quit|stop)\s+[a-z]+ing\b", text, re.I):
+        return True  # "Quit apologizing every time": an order, not someone who quit
     if words[0].strip(",") not in lx.IMPERATIVES:
         return False
     if any(w in AUX for w in words[1:4]):
@@ -342,10 +348,14 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
     if not lesson:
         if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text, said or text):
             return "transient"
+        if _SHARE_DONE.search(text):
+            return "transient"  # "the new website is 70% finished"
         through = _THROUGH.search(text)
         # "halfway through the Camino": a name after it may be what the fact is about; a month
-        # ("through the May issue", "as far as March") is not a name.
+        # ("through the May issue", "as far as March") is not a name, nor where the work is
+        # ("halfway through the rope change at Mell Square").
         rest = CALENDAR.sub("", text[through.end() :]) if through else ""
+        rest = re.split(r"\s(?:at|in|on|for|with|by|near)\s", rest, maxsplit=1)[0]
         if through and not re.search(r"(?-i:\b[A-Z][a-z])", rest):
             return "transient"
         first = low.split(" ", 1)[0].strip(",")
