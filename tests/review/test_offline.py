@@ -2321,3 +2321,36 @@ def test_r6_from_the_first_of_the_month_is_an_update() -> None:
     said = "Gate hours are 5am to 11pm from the first of the month, contractors kept asking."
     after = _later(index, user(said))
     assert "5am to 11pm" in after and "6am" not in after
+
+
+def test_r6_a_rule_of_the_users_own_work_is_kept_and_an_order_to_the_agent_is_not() -> None:
+    for said, held in [
+        ("Always check the goal nets are pegged down before kick-off.", "goal nets"),
+        ("Never spray Primo Maxx when it's going to be over 25 degrees.", "Primo Maxx"),
+    ]:
+        assert held in index_after(review(turns("c1", user(said)))), said
+    for said in ["Never use exclamation marks.", "Always check with me before booking."]:
+        assert review(turns("c1", user(said))).operations == [], said
+
+
+@pytest.mark.parametrize(
+    ("said", "held"),
+    [
+        (
+            "Write this down, committee decision: novices do at least 3 trips first.",
+            "at least 3 trips",
+        ),
+        ("The club van's a Transit minibus.", "Transit minibus"),
+        (
+            "BCA membership, which is our insurance, has to be renewed by 1 January or you "
+            "can't come on club trips.",
+            "renewed by 1 January",
+        ),
+    ],
+)
+def test_r6_a_fact_is_kept_after_a_lead_with_s_for_is_or_before_what_happens_otherwise(
+    said: str, held: str
+) -> None:
+    index = index_after(review(turns("c1", user(said))))
+    assert held in index
+    assert "you can't" not in index

@@ -53,6 +53,8 @@ LEADS = phrase_list(
     incidentally | other news | in other news
     remember | remember that | note that | keep in mind | keep in mind that | don't forget
     don't forget that | bear in mind | just so you have it | by the way | hi
+    write this down | write that down | note this down | note this | jot this down
+    for my notes | for the notes | put this down | remember this
     hey | hello | good morning | morning | evening | hey there
     """
 )
@@ -145,6 +147,16 @@ IMPERATIVES = words(
     "remind help make tell let call email text book schedule cancel remove delete update "
     "fix run try get bring buy order note remember forget open close move copy paste "
     "compare review read print share start finish sort search fetch grab"
+)
+#: What the user does with their own hands, in their own work: a rule with one of these
+#: ("always check the nets are pegged", "never spray Primo when it's hot") is how they work,
+#: a fact to keep, not an order to the agent, which writes, answers and reminds.
+PRACTICE_VERBS = words(
+    "check clean spray accept untick tick lock unlock charge store wash inspect test drain "
+    "bleed oil grease wear carry fill empty water feed park wipe label unplug plug cover tie "
+    "peg service fit tighten loosen warm defrost shut leave lift load unload stack sign-out "
+    "sweep mop dry air ventilate seal tape strap clip rinse soak sharpen calibrate weigh "
+    "measure count fire launch ride drive climb"
 )
 #: A rule aimed at the agent when it appears anywhere: "you should", "when you ...".
 RULE_MARKERS = phrase_list(

@@ -308,6 +308,26 @@ _ORDER = re.compile(
 )
 
 
+_PRACTICE = re.compile(r"^(?:always|never|don't|do not)\s+(?:ever\s+)?(?P<v>[a-z-]+)\b", re.I)
+#: Who an order to the agent is for, or what it makes: the agent's own words.
+_TO_THE_AGENT = re.compile(
+    r"\b(?:you|your|yours|me|reply|replies|answer|answers|message|messages|draft|drafts|"
+    r"write|summary|summaries|emails?|texts?|notes?|reminders?)\b",
+    re.I,
+)
+
+
+def _own_practice(text: str) -> bool:
+    """Whether ``text`` is a rule of the user's own work, said as an order to themselves
+    ("Never spray Primo Maxx when it's going to be over 25 degrees"): always or never, a
+    verb of handling things (:data:`.lexicon.PRACTICE_VERBS`), and nothing of the agent's
+    words or of the listener."""
+    m = _PRACTICE.match(text)
+    if m is None or m["v"].lower() not in lx.PRACTICE_VERBS:
+        return False
+    return not _TO_THE_AGENT.search(text)
+
+
 def _ordered(text: str) -> bool:
     """Whether ``text`` is an order to the agent after what sets it up: a request of the
     user's own (:data:`_ASKING`) or a topic (:data:`_ABOUT`), then an imperative."""
@@ -367,6 +387,8 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         doing = doing and not _SWITCHING.match(low)  # "going over to wylex boards now": a change
         if doing and (_NOW.search(text) or len(WORD.findall(text)) <= 6):
             return "transient"
+    if role == "user" and _own_practice(text):
+        return None  # "Always check the goal nets are pegged down": how they work
     if _REQUEST.match(low) or _imperative(text) or re.search(r"\bplease\b", low):
         return "request" if role == "user" else "advice"
     forward = _FORWARD.match(text)
@@ -443,10 +465,13 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in AUX
     # "IT runs the servers": the department, not "it"
     pronoun = first in lx.PRONOUN_SUBJECTS and not determiner and words[0] != "IT"
-    head = text.split(",", 1)[0].split(" ")
+    # "BCA membership, which is our insurance, has to be renewed": the aside is not the head
+    head = _RELATIVE_ASIDE.sub("", text).split(",", 1)[0].split(" ")
     contracted = re.search(r"'(?:s|re|ve|ll|d|m)$", head[0], re.I)  # "It's Dr. Menendez"
     # a pronoun and its verb after an opening phrase: "at weekends it's Dana and me"
     contracted = contracted or _PRONOUN_VERB.search(" ".join(head[1:]))
+    # "The club van's a Transit minibus": a noun's "'s" before an article or a value is "is"
+    contracted = contracted or _NOUN_IS.search(" ".join(head))
     labelled = _LABEL.match(text)  # "New parts supplier: Brandtmann Cycle Supply": X is Y
     # "Husband Rafael, kids Mila (9) and Joaquin (6)": people named with who they are.
     listed = (
@@ -508,6 +533,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not any(c.search(text) for c in cues)
         and not (_POLICY.search(text) and not _MOMENT.search(text))
         and not _RULE_OVER_SET.match(low)
+        and not (role == "user" and _own_practice(text))
     ):
         # (but "every game has a checklist card", "all the premium games are sleeved": a
         # standing rule over a set of things)
@@ -769,6 +795,13 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     if intro is None and role == "user":
         intro = _own_introduction(text, speaker)
     if reason and not (reason in _ASIDES and intro and _is_speaker(intro["n"], speaker)):
+        unless = _OR_ELSE.match(text) if role == "user" else None
+        if reason == "behavioural rule" and unless:
+            # "BCA membership has to be renewed by 1 January or you can't come on trips": the
+            # "you" of what happens otherwise is anyone's, not the agent's.
+            found = read(unless["rest"], role=role, speaker=speaker)
+            if isinstance(found, Statement):
+                return found
         return reason
     kind, _ = subject_kind(text, role)
     named = _SELF_NAMED.fullmatch(text)
@@ -840,6 +873,9 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
 _HEAD_BEFORE_ASIDE = re.compile(
     r"^(?P<rest>[^;:]{12,}?),\s+(?:so\s+)?(?:you|it's|it is|that's|that is)\b.*$", re.I
 )
+_RELATIVE_ASIDE = re.compile(r",\s+(?:which|who|whose)\s+[^,]{2,60},", re.I)
+_OR_ELSE = re.compile(r"^(?P<rest>[^;:]{12,}?),?\s+(?:or|otherwise|or else)\s+(?:you|they)\b", re.I)
+_NOUN_IS = re.compile(r"\w's\s+(?:a|an|the|now|not|still|always|never|\d)\b", re.I)
 _PLACED = re.compile(
     r"^(?:the|our|my)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives|live|sits|sit|stays|stay|hangs|"
     r"hang|is kept|are kept)\s+(?:in|at|on|under|behind|inside|above|below|next to|beside)\s",
