@@ -2354,3 +2354,17 @@ def test_r6_a_fact_is_kept_after_a_lead_with_s_for_is_or_before_what_happens_oth
     index = index_after(review(turns("c1", user(said))))
     assert held in index
     assert "you can't" not in index
+
+
+def test_r6_a_standing_practice_each_time_or_anyones_you_is_kept() -> None:
+    for said, held in [
+        ("Untick auto-archive in the position settings at the start of every shift.", "Untick"),
+        (
+            "In the Whole Game System you have to accept within 48 hours or they give the game "
+            "away.",
+            "48 hours",
+        ),
+    ]:
+        assert held in index_after(review(turns("c1", user(said)))), said
+    for said in ["Check my calendar.", "You have to reply in French."]:
+        assert review(turns("c1", user(said))).operations == [], said

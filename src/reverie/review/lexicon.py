@@ -156,7 +156,7 @@ PRACTICE_VERBS = words(
     "bleed oil grease wear carry fill empty water feed park wipe label unplug plug cover tie "
     "peg service fit tighten loosen warm defrost shut leave lift load unload stack sign-out "
     "sweep mop dry air ventilate seal tape strap clip rinse soak sharpen calibrate weigh "
-    "measure count fire launch ride drive climb"
+    "measure count fire launch ride drive climb cycle"
 )
 #: A rule aimed at the agent when it appears anywhere: "you should", "when you ...".
 RULE_MARKERS = phrase_list(

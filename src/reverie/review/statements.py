@@ -308,7 +308,20 @@ _ORDER = re.compile(
 )
 
 
-_PRACTICE = re.compile(r"^(?:always|never|don't|do not)\s+(?:ever\s+)?(?P<v>[a-z-]+)\b", re.I)
+_PRACTICE = re.compile(
+    r"^(?P<rule>(?:always|never|don't|do not)\s+(?:ever\s+)?)?(?P<v>[a-z-]+)\b", re.I
+)
+_ANYONES_YOU = re.compile(
+    r"\byou\s+(?:have to|need to|must|'ve got to|have got to|can't|cannot)\s+(?P<v>[a-z-]+)\b",
+    re.I,
+)
+#: When a bare order is a standing practice: "clean it every service", "untick it at the start
+#: of every shift", not "check my calendar".
+_EACH_TIME = re.compile(
+    r"\b(?:every|each|whenever|at the (?:start|end) of)\b"
+    r"|\b(?:before|after)\s+(?:every|each|any)\b",
+    re.I,
+)
 #: Who an order to the agent is for, or what it makes: the agent's own words.
 _TO_THE_AGENT = re.compile(
     r"\b(?:you|your|yours|me|reply|replies|answer|answers|message|messages|draft|drafts|"
@@ -319,13 +332,19 @@ _TO_THE_AGENT = re.compile(
 
 def _own_practice(text: str) -> bool:
     """Whether ``text`` is a rule of the user's own work, said as an order to themselves
-    ("Never spray Primo Maxx when it's going to be over 25 degrees"): always or never, a
-    verb of handling things (:data:`.lexicon.PRACTICE_VERBS`), and nothing of the agent's
-    words or of the listener."""
+    ("Never spray Primo Maxx when it's going to be over 25 degrees", "Clean it every
+    service") or to anyone ("in the Whole Game System you have to accept within 48 hours"):
+    always or never, or each time, with a verb of handling things
+    (:data:`.lexicon.PRACTICE_VERBS`), and nothing of the agent's words or of the listener."""
     m = _PRACTICE.match(text)
     if m is None or m["v"].lower() not in lx.PRACTICE_VERBS:
+        m = _ANYONES_YOU.search(text)
+    elif not m["rule"] and not _EACH_TIME.search(text):
+        return False  # "check the van": a request of the moment
+    if m is None or m["v"].lower() not in lx.PRACTICE_VERBS:
         return False
-    return not _TO_THE_AGENT.search(text)
+    # "in the Whole Game System you have to accept within 48 hours": anyone's "you"
+    return not _TO_THE_AGENT.search(text[: m.start()] + " " + text[m.end() :])
 
 
 def _ordered(text: str) -> bool:
@@ -499,7 +518,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         if kind not in ("thing", "our", "name") or pronoun or past(first):
             return False
         return bool(_ENVIRONMENT.search(text) or values)
-    if role == "user" and re.search(r"\b(?:you|your|yours|yourself)\b", low):
+    listener = re.search(r"\b(?:you|your|yours|yourself)\b", low)
+    if role == "user" and listener and not _own_practice(text):
         return False  # about the listener or the talk itself: "I'll let you know"
     if re.match(r"^(?:would|could|should|can|might|may|will|must)\b", low):
         return False  # "Would love to see it": a wish, no subject
