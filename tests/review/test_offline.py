@@ -2368,3 +2368,27 @@ def test_r6_a_standing_practice_each_time_or_anyones_you_is_kept() -> None:
         assert held in index_after(review(turns("c1", user(said)))), said
     for said in ["Check my calendar.", "You have to reply in French."]:
         assert review(turns("c1", user(said))).operations == [], said
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        (
+            "Van's a Luton box van, only Deano and Col are ADR trained so only they drive it.",
+            "Noted: only Deano and Col drive the ADR van.",
+        ),
+        (
+            "The web chap is Ollie Brennan, he charges 40 an hour.",
+            "Noted: Ollie Brennan does your website, 40 an hour.",
+        ),
+        (
+            "Stock take is done once a year, end of March, shop shut for the day.",
+            "Annual stock take at the end of March with the shop closed, noted.",
+        ),
+    ],
+)
+def test_r6_a_read_back_opening_with_a_capital_naming_the_user_or_ending_noted_adds_nothing(
+    said: str, reply: str
+) -> None:
+    out = review(turns("c1", user(said), bot(reply)))
+    assert [op["text"][-16:] for op in out.operations] == ["(source: c1#0-1)"]

@@ -795,7 +795,7 @@ NAME_STOP = words(
     "January February March April May June July August September October November December "
     "Starting Last Next Every Each Most Some Any All Both Not New Old Big Small Good Bad "
     "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah "
-    "As "
+    "As Only Annual Usually Always Never Often Sometimes Weekly Monthly Daily Yearly "
     # A preposition opens a phrase, never a name: "From Monday the kids meet ...".
     "From For In On At By With Until Till To Of Into Onto Via Per During Through Within "
     "Without Across Around Over Under Between Behind Beyond Towards Toward Against Despite"

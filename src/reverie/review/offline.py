@@ -147,6 +147,8 @@ class _Memory:
     replying_to: frozenset[tuple[str, int]] = frozenset()
     #: And their text: a read-back that gives again what the entries left out keeps it.
     replied: str = ""
+    #: The people talking, as lower-case words of their names.
+    people: frozenset[str] = frozenset()
     #: When the message being read is the user's, the assistant's message right before it: a
     #: reply that denies it ("No, it's 3pm now") corrects a value it said.
     answering: str = ""
@@ -365,11 +367,13 @@ class _Memory:
         said = [e for e in live if _positions(e.text) & before and _positions(e.text) <= before]
         # "Noted: Callum on a two-on, two-off rota": a reply that says it is reading back gives
         # the user's facts in its own words; each name and value it gives is theirs.
-        replied = _stems(self.replied) if _CONFIRMS.match(self.message) else None
+        replied = _stems(self.replied) if _CONFIRMS.search(self.message) else None
 
         def reads_back(part: str) -> list[_Entry]:
             found = _reads_back(part, said)
-            return found or ([] if replied is None else _given_back(part, said, replied))
+            if found or replied is None:
+                return found
+            return _given_back(part, said, replied, self.people)
 
         whole = reads_back(text)
         if whole or not said:
@@ -772,6 +776,7 @@ class _Memory:
         self.message = text
         self.replying_to = replying_to
         self.replied = replied
+        self.people = people
         self.answering = answering
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {re.sub(r"'s$", "", w.strip(".'")) for w in said}  # "Nadia's moved" says Nadia
@@ -1437,7 +1442,9 @@ def _capitals(text: str) -> set[str]:
     """The stems of the capitalised words of ``text`` that are not stop words, a sentence's
     first word included ("Richardson's and Leleiwi" -> {richardson, leleiwi})."""
     said = re.findall(r"(?<![\w'-])(?-i:[A-Z])[\w-]*", _body(text))
-    return {root(w.lower()) for w in said if w.lower() not in lx.STOP_WORDS}
+    return {
+        root(w.lower()) for w in said if w.lower() not in lx.STOP_WORDS and w not in lx.NAME_STOP
+    }
 
 
 def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
@@ -1460,22 +1467,27 @@ def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
 _CONFIRMS = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|right|great|thanks|lovely|good|perfect|sure)\W+)*"
     r"(?:noted|got it|understood|will do|logged|saved|recorded|done|updated|changed|"
-    r"i'll remember|i've noted|i'll note)\b",
+    r"i'll remember|i've noted|i'll note)\b|[,;]\s*noted\W*$",
     re.I,
 )
 
 
-def _given_back(text: str, said: list[_Entry], replied: set[str]) -> list[_Entry]:
+def _given_back(
+    text: str, said: list[_Entry], replied: set[str], people: frozenset[str]
+) -> list[_Entry]:
     """The entries of ``said`` that give every name, value and capitalised word of ``text``,
     in whatever other words, but for words of the user's message (``replied``, stems) that
     the entry left out; none when it gives no name or value. A reply that joins what two
     entries say ("quarterly printed newsletter, Ely Print Shop"), or gives back what the
     entry lost ("clean it every service"), says something of its own."""
     mine = read_slot(text)
-    given = mine.names | mine.values
+    # "Ollie Brennan does your website" is written "... does Raj's website": the user named
+    # in place of "your" is who the talk is between, not a name the reply gives.
+    given = {g for g in mine.names if not set(g.split()) & people} | mine.values
     if not given:
         return []
-    capitals, words = _capitals(text), _stems(text) - _LOOSE - _STOP_STEMS
+    capitals = _capitals(text) - {root(p) for p in people}
+    words = _stems(text) - _LOOSE - _STOP_STEMS
     return [
         e
         for e in said
