@@ -2392,3 +2392,21 @@ def test_r6_a_read_back_opening_with_a_capital_naming_the_user_or_ending_noted_a
 ) -> None:
     out = review(turns("c1", user(said), bot(reply)))
     assert [op["text"][-16:] for op in out.operations] == ["(source: c1#0-1)"]
+
+
+def test_r6_a_plural_after_switched_retires_the_one_before_and_keeps_the_one_named_next() -> None:
+    said = "My regular physio between tours is Kemi at Motion Physio in Bristol."
+    index = index_after(review(turns("c1", user(said), author="jess")))
+    after = _later(
+        index, user("Moved physios. I'm seeing Tom at BodyWorks in Bath now."), author="jess"
+    )
+    assert "Motion Physio" not in after and "BodyWorks" in after
+
+
+def test_r6_from_the_week_of_a_date_is_an_update() -> None:
+    # The reviewer writes "from next week" as "from the week after <date>" ("from this week":
+    # "from the week of <date>"): still an update.
+    index = index_after(review(turns("c1", user("Thursday pub night's at the Marton Arms."))))
+    said = "Pub night is at the Craven Heifer from next week, the Marton Arms has closed."
+    after = _later(index, user(said))
+    assert "Craven Heifer" in after and "night's at the Marton Arms" not in after

@@ -100,6 +100,11 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     build box is gone"). Then, for the speaker or their team, a verb that retires ("we dropped
     Vellum", "I've given up on Scrivener").
     """
+    m = _CHANGED_ALL.match(text)
+    if m:
+        # "Jess moved physios", "I've switched visas": the one before is over, whoever
+        # follows (said next, it is kept as it comes).
+        return m["v"], ""
     m = _NEGATED.search(text) or _NO_MORE.search(text)
     if m:
         thing = _thing(m["v"])
@@ -287,6 +292,14 @@ def _finished(text: str) -> re.Match[str] | None:
     named = len(words) == 1 and words[0][0].isupper()  # "Mepal is finished for us"
     return m if words[-1].lower() in _RECURRING or named else None
 
+
+# "Jess moved physios", "we've switched banks", "I changed dentists": a plural after the verb
+# and nothing more, so the one in memory is no longer theirs.
+_CHANGED_ALL = re.compile(
+    rf"^(?:(?:{TITLE}\s+)?[A-Z][\w'-]*\s+|i\s+|we\s+|i've\s+|we've\s+)?(?:has\s+|have\s+)?"
+    r"(?:changed|switched|moved|swapped)\s+(?P<v>[a-z]{3,}?)s\s*[.!]?$",
+    re.I,
+)
 
 _NOT_RENEWED = re.compile(
     r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:didn't|did not|won't|will not|isn't going to) renew\b",

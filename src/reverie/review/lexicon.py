@@ -493,6 +493,7 @@ UPDATE_MARKERS = (
     go up | goes up | went up | gone up | going up | scrap that | scrap the
     go to | goes to | gone to | becomes | become
     from the first | from the 1st | from the start of | from the beginning of
+    from the week of | from the week after
     """
     ),
     *(f"from {m}" for m in MONTHS if len(m) > 3),
