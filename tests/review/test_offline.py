@@ -2410,3 +2410,21 @@ def test_r6_from_the_week_of_a_date_is_an_update() -> None:
     said = "Pub night is at the Craven Heifer from next week, the Marton Arms has closed."
     after = _later(index, user(said))
     assert "Craven Heifer" in after and "night's at the Marton Arms" not in after
+
+
+def test_r6_a_named_holder_said_with_s_or_from_the_week_takes_the_role() -> None:
+    index = index_after(review(turns("c1", user("Seán Byrne is my deputy on the greens."))))
+    after = _later(index, user("Seán's gone to Druids Glen. Aoife Doyle's my deputy now."))
+    assert "Aoife Doyle's my deputy now" in after and "on the greens" not in after
+    index = index_after(review(turns("c1", user("My supervisor is Mr Dlamini."))))
+    after = _later(index, user("Sharon Price is my supervisor from this week."))
+    assert "Sharon Price" in after and "Mr Dlamini" not in after
+
+
+def test_r6_sold_one_and_bought_another_replaces_it_unless_something_else_ended() -> None:
+    index = index_after(review(turns("c1", user("Firing system is FireOne."))))
+    after = _later(index, user("Sold the FireOne kit and bought Cobra. Cheaper to expand."))
+    assert "Cobra" in after and "Firing system is FireOne" not in after
+    index = index_after(review(turns("c1", user("The oil change is due every 7,500 miles."))))
+    said = "We sold the Civic and bought a Kia EV6, so no more oil changes."
+    assert "7,500" not in _later(index, user(said))

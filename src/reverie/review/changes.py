@@ -74,6 +74,18 @@ def _switch(text: str) -> tuple[str, str] | None:
             text,
             re.I,
         )
+        # "Sold the FireOne kit and bought Cobra"; but "sold the Civic and bought a Kia, so no
+        # more oil changes" says what ended with it.
+        or (
+            None
+            if _NO_MORE.search(text) or _NEGATED.search(text)
+            else re.search(
+                rf"\b(?:{_RETIRE.pattern})\s+(?P<old>[^,;.]+?),?\s+and\s+(?:we\s+|i\s+)?"
+                r"(?:bought|got|picked up|went for)\s+(?P<new>[^,;.]+)",
+                text,
+                re.I,
+            )
+        )
     )
     if not m:
         return None
@@ -360,7 +372,7 @@ def _stems(text: str, *, generic: bool) -> frozenset[str]:
 
 _GENERIC = lx.STOP_WORDS | lx.words(
     "job account subscription plan tool service app thing stuff membership store box use using "
-    "licence license contract deal offer arrangement "
+    "licence license contract deal offer arrangement kit gear equipment setup "
     "hours hour session sessions time times slot slots"
 )
 
@@ -399,10 +411,11 @@ _A_ROLE = r"(?-i:[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}?)"
 # From when it holds may follow: "Deano is crew chief from this season", "... as of May".
 _SINCE = (
     r"(?:\s+(?:now|(?:from|since|as of|starting)\s+(?:(?:this|next|the)\s+)?\w+"
-    r"|this\s+(?:season|year|term|month|week)|at the (?-i:AGM)|at the last meeting))?"
+    r"|this\s+(?:season|year|term|month|week)|at the (?-i:AGM)|at the last meeting"
+    r"|from the week (?:of|after) [\d-]+))?"
 )
 _HOLDS_ROLE = re.compile(
-    rf"^(?:(?P<who>{_NAMED})\s+(?:is|'s|(?:has\s+)?(?:took|taken)\s+over(?:\s+as)?)\s+"
+    rf"^(?:(?P<who>{_NAMED})(?:\s+is|\s*'s|\s+(?:has\s+)?(?:took|taken)\s+over(?:\s+as)?)\s+"
     rf"(?:now\s+)?(?:(?:our|the|my|their|his|her)\s+)?(?:new\s+)?(?P<role>{_A_ROLE}){_SINCE}"
     rf"|(?:our|the|my|their)\s+(?:new\s+)?(?P<role2>{_A_ROLE})\s+is\s+(?:now\s+)?"
     rf"(?P<who2>{_NAMED}){_SINCE})\s*$",
@@ -435,8 +448,8 @@ def _role_taken(new: Frame, old: Frame) -> bool:
 
 #: A role holder said with when or how they came to hold it, not only who holds it.
 _HOLDS_FROM = re.compile(
-    r"\b(?:now|new|took over|taken over|from (?:this|next)|as of|since|starting|this season"
-    r"|this year|this term)\b",
+    r"\b(?:now|new|took over|taken over|from (?:this|next|the week)|as of|since|starting"
+    r"|this season|this year|this term)\b",
     re.I,
 )
 

@@ -895,7 +895,9 @@ _HEAD_BEFORE_ASIDE = re.compile(
 )
 _RELATIVE_ASIDE = re.compile(r",\s+(?:which|who|whose)\s+[^,]{2,60},", re.I)
 _OR_ELSE = re.compile(r"^(?P<rest>[^;:]{12,}?),?\s+(?:or|otherwise|or else)\s+(?:you|they)\b", re.I)
-_NOUN_IS = re.compile(r"\w's\s+(?:a|an|the|now|not|still|always|never|\d)\b", re.I)
+_NOUN_IS = re.compile(
+    r"\w's\s+(?:a|an|the|my|our|his|her|their|now|not|still|always|never|\d)\b", re.I
+)
 _PLACED = re.compile(
     r"^(?:the|our|my)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives|live|sits|sit|stays|stay|hangs|"
     r"hang|is kept|are kept)\s+(?:in|at|on|under|behind|inside|above|below|next to|beside)\s",
