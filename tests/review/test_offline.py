@@ -2428,3 +2428,8 @@ def test_r6_sold_one_and_bought_another_replaces_it_unless_something_else_ended(
     index = index_after(review(turns("c1", user("The oil change is due every 7,500 miles."))))
     said = "We sold the Civic and bought a Kia EV6, so no more oil changes."
     assert "7,500" not in _later(index, user(said))
+
+
+def test_r6_a_name_with_an_appositive_before_its_verb_is_kept() -> None:
+    said = "Josh, one of the regulars, is doing Saturdays from next week."
+    assert "one of the regulars" in index_after(review(turns("c1", user(said))))

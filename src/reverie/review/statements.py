@@ -893,7 +893,10 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
 _HEAD_BEFORE_ASIDE = re.compile(
     r"^(?P<rest>[^;:]{12,}?),\s+(?:so\s+)?(?:you|it's|it is|that's|that is)\b.*$", re.I
 )
-_RELATIVE_ASIDE = re.compile(r",\s+(?:which|who|whose)\s+[^,]{2,60},", re.I)
+#: ", which is our insurance,", ", one of the regulars,": said of the head, not the head.
+_RELATIVE_ASIDE = re.compile(
+    r",\s+(?:which|who|whose|one of|a|an|the|my|our|his|her|their)\s+[^,]{2,60},", re.I
+)
 _OR_ELSE = re.compile(r"^(?P<rest>[^;:]{12,}?),?\s+(?:or|otherwise|or else)\s+(?:you|they)\b", re.I)
 _NOUN_IS = re.compile(
     r"\w's\s+(?:a|an|the|my|our|his|her|their|now|not|still|always|never|\d)\b", re.I
