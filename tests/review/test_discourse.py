@@ -85,3 +85,14 @@ def test_full_name_is_a_clause_that_only_names_its_speaker() -> None:
     assert full_name("I am Paolo Conte", "Ines") is None  # someone else
     assert full_name("Ines is here", "Ines") is None  # a sentence, not a name
     assert full_name("I am Ines Duarte and I run the till", "Ines") is None
+
+
+def test_r6_an_introduction_after_a_greeting_takes_the_fragment_after_it() -> None:
+    text = (
+        "Hi there. Denise Kowalski, I manage Buckeye Self Storage in Columbus, Ohio. "
+        "340 units across five buildings, plus RV and boat parking out back."
+    )
+    said = [u for _, _, u in units(text, "user", "Denise")]
+    assert said[-1].endswith(
+        "Ohio. 340 units across five buildings, plus RV and boat parking out back."
+    )
