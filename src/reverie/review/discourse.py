@@ -75,16 +75,6 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     out: list[tuple[int, int, str]] = []
     joined_lesson = False  # the last unit holds a lesson's cause
     introducing = False  # the last unit is the speaker introducing themselves
-    # "Hi there. Denise Kowalski, I manage Buckeye Self Storage.": the introduction opens the
-    # message after a greeting, too.
-    opening = next(
-        (
-            i
-            for i, (_, _, s) in enumerate(said)
-            if read(clean(s), role=role, speaker=speaker or "Someone") != "small talk"
-        ),
-        0,
-    )
     for i, (start, end, sentence) in enumerate(said):
         # "Stan Whitlock. Fishmonger.": a role said alone goes on with the introduction
         going_on = _statement(sentence, role) or _fragment(sentence)
@@ -96,9 +86,15 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
                 continue
         # "Fiona here." alone is read as naming the speaker, and what follows ("I'm a nurse
         # ...") names them when written: only a fuller introduction takes what follows.
+        # "Hi there. Denise Kowalski, I manage Buckeye Self Storage.": the introduction opens
+        # the message after a greeting, too.
         introducing = (
-            i == opening
+            i < 2
             and _names_speaker(sentence, speaker)
+            and (
+                i == 0
+                or read(clean(said[0][2]), role=role, speaker=speaker or "Someone") == "small talk"
+            )
             and read(clean(sentence), role=role, speaker=speaker or "Someone") != "introduction"
         )
         # What went wrong, told in the past, then what is done now ("Clive tapped a firkin
