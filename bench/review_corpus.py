@@ -1,4 +1,4 @@
-"""Review quality on the issue-11 corpus: the development sets and the held-out test14 side by side.
+"""Review quality on the issue-11 corpus: the development sets and the held-out test15 side by side.
 
 The corpus (``tests/review/corpus/``, format and split rule in ``tests/review/corpus_format.py``)
 holds 175 conversations written for the first round, split by a hash of their id into a ``dev``
@@ -16,7 +16,8 @@ round (development data since the sixth); ``test6``: 250 written fresh for the s
 (development data since the eleventh); ``test11``: 320 written fresh for the eleventh round
 (development data since the twelfth); ``test12``: 320 written fresh for the twelfth round
 (development data since the thirteenth); ``test13``: 320 written fresh for the thirteenth round
-(development data since the fourteenth); and ``test14``: written fresh for the fourteenth round
+(development data since the fourteenth); ``test14``: 320 written fresh for the fourteenth round
+(development data since the fifteenth); and ``test15``: written fresh for the fifteenth round
 and held out. Each conversation is imported into its own Reverie home and reviewed session by
 session through the runner (``tests/review/corpus_eval.py``), then scored: durable facts kept
 exactly once, superseded values removed with the new value kept, retractions, phrases that must
@@ -26,12 +27,12 @@ that changes nothing, and precision.
 
 Run::
 
-    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test14|both|all|every]
+    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test15|both|all|every]
         [--details] [--reviewer offline|model] [--embeddings off|on] [--json]
 
-``both`` is dev and test, ``all`` adds test2 to test13 (the default: every development set),
-``every`` adds the held-out test14. ``--details`` lists what went wrong per conversation, for
-the development sets only: test14 is reported in aggregate, so that nobody tunes on it by
+``both`` is dev and test, ``all`` adds test2 to test14 (the default: every development set),
+``every`` adds the held-out test15. ``--details`` lists what went wrong per conversation, for
+the development sets only: test15 is reported in aggregate, so that nobody tunes on it by
 accident.
 ``--reviewer model`` runs the
 model reviewer with a scripted provider (``tests/review/corpus_model.py``) instead.

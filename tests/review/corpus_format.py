@@ -120,10 +120,15 @@ reviewer as the twelfth round left it was measured on it. It was measured twice,
 after the thirteenth round, in aggregate only; from the fourteenth round on it is development
 data (:data:`THIRTEENTH`).
 
-**The held-out set** ``test14`` (:data:`HELD_OUT`, ids ``t14-``) was written fresh for the
-fourteenth round the same way (by two writers, ten settings each), and committed before the
-reviewer as the thirteenth round left it was measured on it. It is never tuned on: it is
-measured with ``bench/review_corpus.py --half test14`` in aggregate only, once before and once
+``test14`` was written fresh for the fourteenth round the same way (by two writers, ten
+settings each), and committed before the reviewer as the thirteenth round left it was measured
+on it. It was measured twice, before and after the fourteenth round, in aggregate only; from
+the fifteenth round on it is development data (:data:`FOURTEENTH`).
+
+**The held-out set** ``test15`` (:data:`HELD_OUT`, ids ``t15-``) was written fresh for the
+fifteenth round the same way (by two writers, ten settings each), and committed before the
+reviewer as the fourteenth round left it was measured on it. It is never tuned on: it is
+measured with ``bench/review_corpus.py --half test15`` in aggregate only, once before and once
 after the round.
 """
 
@@ -141,6 +146,7 @@ __all__ = [
     "ELEVENTH",
     "ENDED",
     "FIFTH",
+    "FOURTEENTH",
     "FOURTH",
     "HALVES",
     "HELD_OUT",
@@ -190,13 +196,15 @@ ELEVENTH = "test11"
 TWELFTH = "test12"
 #: Written for the thirteenth round; held out then, development data since the fourteenth.
 THIRTEENTH = "test13"
+#: Written for the fourteenth round; held out then, development data since the fifteenth.
+FOURTEENTH = "test14"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH, THIRTEENTH,
+    TWELFTH, THIRTEENTH, FOURTEENTH,
 )  # fmt: skip
-#: Written for the fourteenth round and never tuned on.
-HELD_OUT = "test14"
+#: Written for the fifteenth round and never tuned on.
+HELD_OUT = "test15"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -252,8 +260,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test14`` when its id starts with
-    ``t2-`` to ``t14-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test15`` when its id starts with
+    ``t2-`` to ``t15-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -280,6 +288,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t13-"):
         return THIRTEENTH
     if conversation_id.startswith("t14-"):
+        return FOURTEENTH
+    if conversation_id.startswith("t15-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -10,6 +10,7 @@ from tests.review.corpus_format import (
     EIGHTH,
     ELEVENTH,
     FIFTH,
+    FOURTEENTH,
     FOURTH,
     HALVES,
     HELD_OUT,
@@ -45,7 +46,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t11-any-intro") == ELEVENTH == "test11"
     assert half("t12-any-intro") == TWELFTH == "test12"
     assert half("t13-any-intro") == THIRTEENTH == "test13"
-    assert half("t14-any-intro") == HELD_OUT == "test14"
+    assert half("t14-any-intro") == FOURTEENTH == "test14"
+    assert half("t15-any-intro") == HELD_OUT == "test15"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -86,7 +88,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     "which",
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
-        *(TWELFTH, THIRTEENTH, HELD_OUT),
+        *(TWELFTH, THIRTEENTH, FOURTEENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
