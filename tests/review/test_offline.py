@@ -2433,3 +2433,38 @@ def test_r6_sold_one_and_bought_another_replaces_it_unless_something_else_ended(
 def test_r6_a_name_with_an_appositive_before_its_verb_is_kept() -> None:
     said = "Josh, one of the regulars, is doing Saturdays from next week."
     assert "one of the regulars" in index_after(review(turns("c1", user(said))))
+
+
+def test_r6_no_worries_after_a_reply_is_no_correction_and_keeps_no_question() -> None:
+    # Issue 11 (no question in memory): the user's own question, the assistant's reply, and
+    # "no worries" with small talk; the question must not be kept as answered.
+    out = review(
+        turns(
+            "c1",
+            user("remind me, how many rescues did we log last week?"),
+            bot("I don't have last week's log. If you paste it in I can count them."),
+            user("no worries. it's chucking it down here, proper miserable"),
+        )
+    )
+    assert not any("rescues" in op.get("text", "") for op in out.operations)
+
+
+def test_r6_a_message_said_again_does_not_outdate_another_of_its_clauses() -> None:
+    # Issue 11 (idle re-run changes nothing).
+    said = (
+        "the daily beach report goes up on the Cornwall Beach Report site by 9am, Owen does "
+        "weekdays and I do weekends"
+    )
+    given = turns(
+        "c1", user(said), user("for the record the hut key is on the hook"), author="kerry"
+    )
+    index = index_after(review(given))
+    assert "weekends" in index and "weekdays" in index
+    assert review(given, index).operations == []
+
+
+def test_r6_a_daydream_is_not_kept_but_a_conditional_rule_is() -> None:
+    said = "If I ever win the lottery I'm buying a Bentley Blower replica"
+    assert review(turns("c1", user(said))).operations == []
+    said = "If I ever say 'ask Bisi', it's Bisi Adeyemi in the same team."
+    assert "Bisi Adeyemi" in index_after(review(turns("c1", user(said))))

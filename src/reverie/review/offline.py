@@ -250,10 +250,15 @@ class _Memory:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
             # older value and then the newer one ends as the newer one alone). An entry that
             # says it among more (an update with its reason) holds it too.
+            # (Not an entry the same message made: said again, a message does not outdate
+            # what another of its clauses said, "Owen does weekdays and I do weekends".)
             outdated = [
                 e
                 for e in near
-                if e not in holders and e not in newer and self._outdates(new, text, e, source)
+                if e not in holders
+                and e not in newer
+                and not _cites(e.text, source)
+                and self._outdates(new, text, e, source)
             ]
             taken = {id(e) for e in (*near, *holders, *newer)}
             for e in outdated or self._named_elsewhere(text, live, taken):
@@ -1898,9 +1903,11 @@ _IDENTIFIER = re.compile(
 _GENERAL = lx.phrases((*lx.GENERAL_CUES, *lx.LESSON_CUES))
 # A reply that opens by saying the message before was wrong ("no, 28th!", "That is
 # incorrect.", "wrong day").
+#: A reply that denies what the assistant said; "no worries", "no problem" thank it.
 _DENIAL = re.compile(
-    r"^\W*(?:no\b|nope\b|nah\b|wrong\b|incorrect\b|not quite\b|that'?s (?:not|wrong|incorrect)"
-    r"|that is (?:not|wrong|incorrect)|not right\b)",
+    r"^\W*(?:(?:no|nah)\b(?!\s+(?:worries|problem|probs|bother|rush|matter|biggie|stress|"
+    r"drama|harm|need|idea|clue|chance)\b)|nope\b|wrong\b|incorrect\b|not quite\b"
+    r"|that'?s (?:not|wrong|incorrect)|that is (?:not|wrong|incorrect)|not right\b)",
     re.I,
 )
 
