@@ -2310,9 +2310,13 @@ def test_r6_a_retirement_said_in_other_words_removes_the_entry(
     assert gone not in _later(index, user(then))
 
 
-def test_r6_a_finished_piece_of_work_retires_nothing() -> None:
+def test_r6_a_finished_piece_of_work_or_todays_meeting_retires_nothing() -> None:
     index = index_after(review(turns("c1", user("Our website runs on Shopify."))))
     assert "Shopify" in _later(index, user("The website is finished."))
+    index = index_after(review(turns("c1", user("Staff meetings are on Mondays at 3:30."))))
+    for said in ["The meeting is over.", "Monday is done."]:
+        out = review(turns("c2", user(said)), index)
+        assert not any("3:30" in op.get("old", "") for op in out.operations), said
 
 
 def test_r6_from_the_first_of_the_month_is_an_update() -> None:

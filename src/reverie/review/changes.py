@@ -287,21 +287,30 @@ _FINISHED = re.compile(
 )
 #: What stops rather than gets made: "the gardening club has finished" ended it, "the website
 #: is finished" completed it.
+#: What is over each time it has been: "the meeting is over", "the match is over".
+_OF_TODAY = lx.words(
+    "meeting meetings class lesson session game match shift call day week night party show "
+    "service event race sale"
+)
+#: What ends for good when it is finished or done (not a piece of work: "the website is done").
 _RECURRING = lx.words(
-    "club class classes night nights session sessions deal offer arrangement partnership "
-    "contract permission lessons group rota meetup meetups league season residency slot "
-    "subscription membership sponsorship evenings mornings days weekends service"
+    "club classes nights sessions evenings mornings weekends days leagues groups slots deal offer "
+    "arrangement partnership contract permission lessons rota meetups residency subscription "
+    "membership sponsorship"
 )
 
 
 def _finished(text: str) -> re.Match[str] | None:
-    """A thing said to be over, or finished or done when it is something that recurs or an
-    arrangement (a club, a deal, a named place), not a piece of work."""
+    """A thing said to be over, finished or done when it is something that recurs or an
+    arrangement (a club, a deal, a named place), not a piece of work or today's meeting."""
     m = _FINISHED.match(text)
-    if m is None or m["s"].lower() == "over":
-        return m
+    if m is None:
+        return None
     words = m["w"].split()
-    named = len(words) == 1 and words[0][0].isupper()  # "Mepal is finished for us"
+    if m["s"].lower() == "over":
+        return None if words[-1].lower() in _OF_TODAY else m  # "the deal is over"
+    # "Mepal is finished for us"; not "Monday is done"
+    named = len(words) == 1 and words[0][0].isupper() and words[0] not in lx.NAME_STOP
     return m if words[-1].lower() in _RECURRING or named else None
 
 
