@@ -285,19 +285,6 @@ _FINISHED = re.compile(
     r"(?=\s*(?:$|[.,;!]|for (?:us|good|now)\b|sadly\b))",
     re.I,
 )
-#: What stops rather than gets made: "the gardening club has finished" ended it, "the website
-#: is finished" completed it.
-#: What is over each time it has been: "the meeting is over", "the match is over".
-_OF_TODAY = lx.words(
-    "meeting meetings class lesson session game match shift call day week night party show "
-    "service event race sale"
-)
-#: What ends for good when it is finished or done (not a piece of work: "the website is done").
-_RECURRING = lx.words(
-    "club classes nights sessions evenings mornings weekends days leagues groups slots deal offer "
-    "arrangement partnership contract permission lessons rota meetups residency subscription "
-    "membership sponsorship"
-)
 
 
 def _finished(text: str) -> re.Match[str] | None:
@@ -308,10 +295,10 @@ def _finished(text: str) -> re.Match[str] | None:
         return None
     words = m["w"].split()
     if m["s"].lower() == "over":
-        return None if words[-1].lower() in _OF_TODAY else m  # "the deal is over"
+        return None if words[-1].lower() in lx.OF_THE_DAY else m  # "the deal is over"
     # "Mepal is finished for us"; not "Monday is done"
     named = len(words) == 1 and words[0][0].isupper() and words[0] not in lx.NAME_STOP
-    return m if words[-1].lower() in _RECURRING or named else None
+    return m if words[-1].lower() in lx.ENDS_WHEN_FINISHED or named else None
 
 
 # "Jess moved physios", "we've switched banks", "I changed dentists": a plural after the verb

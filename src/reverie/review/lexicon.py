@@ -507,6 +507,18 @@ OLD_VALUE_LEADS = phrase_list(
     forget | forget the | not by | not in | not at
     """
 )
+#: What is over each time it has been: "the meeting is over" ends no meeting in memory.
+OF_THE_DAY = words(
+    "meeting meetings class lesson session game match shift call day week night party show "
+    "service event race sale"
+)
+#: What ends for good when it is finished or done, a thing that recurs or an arrangement
+#: ("the gardening club has finished"); not a piece of work ("the website is finished").
+ENDS_WHEN_FINISHED = words(
+    "club classes nights sessions evenings mornings weekends days leagues groups slots deal offer "
+    "arrangement partnership contract permission lessons rota meetups residency subscription "
+    "membership sponsorship"
+)
 #: Verbs by which something stops being used or true ("we no longer use X": X is retired).
 RETIRE_VERBS = phrase_list(
     """

@@ -1736,13 +1736,15 @@ class OfflineReviewer:
                 asked[conv] = (turn.position, said[-1][2], turn.author)
             secret_spans = [(f.start, f.end) for f in find_credentials(text)]
             secret_spans += secret_values(text)
+            before = blocks[at - 1][0] if at else []
+            answered = _answered(turn, before)
             memory.begin_message(
                 text,
                 people,
                 frozenset((t.conversation_id, t.position) for t in block),
-                replying_to=_answered(turn, blocks[at - 1][0] if at else []),
-                answering=_reply_before(turn, blocks[at - 1][0] if at else []),
-                replied=_replied(turn, blocks[at - 1][0] if at else []),
+                replying_to=frozenset((t.conversation_id, t.position) for t in answered),
+                answering=_reply_before(turn, before),
+                replied="\n".join(t.text for t in answered),
             )
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
@@ -1874,18 +1876,12 @@ def _right_before(turn: Turn, before: list[Turn]) -> Turn | None:
     return last if last.position + 1 == turn.position else None
 
 
-def _answered(turn: Turn, before: list[Turn]) -> frozenset[tuple[str, int]]:
+def _answered(turn: Turn, before: list[Turn]) -> list[Turn]:
     """The user's messages ``before`` that the assistant's ``turn`` answers, right after
-    them in its conversation, as (conversation, position); none for a user's turn."""
+    them in its conversation; none for a user's turn."""
     if turn.role != "assistant" or _right_before(turn, before) is None:
-        return frozenset()
-    return frozenset((t.conversation_id, t.position) for t in before)
-
-
-def _replied(turn: Turn, before: list[Turn]) -> str:
-    """The text of the user's messages that the assistant's ``turn`` answers (see
-    :func:`_answered`); "" for a user's turn."""
-    return "\n".join(t.text for t in before) if _answered(turn, before) else ""
+        return []
+    return before
 
 
 def _reply_before(turn: Turn, before: list[Turn]) -> str:
