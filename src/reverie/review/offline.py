@@ -46,11 +46,21 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
-from .embeddings import Embedder
 from .frames import CALENDAR, Frame, entry_frame, is_verb, meaning, strip_source
+from .likeness import Likeness, SharedWords
 from .replacements import unreplaced
 from .sentences import clauses, sentences
-from .slots import Measure, Slot, measures, read_slot, refills, root, says_no_more
+from .slots import (
+    Measure,
+    Slot,
+    measures,
+    read_slot,
+    refills,
+    root,
+    said_of_others,
+    says_no_more,
+    value_kind,
+)
 from .sources import BatchSources, is_link_line, said_words
 from .statements import PEOPLE, Statement, read, secret_values
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
@@ -63,17 +73,10 @@ _ENTRY = re.compile(r"^([-*+]|\d{1,3}[.)])[ \t]+(.*)$")
 # batches add entries without moving something again every time.
 _HEADROOM = 0.75
 _MESSAGE_LINE = 160
-# An update that no rule connected replaces the entry closest to it in meaning, when the
-# optional embedding model puts them at least this close (cosine; measured in
-# docs/benchmarks.md, "Fourth round").
-_CLOSE = 0.4
-_CLOSE_ENDED = 0.5
-# The same, for an entry that names what the statement names ("Kezia's gone freelance" after
-# "Amara's day-of assistant is Kezia"): the name already says the two are about one thing, so
-# a lower bar (measured in docs/benchmarks.md, "Sixth round: the embeddings extra").
-_CLOSE_NAMED = 0.3
 # A statement that says something ended, was given up, or is no longer so.
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
+# Words of change that casual talk is full of ("a new chapter", "ever since").
+_WEAK_UPDATE = lx.phrases(lx.WEAK_UPDATE_MARKERS)
 # A statement that says it updates or corrects something.
 _UPDATE = lx.phrases(
     [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
@@ -133,8 +136,8 @@ class _Memory:
     reading: frozenset[tuple[str, int]] = frozenset()
     #: When each message of the batch was said, by (conversation, position).
     said_at: dict[tuple[str, int], float] = field(default_factory=dict)
-    #: The optional embedding model (:mod:`.embeddings`); None: the rules alone.
-    embedder: Embedder | None = None
+    #: What finds the entry an update no rule connected replaces (:mod:`.likeness`).
+    likeness: Likeness = field(default_factory=SharedWords)
     #: Entries the message being read updated, with the names they lost; and entries it added.
     updated: list[tuple[_Entry, frozenset[str]]] = field(default_factory=list)
     added: list[_Entry] = field(default_factory=list)
@@ -267,8 +270,7 @@ class _Memory:
             if linked is not None:
                 # Said again: the older value it replaced goes too.
                 _supersede(linked[0], holders[0])
-            cued = new.update or _ENDS.search(text)
-            if not outdated and linked is None and cued and self.embedder is not None:
+            if not outdated and linked is None and _cued(text, new):
                 # An older value this batch wrote again (a batch read again) goes, as when the
                 # statement was first read; an entry the batch was given was compared with it
                 # then, where no rule had found the entry.
@@ -325,7 +327,7 @@ class _Memory:
             same = [linked[0]] if linked is not None else []
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
-        if not same and (new.update or _ENDS.search(text)) and self.embedder is not None:
+        if not same and _cued(text, new):
             close = self._closest(text, older)
             same = [close] if close is not None else []
         if same:
@@ -650,17 +652,18 @@ class _Memory:
 
     def _closest(self, text: str, live: list[_Entry], thing: str = "") -> _Entry | None:
         """The entry an update that no rule connected to one most likely replaces, by the
-        optional embedding model (:mod:`.embeddings`): the closest in meaning, at least
-        :data:`_CLOSE`, of a compatible owner, holding a value (a name, number, day, date)
-        the update does not and lacking one it holds, and not said in this message. A
-        statement that says something ended ("we no longer do house calls") needs no value of
-        its own, but a closer entry: :data:`_CLOSE_ENDED`. An entry that names what the
-        statement names, and at most one other thing, needs neither: :data:`_CLOSE_NAMED`
-        ("Giulia went back to Italy" after "Marco's assistant is Giulia"), and so does an
-        entry that names the ``thing`` a retirement ends, or a word of it ("we stopped doing
-        deliveries" and "we deliver through Deliveroo"). Of the entries that clear their bar,
-        the closest."""
-        assert self.embedder is not None
+        :attr:`likeness` (:mod:`.likeness`): the closest, at least its ``bars.value``, of a
+        compatible owner, holding a value the update does not and lacking one it holds, of a
+        kind they share (a name, a time, an amount: :func:`_another_value`), not about another
+        person or thing (:func:`.slots.said_of_others`, :func:`_other_subjects`), and not said
+        in this message. A statement that says something ended ("we no longer do house
+        calls") needs no value of its own, but a closer entry: ``bars.ended``. An entry that
+        names what the statement names, and at most one other thing, needs neither:
+        ``bars.named`` ("Giulia went back to Italy" after "Marco's assistant is Giulia"), and
+        so does an entry that names the ``thing`` a retirement ends, or a word of it ("we
+        stopped doing deliveries" and "we deliver through Deliveroo"). Of the entries that
+        clear their bar, the closest."""
+        bars = self.likeness.bars
         new = read_slot(text)
         ends = bool(_ENDS.search(text))
         retiring = {id(e) for e, _ in self.retiring}
@@ -674,19 +677,29 @@ class _Memory:
             people = {new.owner, old.owner}
             if new.owner and old.owner and len(people) > 1 and "i" not in people:
                 continue  # two people's facts
-            mine, theirs = new.names | new.values, old.names | old.values
-            named = bool(new.names & old.names) or _shares_a_word(thing, old)
+            # The person both are said of is not a thing they share ("Audrey has never been
+            # fishing", "Audrey loves cooking").
+            shared = new.names & old.names - ({new.who} & {old.who})
+            named = bool(shared) or _shares_a_word(thing, old)
+            if named and _someone_else(new, old, shared):
+                continue  # "Sam uses Evri now, no longer DPD" is not of "Dana's courier is DPD"
+            if new.owner in shared and new.owner not in (old.owner, old.who):
+                continue  # "Greta's day off is Friday now": hers, not the class Greta teaches
             if named and len(old.names - new.names) <= 1:
                 # Said of the thing the entry names: what changed may be its state, not its
                 # value ("Giulia went back to Italy", "Yusuf moved CI off Travis"). An entry
                 # naming several other things says more than that one ("2A is the Mensah
                 # family, 2B is a student called Lukas" is not outdated by "Lukas moved out").
-                candidates.append((e, _CLOSE_NAMED))
-            elif ends or (mine - theirs and theirs - mine):
-                candidates.append((e, _CLOSE_ENDED if ends else _CLOSE))
+                candidates.append((e, bars.named))
+            elif said_of_others(text, e.text):
+                continue  # "Tom now has 3 kids" is not of "Lena looks after 12 hives"
+            elif _other_subjects(new, old):
+                continue  # "gents cuts £25 now" is not the price of "ladies cut n blow dry £48"
+            elif ends or _another_value(new, old):
+                candidates.append((e, bars.ended if ends else bars.value))
         if not candidates:
             return None
-        scores = self.embedder.similarities(text, [e.text for e, _ in candidates])
+        scores = self.likeness.similarities(text, [e.text for e, _ in candidates])
         # The closest that clears its bar (the first of equals).
         cleared = [
             (s, -i)
@@ -872,14 +885,17 @@ class _Memory:
         from a list ("Netflix and Disney+" -> "Disney+")."""
         speaker = entry_frame(f"{st.speaker}: I x") if st.subject_kind == "i" else None
         gone = 0
+        theirs: set[int] = set()  # entries that name the thing but are someone else's
         for e in self.older():
             if not mentions(e.text, st.old) or _cites(e.text, source):
                 continue  # an entry this very message made already says it (idle re-run)
             if speaker is not None:
                 owner = entry_frame(e.text)
                 if owner.owner and owner.owner != ("we",) and not speaker.same_owner(owner):
+                    theirs.add(id(e))
                     continue  # someone else's fact that names the same thing
             if _gives_up(st) and not st.frame.same_owner(entry_frame(e.text)):
+                theirs.add(id(e))
                 continue  # "Mila quit swimming" retires Mila's swimming, no one else's
             shorter = _without(strip_source(e.text), st.old)
             if shorter is not None and not self._says(shorter, source):
@@ -895,11 +911,12 @@ class _Memory:
             else:
                 e.removed = True
             gone += 1
-        if not gone and self.embedder is not None:
+        if not gone:
             # Named in other words ("we stopped doing deliveries" after "we deliver through
             # Deliveroo"): the entry closest in meaning, if close enough, goes.
-            live = [e for e in self.older() if not _cites(e.text, source)]
-            close = self._closest(st.text, live, st.old)
+            live = [e for e in self.older() if not _cites(e.text, source) and id(e) not in theirs]
+            said = f"{st.speaker}: {st.text}" if st.subject_kind == "i" else st.text
+            close = self._closest(said, live, st.old)
             named = sorted(read_slot(st.text).names & read_slot(close.text).names) if close else []
             if close is not None and named:
                 # It names the thing: what replaces it may follow in this message ("Hollins
@@ -1255,6 +1272,45 @@ def _supersede(e: _Entry, by: _Entry | None) -> None:
     its removal stands only with ``by`` (:meth:`_Memory.operations`)."""
     e.removed = True
     e.replaced_by = by
+
+
+def _cued(text: str, new: Frame) -> bool:
+    """Whether ``text`` says that something ended, or that something changed in words other
+    than :data:`.lexicon.WEAK_UPDATE_MARKERS` alone: the cue that sends a statement no rule
+    connected to the :attr:`_Memory.likeness`."""
+    if _ENDS.search(text):
+        return True
+    return new.update and entry_frame(_WEAK_UPDATE.sub(" ", text)).update
+
+
+def _someone_else(new: Slot, old: Slot, shared: frozenset[str]) -> bool:
+    """Whether ``old`` is a named person's fact and ``new`` is said of another person, not of
+    the name the two share ("Sam uses Evri now" and "Dana's courier is DPD"; but "Giulia went
+    back to Italy" is said of the Giulia that "Marco's assistant is Giulia" names)."""
+    if old.owner in ("", "i", "we"):
+        return False
+    person = new.owner if new.owner not in ("", "we") else new.who
+    return bool(person) and person != old.owner and person not in shared
+
+
+def _another_value(new: Slot, old: Slot) -> bool:
+    """Whether ``new`` holds a value ``old`` does not and lacks one it holds, of a kind they
+    share: a name for a name, a time for a time, an amount for an amount ("The boiler replaced
+    the old one in 2019" puts no year where "The boiler is a Worcester Bosch" has a name)."""
+    added = {value_kind(v) for v in new.values - old.values}
+    lost = {value_kind(v) for v in old.values - new.values}
+    return bool(added & lost) or bool(new.names - old.names and old.names - new.names)
+
+
+def _other_subjects(new: Slot, old: Slot) -> bool:
+    """Whether each statement's subject (its content words before the verb) is a word the
+    other does not say at all: two things, each with its own value."""
+    return bool(
+        new.head
+        and old.head
+        and not new.head & (old.words | old.head)
+        and not old.head & (new.words | new.head)
+    )
 
 
 def _shares_a_word(thing: str, entry: Slot) -> bool:
@@ -1684,13 +1740,13 @@ class OfflineReviewer:
     are 0.
     """
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
-        self.embedder = embedder
+    def __init__(self, likeness: Likeness | None = None) -> None:
+        self.likeness = likeness or SharedWords()
 
     def review(self, batch: ReviewInput) -> ReviewOutput:
         """Propose operations that bring the memory up to date with ``batch.turns``."""
         memory = _Memory.parse(batch.index, batch.topics)
-        memory.embedder = self.embedder
+        memory.likeness = self.likeness
         memory.sources = BatchSources(batch.turns)
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         skipped: Counter[str] = Counter()

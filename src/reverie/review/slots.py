@@ -30,6 +30,7 @@ __all__ = [
     "read_slot",
     "refills",
     "root",
+    "said_of_others",
     "says_no_more",
     "turns_around",
     "value_kind",
@@ -267,6 +268,13 @@ def _other_people(new: Slot, old: Slot, new_names: set[str], old_names: set[str]
     if not a or not b or a == b or "i" in (a, b):
         return False
     return bool(new.words - old.words - _LIGHT)
+
+
+def said_of_others(new_text: str, old_text: str) -> bool:
+    """Whether two statements are said of different people or things (see
+    :func:`_other_people`), each as it names them."""
+    new, old = read_slot(new_text), read_slot(old_text)
+    return _other_people(new, old, set(new.names), set(old.names))
 
 
 def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
