@@ -125,11 +125,17 @@ settings each), and committed before the reviewer as the thirteenth round left i
 on it. It was measured twice, before and after the fourteenth round, in aggregate only; from
 the fifteenth round on it is development data (:data:`FOURTEENTH`).
 
-**The held-out set** ``test15`` (:data:`HELD_OUT`, ids ``t15-``) was written fresh for the
-fifteenth round the same way (by two writers, ten settings each), and committed before the
-reviewer as the fourteenth round left it was measured on it. It is never tuned on: it is
-measured with ``bench/review_corpus.py --half test15`` in aggregate only, once before and once
-after the round.
+``test15`` was written fresh for the fifteenth round the same way (by two writers, ten
+settings each), and committed before the reviewer as the fourteenth round left it was measured
+on it. It was measured in aggregate only, before and after the fifteenth round and during the
+sixteenth (docs/benchmarks.md says how often); from the seventeenth round on it is development
+data (:data:`FIFTEENTH`).
+
+**The held-out set** ``test16`` (:data:`HELD_OUT`, ids ``t16-``) was written fresh at the end
+of the sixteenth round the same way (by two writers, ten settings each), and committed before
+the reviewer as the sixteenth round left it was measured on it. It is never tuned on: it is
+measured with ``bench/review_corpus.py --half test16`` in aggregate only, once before and once
+after the round that studies test15.
 """
 
 from __future__ import annotations
@@ -145,6 +151,7 @@ __all__ = [
     "EIGHTH",
     "ELEVENTH",
     "ENDED",
+    "FIFTEENTH",
     "FIFTH",
     "FOURTEENTH",
     "FOURTH",
@@ -198,13 +205,15 @@ TWELFTH = "test12"
 THIRTEENTH = "test13"
 #: Written for the fourteenth round; held out then, development data since the fifteenth.
 FOURTEENTH = "test14"
+#: Written for the fifteenth round; held out then, development data since the seventeenth.
+FIFTEENTH = "test15"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH, THIRTEENTH, FOURTEENTH,
+    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH,
 )  # fmt: skip
-#: Written for the fifteenth round and never tuned on.
-HELD_OUT = "test15"
+#: Written at the end of the sixteenth round and never tuned on.
+HELD_OUT = "test16"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -260,8 +269,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test15`` when its id starts with
-    ``t2-`` to ``t15-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test16`` when its id starts with
+    ``t2-`` to ``t16-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -290,6 +299,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t14-"):
         return FOURTEENTH
     if conversation_id.startswith("t15-"):
+        return FIFTEENTH
+    if conversation_id.startswith("t16-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

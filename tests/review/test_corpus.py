@@ -9,6 +9,7 @@ from tests.review.corpus_format import (
     DEVELOPMENT,
     EIGHTH,
     ELEVENTH,
+    FIFTEENTH,
     FIFTH,
     FOURTEENTH,
     FOURTH,
@@ -47,7 +48,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t12-any-intro") == TWELFTH == "test12"
     assert half("t13-any-intro") == THIRTEENTH == "test13"
     assert half("t14-any-intro") == FOURTEENTH == "test14"
-    assert half("t15-any-intro") == HELD_OUT == "test15"
+    assert half("t15-any-intro") == FIFTEENTH == "test15"
+    assert half("t16-any-intro") == HELD_OUT == "test16"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -88,7 +90,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     "which",
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
-        *(TWELFTH, THIRTEENTH, FOURTEENTH, HELD_OUT),
+        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
