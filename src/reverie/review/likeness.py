@@ -71,15 +71,13 @@ class SharedWords:
         mine, who = features(text), read_slot(text).who
         out = []
         for other in others:
-            theirs = features(other)
+            a, b = mine, features(other)
             if who and read_slot(other).who == who:
                 # Two things said of one person ("Audrey loves cooking", "Audrey has never
                 # been fishing"): the person they share is not what they share.
                 person = {f"name:{who}", *(f"word:{w}" for w in who.split())}
-                mine_, theirs = mine - person, theirs - person
-                out.append(_cosine(mine_, theirs))
-            else:
-                out.append(_cosine(mine, theirs))
+                a, b = a - person, b - person
+            out.append(_cosine(a, b))
         return out
 
 
