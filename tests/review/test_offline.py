@@ -1402,6 +1402,8 @@ def test_a_plural_noun_before_a_plural_verb_is_not_a_name() -> None:
         "The greenhouse sensor reads 31.5 degrees and 62% humidity.",
         "Invoice 4471 is for 1,280 pounds, due on the 9th.",
         "Locker 14 holds the spare radio and two batteries.",
+        # read as a lesson ("the fix was ...") but a reading: a decimal, a clock time
+        "The last GPS fix was 53.9812N 1.2207W, accurate to 9 metres, at 22:05.",
     ],
 )
 def test_r5_an_assistant_reporting_tool_output_in_plain_words_is_not_kept(said: str) -> None:

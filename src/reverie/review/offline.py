@@ -1953,6 +1953,8 @@ _IDENTIFIER = re.compile(
 )
 # A sentence that holds beyond one case: a habit or a cause, not a reading.
 _GENERAL = lx.phrases((*lx.GENERAL_CUES, *lx.LESSON_CUES))
+# A reading as tool output prints it: a decimal or a clock time ("54.4521N", "at 21:47").
+_READING = re.compile(r"\d[.:]\d")
 # A reply that opens by saying the message before was wrong ("no, 28th!", "That is
 # incorrect.", "wrong day").
 #: A reply that denies what the assistant said; "no worries", "no problem" thank it.
@@ -1971,8 +1973,13 @@ def _identifiers(text: str) -> set[str]:
 
 def _beyond_output(text: str) -> str:
     """The sentences of ``text`` (an assistant's message after tool output) that hold beyond
-    that output: general (:data:`_GENERAL`) and naming no identifier the tool printed."""
-    kept = [s for _, _, s in sentences(text) if _GENERAL.search(s) and not _identifiers(s)]
+    that output: general (:data:`_GENERAL`), and naming no identifier or reading the tool
+    printed ("The last fix was 54.4521N 2.8810W": "fix was" is no lesson there)."""
+    kept = [
+        s
+        for _, _, s in sentences(text)
+        if _GENERAL.search(s) and not _identifiers(s) and not _READING.search(s)
+    ]
     return " ".join(kept)
 
 
