@@ -37,6 +37,7 @@ __all__ = [
     "is_verb",
     "meaning",
     "past",
+    "says_update",
     "strip_source",
     "subject_name",
 ]
@@ -379,7 +380,7 @@ def frame(text: str, speaker: str = "", role: str = "user") -> Frame:
         kinds=kinds,
         cls=_class(text),
         old=_old_values(text),
-        update=bool(_UPDATE.search(text) or _REVERSAL.search(text)),
+        update=says_update(text),
         versions=_versions(text),
         purpose=_purpose(text),
         decided=bool(_DECISION.search(text)),
@@ -395,6 +396,12 @@ def _purpose(text: str) -> frozenset[str]:
     return frozenset(
         stem(w) for w in WORD.findall(m.group(1)) if w.lower() not in lx.STOP_WORDS | TIME_WORDS
     )
+
+
+def says_update(text: str) -> bool:
+    """Whether ``text`` says that it replaces something said before: a word of update
+    (``lexicon.UPDATE_MARKERS``) or of reversal (:attr:`Frame.update`)."""
+    return bool(_UPDATE.search(text) or _REVERSAL.search(text))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -18,9 +18,9 @@ import functools
 import math
 from typing import NamedTuple, Protocol
 
-from .slots import read_slot, value_kind
+from .slots import Slot, read_slot, value_kind
 
-__all__ = ["Bars", "Likeness", "SharedWords", "features"]
+__all__ = ["Bars", "Likeness", "SharedWords", "features", "said_of_both"]
 
 
 class Bars(NamedTuple):
@@ -68,17 +68,23 @@ class SharedWords:
     bars = Bars(value=0.2, ended=0.3, named=0.15)
 
     def similarities(self, text: str, others: list[str]) -> list[float]:
-        mine, who = features(text), read_slot(text).who
+        mine, slot = features(text), read_slot(text)
         out = []
         for other in others:
             a, b = mine, features(other)
-            if who and read_slot(other).who == who:
-                # Two things said of one person ("Audrey loves cooking", "Audrey has never
-                # been fishing"): the person they share is not what they share.
+            who = said_of_both(slot, read_slot(other))
+            if who:
                 person = {f"name:{who}", *(f"word:{w}" for w in who.split())}
                 a, b = a - person, b - person
             out.append(_cosine(a, b))
         return out
+
+
+def said_of_both(a: Slot, b: Slot) -> str:
+    """The person (or thing) two statements are both said of, or "": what two things said of
+    one person share ("Audrey loves cooking", "Audrey has never been fishing") is not a sign
+    that one replaces the other."""
+    return a.who if a.who and a.who == b.who else ""
 
 
 def _cosine(a: frozenset[str], b: frozenset[str]) -> float:

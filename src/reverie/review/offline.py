@@ -46,8 +46,8 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
-from .frames import CALENDAR, Frame, entry_frame, is_verb, meaning, strip_source
-from .likeness import Likeness, SharedWords
+from .frames import CALENDAR, Frame, entry_frame, is_verb, meaning, says_update, strip_source
+from .likeness import Likeness, SharedWords, said_of_both
 from .replacements import unreplaced
 from .sentences import clauses, sentences
 from .slots import (
@@ -679,7 +679,7 @@ class _Memory:
                 continue  # two people's facts
             # The person both are said of is not a thing they share ("Audrey has never been
             # fishing", "Audrey loves cooking").
-            shared = new.names & old.names - ({new.who} & {old.who})
+            shared = new.names & old.names - {said_of_both(new, old)}
             named = bool(shared) or _shares_a_word(thing, old)
             if named and _someone_else(new, old, shared):
                 continue  # "Sam uses Evri now, no longer DPD" is not of "Dana's courier is DPD"
@@ -1280,7 +1280,7 @@ def _cued(text: str, new: Frame) -> bool:
     connected to the :attr:`_Memory.likeness`."""
     if _ENDS.search(text):
         return True
-    return new.update and entry_frame(_WEAK_UPDATE.sub(" ", text)).update
+    return new.update and says_update(_WEAK_UPDATE.sub(" ", text))
 
 
 def _someone_else(new: Slot, old: Slot, shared: frozenset[str]) -> bool:
