@@ -2474,3 +2474,134 @@ def test_r6_a_daydream_is_not_kept_but_a_conditional_rule_is() -> None:
     assert review(turns("c1", user(said))).operations == []
     said = "If I ever say 'ask Bisi', it's Bisi Adeyemi in the same team."
     assert "Bisi Adeyemi" in index_after(review(turns("c1", user(said))))
+
+
+# --- eighteenth round (issue 11): change said as a pair, from a day, or as a schedule ---
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "old", "new"),
+    [
+        (
+            "gas for the forge is propane from Calor",
+            "Calor's out, Flogas is in.",
+            "Calor",
+            "Flogas",
+        ),
+        (
+            "We check haemoglobin with the copper sulphate drop test.",
+            "Copper sulphate is out, HemoCue is in!",
+            "copper sulphate drop test",
+            "HemoCue",
+        ),
+    ],
+)
+def test_r6_one_thing_out_and_another_in_is_a_switch(
+    before: str, after: str, old: str, new: str
+) -> None:
+    index = _after(before, after)
+    assert old not in index.replace(f"{old} is out", "").replace(f"{old}'s out", "")
+    assert new in index
+
+
+def test_r6_out_without_a_thing_in_switches_nothing() -> None:
+    # "the rhododendrons are out" (in flower) names nothing that replaced them.
+    index = _after("Bookings come through Airbnb.", "The rhododendrons are out, it's lovely.")
+    assert "Airbnb" in index
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "old", "new"),
+    [
+        ("subs are £90 a term", "From the summer term subs are £95 a term.", "£90", "£95"),
+        ("pitches are £10 a car", "From Easter it's £12 a car.", "£10", "£12"),
+        (
+            "Ashcombe goes out at £28 a kilo wholesale",
+            "Ashcombe wholesale is £31/kg from 1 May",
+            "£28",
+            "£31",
+        ),
+    ],
+)
+def test_r6_a_value_from_a_day_or_a_season_on_replaces_the_old_one(
+    before: str, after: str, old: str, new: str
+) -> None:
+    index = _after(before, after)
+    assert old not in index and new in index
+
+
+def test_r6_a_period_from_one_day_to_another_is_no_update() -> None:
+    assert not frames.says_update("The offer runs from 1 May to 30 June.")
+    assert frames.says_update("Table money goes up to £5 from 1 April.")
+
+
+def test_r6_a_start_time_from_now_on_is_kept_and_replaces_the_old_one() -> None:
+    index = _after(
+        "rehearsals start at 9:30",
+        "we're starting at 9 now, not 9:30. the juniors have the hall from 12",
+    )
+    assert "starting at 9 now" in index and "rehearsals start at 9:30" not in index
+    # still a moment's progress: "we're starting the backup" is not kept
+    assert review(turns("c1", user("we're starting the backup now"))).operations == []
+
+
+def test_r6_a_unit_after_a_number_ends_a_sentence() -> None:
+    said = sentences.sentences("sorry, I misread the logger. Strongroom A is 14°C. please fix that")
+    assert [s for _, _, s in said][1] == "Strongroom A is 14°C."
+    assert [s for _, _, s in sentences.sentences("Ask J. Smith about it.")] == [
+        "Ask J. Smith about it."
+    ]
+
+
+def test_r6_a_subject_of_several_words_said_again_with_another_value_replaces_it() -> None:
+    index = _after(
+        "house dry food is Burns Original, owners can bring their own",
+        "house dry food is Skinner's Field & Trial.",
+    )
+    assert "Burns" not in index and "Skinner's" in index
+    # one word of subject in common is not enough: two price lines stay
+    index = _after("pitches are £10 for a car", "pitches are £15 for a van")
+    assert "£10" in index and "£15" in index
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "halfway through the Range Rover valet, it's filthy, dog hair everywhere",
+        "I'm about a third of the way through labelling the Cascade bottles",
+        "we're about two thirds of the way up the back slope at the Forge",
+        "I'm about 30 boards into checking the hand records from Monday",
+        "We're halfway through the Bute Street job",
+    ],
+)
+def test_r6_how_far_through_a_task_is_progress_not_memory(said: str) -> None:
+    # Issue 11 (no progress in memory): a name in the task says which one, not what it is.
+    assert review(turns("c1", user(said))).operations == []
+
+
+def test_r6_halfway_through_a_named_work_is_still_kept() -> None:
+    said = "I'm halfway through my fourth novel, The Salt Ledger, set in 1890s Whitby."
+    assert "The Salt Ledger" in index_after(review(turns("c1", user(said))))
+
+
+def test_r6_the_weather_here_and_a_long_day_are_small_talk_beside_a_fact() -> None:
+    # Issue 11 (no small talk in memory): said after a fact, in the same message.
+    said = (
+        "club night is Wednesdays, 7 till half 9, in the sports hall at St Aldhelm's School. "
+        "lovely sunny evening here for once btw"
+    )
+    index = index_after(review(turns("c1", user(said))))
+    assert "St Aldhelm's" in index and "sunny" not in index
+    for said in ("we've had nothing but rain", "Darren's been up since four, bless him"):
+        assert review(turns("c1", user(said))).operations == []
+
+
+def test_r6_a_whole_name_and_one_role_is_an_introduction_but_a_sign_off_is_not() -> None:
+    said = "Fergus Doyle, treasurer. I'm about 30 boards into checking the hand records."
+    index = index_after(review(turns("c1", user(said), author="Fergus")))
+    assert "treasurer" in index and "boards" not in index
+    said = "Fergus Doyle, cheers mate"
+    assert review(turns("c1", user(said), author="Fergus")).operations == []
+    # an aside of affection does not drop the fact it follows
+    said = "our treasurer is Margaret Ellis, she's been doing it for years, bless her"
+    assert "Margaret Ellis" in index_after(review(turns("c1", user(said))))

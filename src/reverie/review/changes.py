@@ -49,10 +49,18 @@ def _thing(raw: str) -> str:
     return value.strip(" .,'\"")
 
 
+#: "Calor's out, Flogas is in": one thing put in the other's place, said as a pair.
+_OUT_IN = re.compile(
+    r"(?:^|:\s*)(?P<old>[^,;.:!?]+?)(?:'s|\s+is|\s+are|'re)\s+out[,;]\s+(?:and\s+)?"
+    r"(?P<new>[^,;.:!?]+?)(?:'s|\s+is|\s+are|'re)\s+in\b",
+    re.I,
+)
+
+
 def _switch(text: str) -> tuple[str, str] | None:
     """``(old thing, new thing)`` of a clause that says one replaced the other: "switched from
     X to Y", "moved CI off X to Y", "replaced X with Y", "swapped X for Y", "dropped X and
-    went with Y"; or None."""
+    went with Y", "X is out, Y is in"; or None."""
     m = (
         re.search(
             rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?(?:from|off)\s+(?P<old>.+?)\s+"
@@ -61,6 +69,7 @@ def _switch(text: str) -> tuple[str, str] | None:
             re.I,
         )
         or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
+        or _OUT_IN.search(text)
         or re.search(
             r"\b(?:swapped|swapping|traded|exchanged)\s+(?:the\s+|our\s+)?(?P<old>[^,;.]+?)\s+"
             r"for\s+(?P<new>[^,;.]+)",
@@ -467,6 +476,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
         return True  # "Alan Brewer is steeple keeper now" after "Geoffrey Pell is our ..."
     if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
+    if refills(new.text, old.text) and _one_subject(new.text, old.text):
+        return True  # "house dry food is Skinner's" after "house dry food is Burns Original"
     if new.update and turns_around(new.text, old.text):
         return True  # "large Safari uploads work now" after "uploads ... fail on Safari"
     dotted = any("." in v for _, v in new.versions + old.versions)
@@ -526,6 +537,13 @@ def supersedes(new: Frame, old: Frame) -> bool:
 
 
 _SLOT_KINDS = _KINDS_OF_CHANGE | {"name"}
+
+
+def _one_subject(new_text: str, old_text: str) -> bool:
+    """Whether two statements open on the same subject of two words or more ("house dry
+    food", "home kit colour"): a slot said again with another value needs no word of change."""
+    new, old = read_slot(new_text), read_slot(old_text)
+    return len(new.head) >= 2 and new.head == old.head
 
 
 def _names_replaced(new: Frame, old: Frame) -> bool:

@@ -44,6 +44,13 @@ __all__ = [
 
 _UPDATE = lx.phrases(lx.UPDATE_MARKERS)
 _REVERSAL = lx.phrases(lx.REVERSAL_CUES)
+#: The day a value starts from ("from 1 April", "from the 3rd of May"): not a period's start
+#: ("from 1 May to 30 June").
+_STARTS_ON = re.compile(
+    rf"\bfrom\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{'|'.join(lx.MONTHS)})\b"
+    r"(?!\s*(?:\d{4}\s*)?(?:to|till|until|through|-|–)\s)",
+    re.I,
+)
 _DECISION = lx.phrases(lx.DECISION_CUES)
 MONTH = lx.phrases(lx.MONTHS)
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
@@ -400,8 +407,9 @@ def _purpose(text: str) -> frozenset[str]:
 
 def says_update(text: str) -> bool:
     """Whether ``text`` says that it replaces something said before: a word of update
-    (``lexicon.UPDATE_MARKERS``) or of reversal (:attr:`Frame.update`)."""
-    return bool(_UPDATE.search(text) or _REVERSAL.search(text))
+    (``lexicon.UPDATE_MARKERS``), of reversal, or the day it holds from ("from 1 April")
+    (:attr:`Frame.update`)."""
+    return bool(_UPDATE.search(text) or _REVERSAL.search(text) or _STARTS_ON.search(text))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -196,6 +196,7 @@ WEATHER_MOMENT = phrase_list(
     """
     today | tonight | this morning | this afternoon | this evening | this weekend | yesterday
     all week | all day | again | as always | like always | as usual | out there | so nice
+    here | for once | nothing but | lately
     """
 )
 #: How a body is after work ("my feet are killing me", "my fingers are numb"): small talk.
@@ -207,6 +208,7 @@ TIRED = words("knackered shattered exhausted")
 ASIDES = phrase_list(
     """
     lost again | won again | just back from | just got back from | off to bed
+    been up since
     """
 )
 #: An offer of help ("What can I help with?"): a reply to it says what the speaker wants
@@ -270,6 +272,7 @@ PROGRESS_THROUGH = phrase_list(
     halfway through | half way through | of the way through | most of the way | partway through
     part way through | nearly through | almost through | thirds through | third through
     quarters through | quarter through | percent through | per cent through
+    of the way up | of the way down | of the way round | of the way along | of the way across
     """
 )
 #: Activities of a moment: "I'm running the tests" is progress; "I'm learning German" is not.
@@ -502,7 +505,16 @@ UPDATE_MARKERS = (
     """
     ),
     *(f"from {m}" for m in MONTHS if len(m) > 3),
+    *(f"from the {m}" for m in MONTHS if len(m) > 3),
     "from may",  # the month: "may" alone is also the verb, "from may" hardly ever
+    *phrase_list(
+        """
+    from easter | from christmas | from new year | from the new year | from the summer
+    from the spring | from the autumn | from the winter | from summer | from spring
+    from autumn | from winter | from next term | from the new term | from the new season
+    from next season
+    """
+    ),
 )
 #: A phrase that names the value being replaced: "instead of Fridays", "not 8:30".
 OLD_VALUE_LEADS = phrase_list(

@@ -26,8 +26,8 @@ _NOT_PROSE = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9a-z])")
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|Dr|Mr|Mrs|Ms|St|No|Inc|Ltd|Jr|Sr|Prof)\.|\b[A-Z]\.)$"
-)
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|Dr|Mr|Mrs|Ms|St|No|Inc|Ltd|Jr|Sr|Prof)\.|(?<!°)\b[A-Z]\.)$"
+)  # (an initial, "J. Smith"; but "14°C." ends a sentence)
 
 
 def sentences(text: str) -> list[tuple[int, int, str]]:

@@ -385,7 +385,7 @@ _MEASURE = re.compile(
     rf"|\b(?:half|quarter)\s+(?:past\s+|to\s+)?(?:{_HOUR_WORDS}|\d{{1,2}})\b(?!\s*(?:an?\s|hours?))"
     rf"|\b(?:{_HOUR_WORDS}|\d{{1,2}})\s?o'?clock\b"
     rf"|(?<=\bat )\d{{1,2}}\b"
-    rf"(?![.,]?\d|\s*(?:%|percent|degrees|(?!{_AFTER_TIME}\b)[a-z]{{3,}})))"
+    rf"(?![.,]?\d|\s*(?:%|percent|degrees|(?!(?:{_AFTER_TIME}|now)\b)[a-z]{{3,}})))"
     rf"|(?P<span>\b\d+(?:\.\d+)?\s?(?:weeks?|days?|hours?|hrs?|months?|years?|nights?|mins?|"
     rf"minutes?)\b)"
     rf"|(?P<weekday>\b(?:{_DAY_WORDS})s?\b)"

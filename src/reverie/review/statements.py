@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import lexicon as lx
-from .changes import _retire, _switch
+from .changes import _OUT_IN, _retire, _switch
 from .frames import (
     AUX,
     CALENDAR,
@@ -395,8 +395,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         # ("halfway through the rope change at Mell Square").
         rest = CALENDAR.sub("", text[through.end() :]) if through else ""
         rest = re.split(r"\s(?:at|in|on|for|with|by|near)\s", rest, maxsplit=1)[0]
-        if through and not re.search(r"(?-i:\b[A-Z][a-z])", rest):
+        if through and (not re.search(r"(?-i:\b[A-Z][a-z])", rest) or _TASK.match(rest)):
             return "transient"
+        if _SO_FAR_INTO.search(text):
+            return "transient"  # "about 30 boards into checking the hand records"
         first = low.split(" ", 1)[0].strip(",")
         gerund = first.endswith("ing") and len(first) > 4 and first not in lx.NOT_GERUNDS
         following = [*low.split(" "), ""][1].strip(",.")
@@ -461,6 +463,22 @@ _OBJECT_STARTS = lx.words(
 _NOW = re.compile(r"\b(?:now|back|so far|today|tonight|right now|later)\b", re.I)
 _PROGRESSIVE = re.compile(
     r"^(?:i'm|i am|we're|we are)\s+(?:\w+ly\s+|just\s+|still\s+)?(\w+ing)\b", re.I
+)
+#: What someone is partway through is a task, not a named work of theirs: a doing ("a third
+#: of the way through labelling the Cascade bottles"), or a name that only says which one
+#: ("halfway through the Range Rover valet"); not "halfway through the Camino".
+_TASK = re.compile(
+    r"^\s*(?:the\s+|my\s+|our\s+)?(?:[a-z]+ing\b|(?:(?-i:[A-Z][\w'-]*)\s+)+(?!(?:and|the|for|of|by)\b)(?-i:[a-z]{3,})\b)",
+    re.I,
+)
+#: How many of something a task has got through: "30 boards into checking the records".
+_SO_FAR_INTO = re.compile(r"\b\d+\s+[a-z]+\s+into\s+[a-z]+ing\b", re.I)
+#: When something starts or ends from now on: "we're starting at 10 from now on", not "I'm
+#: starting the backup" or "we're finishing at 5 tomorrow".
+_SCHEDULE = re.compile(
+    r"^(?:i'm|i am|we're|we are)\s+(?:starting|finishing)\s+(?:at|from)\s+\d"
+    r"(?!.*\b(?:tomorrow|tonight|today)\b)",
+    re.I,
 )
 _STATE_NOW = re.compile(
     r"\b(?:is|are|was|were)\s+(?:\w+\s+){0,2}(?:green|red|down|up|broken|done|slow|fast|"
@@ -580,7 +598,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     ):
         return False  # "covered in soot today", "saw the first oystercatchers this morning"
     progressive = _PROGRESSIVE.match(text)
-    if progressive and progressive.group(1).lower() in lx.MOMENTARY:
+    if progressive and progressive.group(1).lower() in lx.MOMENTARY and not _SCHEDULE.match(text):
         return False
     if not values and _UNCHANGED.match(low):
         return False  # "Seller's fee unchanged", "the rest is the same": no value of its own
@@ -828,7 +846,11 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     if named and (named["n"] or named["m"]).strip().casefold() == speaker.casefold():
         return "introduction"  # "I'm Priya", "Priya here", said by Priya: names no one new
     full_name = named is not None and _is_speaker(named["n"] or named["m"], speaker)
-    if full_name or (intro and _is_speaker(intro["n"], speaker) and _introduces(intro["rest"])):
+    if full_name or (
+        intro
+        and _is_speaker(intro["n"], speaker)
+        and _introduces(intro["rest"], whole_name=" " in intro["n"].strip())
+    ):
         # "Priya Raman here", "Priya Raman, head of platform at Kestrel Labs": who the
         # speaker is, with no verb.
         return Statement(
@@ -843,7 +865,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     f = frame(text, speaker, role)
     if role == "user":
         switched = _switch(text)
-        if switched and kind in ("i", "we", "implicit", "our"):
+        if switched and (kind in ("i", "we", "implicit", "our") or _OUT_IN.search(text)):
             section = PEOPLE if kind in ("i", "implicit") else DECISIONS
             return Statement(
                 text, section, f, "switch", switched[0], switched[1], "", lesson, kind, speaker
@@ -955,12 +977,18 @@ def _is_speaker(name: str, speaker: str) -> bool:
     return bool(first) and first == speaker.split()[0].casefold()
 
 
-def _introduces(rest: str) -> bool:
+_SIGN_OFF = re.compile(rf"^\s*(?:{lx.phrases(lx.LEADS).pattern}|{_SMALL_TALK.pattern})", re.I)
+
+
+def _introduces(rest: str, *, whole_name: bool = False) -> bool:
     """What follows a name in a verbless introduction: a role, a team, a place ("head of
-    platform at Kestrel Labs"), not a clause with a verb of its own."""
+    platform at Kestrel Labs"), not a clause with a verb of its own. After a first name and
+    a surname one word will do ("Fergus Doyle, treasurer")."""
     words = WORD.findall(rest)
     content = [w for w in words if w.lower() not in lx.STOP_WORDS]
-    return len(content) >= 2 and not is_verb(words[0]) if words else False
+    if not words or is_verb(words[0]) or _SIGN_OFF.match(rest):
+        return False  # "Fergus Doyle, cheers mate": a sign-off
+    return len(content) >= (1 if whole_name else 2)
 
 
 def _answer(text: str, question: str) -> bool:
