@@ -131,11 +131,18 @@ on it. It was measured in aggregate only, before and after the fifteenth round a
 sixteenth (docs/benchmarks.md says how often); from the seventeenth round on it is development
 data (:data:`FIFTEENTH`).
 
-**The held-out set** ``test16`` (:data:`HELD_OUT`, ids ``t16-``) was written fresh at the end
-of the sixteenth round the same way (by two writers, ten settings each), and committed before
-the reviewer as the sixteenth round left it was measured on it. It is never tuned on: it is
-measured with ``bench/review_corpus.py --half test16`` in aggregate only, once before and once
-after the round that studies test15.
+``test16`` was written fresh at the end of the sixteenth round the same way (by two writers,
+ten settings each), and committed before the reviewer as the sixteenth round left it was
+measured on it. It was measured in aggregate only, before and after the seventeenth round
+(docs/benchmarks.md says how often); from the eighteenth round on it is development data
+(:data:`SIXTEENTH`).
+
+**The held-out set** ``test17`` (:data:`HELD_OUT`, ids ``t17-``) was written fresh during the
+seventeenth round the same way (by two writers, ten settings each, who read only this format,
+the scoring and the checks), and committed with the figures of the reviewer as the sixteenth
+round left it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
+test17`` in aggregate only, before and after the seventeenth round and after the round that
+studies test16.
 """
 
 from __future__ import annotations
@@ -162,6 +169,7 @@ __all__ = [
     "SECOND",
     "SECTIONS",
     "SEVENTH",
+    "SIXTEENTH",
     "SIXTH",
     "TENTH",
     "THIRD",
@@ -207,13 +215,16 @@ THIRTEENTH = "test13"
 FOURTEENTH = "test14"
 #: Written for the fifteenth round; held out then, development data since the seventeenth.
 FIFTEENTH = "test15"
+#: Written at the end of the sixteenth round; held out then, development data since the
+#: eighteenth.
+SIXTEENTH = "test16"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH,
+    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH,
 )  # fmt: skip
-#: Written at the end of the sixteenth round and never tuned on.
-HELD_OUT = "test16"
+#: Written during the seventeenth round and never tuned on.
+HELD_OUT = "test17"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -269,8 +280,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test16`` when its id starts with
-    ``t2-`` to ``t16-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test17`` when its id starts with
+    ``t2-`` to ``t17-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -301,6 +312,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t15-"):
         return FIFTEENTH
     if conversation_id.startswith("t16-"):
+        return SIXTEENTH
+    if conversation_id.startswith("t17-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

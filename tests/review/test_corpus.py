@@ -18,6 +18,7 @@ from tests.review.corpus_format import (
     NINTH,
     SECOND,
     SEVENTH,
+    SIXTEENTH,
     SIXTH,
     TENTH,
     THIRD,
@@ -49,7 +50,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t13-any-intro") == THIRTEENTH == "test13"
     assert half("t14-any-intro") == FOURTEENTH == "test14"
     assert half("t15-any-intro") == FIFTEENTH == "test15"
-    assert half("t16-any-intro") == HELD_OUT == "test16"
+    assert half("t16-any-intro") == SIXTEENTH == "test16"
+    assert half("t17-any-intro") == HELD_OUT == "test17"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -90,7 +92,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     "which",
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
-        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, HELD_OUT),
+        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
