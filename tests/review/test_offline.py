@@ -2605,3 +2605,55 @@ def test_r6_a_whole_name_and_one_role_is_an_introduction_but_a_sign_off_is_not()
     # an aside of affection does not drop the fact it follows
     said = "our treasurer is Margaret Ellis, she's been doing it for years, bless her"
     assert "Margaret Ellis" in index_after(review(turns("c1", user(said))))
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "old", "new"),
+    [
+        (
+            "card machine's a SumUp",
+            "the new Dojo card machine has replaced the SumUp. SumUp's fees were killing us",
+            "SumUp",
+            "Dojo",
+        ),
+        (
+            "the planetarium dome is maintained by Spitz",
+            "Spitz has been replaced by Evans and Sutherland for the dome maintenance contract.",
+            "Spitz",
+            "Evans",
+        ),
+    ],
+)
+def test_r6_one_thing_that_replaced_another_is_a_switch(
+    before: str, after: str, old: str, new: str
+) -> None:
+    index = _after(before, after)
+    entries = [line for line in index.split("\n") if line.startswith("- ")]
+    # the old name stays only in the entry of the switch, never in an entry of its own
+    assert all(new in line for line in entries if old in line)
+    assert any(new in line for line in entries)
+
+
+def test_r6_a_reason_that_names_the_old_day_joins_the_update() -> None:
+    # Issue 11 (superseded values removed): "Thursdays were dead" says why the day changed;
+    # on its own it would keep the old day in memory.
+    index = _after(
+        "late night is Thursday, open till 8",
+        "switching late night to Friday from next week. Thursdays were dead",
+    )
+    entries = [line for line in index.split("\n") if line.startswith("- ")]
+    assert len([e for e in entries if "Friday" in e]) == 1
+    assert all("Friday" in e for e in entries if "Thursday" in e)
+
+
+def test_r6_someone_else_doing_the_same_task_takes_it_over() -> None:
+    index = _after(
+        "Darren takes the pitch money at the gate",
+        "Kelly takes the pitch money at the gate. Darren's on parking now",
+    )
+    entries = [line for line in index.split("\n") if line.startswith("- ")]
+    assert any("Kelly" in e for e in entries)
+    assert not any("Darren takes" in e for e in entries)
+    # another task is another fact
+    index = _after("Darren takes the pitch money at the gate", "Kelly takes the bookings")
+    assert "Darren takes" in index and "Kelly takes" in index

@@ -49,18 +49,35 @@ def _thing(raw: str) -> str:
     return value.strip(" .,'\"")
 
 
-#: "Calor's out, Flogas is in": one thing put in the other's place, said as a pair.
-_OUT_IN = re.compile(
-    r"(?:^|:\s*)(?P<old>[^,;.:!?]+?)(?:'s|\s+is|\s+are|'re)\s+out[,;]\s+(?:and\s+)?"
-    r"(?P<new>[^,;.:!?]+?)(?:'s|\s+is|\s+are|'re)\s+in\b",
-    re.I,
+#: A clause whose subject is one of the two things it says replaced the other: "Calor's out,
+#: Flogas is in", "the new Dojo card machine has replaced the SumUp", "Spitz has been
+#: replaced by Evans and Sutherland". (Whoever made the switch need not be said.)
+_BOTH_NAMED = (
+    re.compile(
+        r"(?:^|:\s*)(?P<old>[^,;.:!?]+?)(?:'s|\s+is|\s+are|'re)\s+out[,;]\s+(?:and\s+)?"
+        r"(?P<new>[^,;.:!?]+?)(?:'s|\s+is|\s+are|'re)\s+in\b",
+        re.I,
+    ),
+    re.compile(
+        r"(?:^|:\s*)(?P<new>[^,;.:!?]+?)\s+(?:has|have)\s+replaced\s+(?P<old>[^,;.:!?]+)", re.I
+    ),
+    re.compile(
+        r"(?:^|:\s*)(?P<old>[^,;.:!?]+?)\s+(?:has|have)\s+been\s+replaced\s+(?:by|with)\s+"
+        r"(?P<new>[^,;.:!?]+)",
+        re.I,
+    ),
 )
+
+
+def names_both(text: str) -> re.Match[str] | None:
+    """The clause's :data:`_BOTH_NAMED` switch, or None."""
+    return next((m for m in (p.search(text) for p in _BOTH_NAMED) if m), None)
 
 
 def _switch(text: str) -> tuple[str, str] | None:
     """``(old thing, new thing)`` of a clause that says one replaced the other: "switched from
     X to Y", "moved CI off X to Y", "replaced X with Y", "swapped X for Y", "dropped X and
-    went with Y", "X is out, Y is in"; or None."""
+    went with Y", "X is out, Y is in", "Y has replaced X"; or None."""
     m = (
         re.search(
             rf"\b(?:{_SWITCH.pattern})\s+(?:\w+\s+){{0,3}}?(?:from|off)\s+(?P<old>.+?)\s+"
@@ -69,7 +86,7 @@ def _switch(text: str) -> tuple[str, str] | None:
             re.I,
         )
         or re.search(r"\breplaced\s+(?P<old>.+?)\s+with\s+(?P<new>[^,;.]+)", text, re.I)
-        or _OUT_IN.search(text)
+        or names_both(text)
         or re.search(
             r"\b(?:swapped|swapping|traded|exchanged)\s+(?:the\s+|our\s+)?(?P<old>[^,;.]+?)\s+"
             r"for\s+(?P<new>[^,;.]+)",
@@ -99,7 +116,8 @@ def _switch(text: str) -> tuple[str, str] | None:
     if not m:
         return None
     old, new = _thing(m["old"]), _thing(m["new"])
-    if not old or not new or old.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS:
+    pronoun = {old.split(" ")[0].lower(), new.split(" ")[0].lower()} & set(lx.PRONOUN_SUBJECTS)
+    if not old or not new or pronoun:
         return None
     return old, new
 
@@ -440,15 +458,38 @@ def _role_of(text: str) -> tuple[str, str] | None:
     return " ".join(role.lower().split()), who
 
 
+#: Who does a task, said as the doing of it: "Darren takes the pitch money at the gate".
+_DOES_TASK = re.compile(
+    rf"^(?P<who>{_NAMED})\s+(?:now\s+)?(?P<task>(?:takes|does|runs|handles|covers|collects)"
+    r"\s+(?:the|our)\s+(?-i:[a-z][a-z'-]*)(?:\s+(?-i:[a-z][a-z'-]*)){1,6})\s*(?:now)?$",
+)
+
+
 def _role_taken(new: Frame, old: Frame) -> bool:
     """Whether ``new`` says someone else now holds the role ``old`` gives someone ("Alan
-    Brewer is steeple keeper now" after "Geoffrey Pell is our steeple keeper")."""
+    Brewer is steeple keeper now" after "Geoffrey Pell is our steeple keeper"), or does the
+    task the entry gives someone, word for word ("Kelly takes the pitch money at the gate"
+    after "Darren takes the pitch money at the gate": one person does it at a time)."""
     ours, theirs = _role_of(new.text), _role_of(old.text)
     if ours is None or theirs is None or ours[0] != theirs[0]:
-        return False
+        return _task_taken(new.text, old.text)
     if ours[1].casefold() in old.text.casefold():
         return False  # the same person
     return new.update or bool(_HOLDS_FROM.search(new.text))
+
+
+def _task_taken(new_text: str, old_text: str) -> bool:
+    def task(text: str) -> re.Match[str] | None:
+        body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))
+        return _DOES_TASK.match(re.split(r"[.;,!?]", body, maxsplit=1)[0].strip())
+
+    ours, theirs = task(new_text), task(old_text)
+    return bool(
+        ours
+        and theirs
+        and ours["task"].lower() == theirs["task"].lower()
+        and ours["who"].casefold() != theirs["who"].casefold()
+    )
 
 
 #: A role holder said with when or how they came to hold it, not only who holds it.

@@ -1559,9 +1559,16 @@ def _given_back(
 
 
 def _says_value(text: str, values: frozenset[str]) -> bool:
-    """Whether ``text`` says one of ``values`` as written ("1:50 was too weak", "£58")."""
+    """Whether ``text`` says one of ``values`` as written ("1:50 was too weak", "£58"), a
+    word in the singular or the plural ("Thursdays were dead" of "Thursday")."""
     low = text.lower()
-    return any(re.search(rf"(?<![\w.,:]){re.escape(v)}(?![\w:])", low) for v in values)
+    for value in values:
+        said = re.escape(value)
+        if value.isalpha():
+            said = f"{re.escape(value.removesuffix('s'))}s?"
+        if re.search(rf"(?<![\w.,:]){said}(?![\w:])", low):
+            return True
+    return False
 
 
 def _body(text: str) -> str:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import lexicon as lx
-from .changes import _OUT_IN, _retire, _switch
+from .changes import _retire, _switch, names_both
 from .frames import (
     AUX,
     CALENDAR,
@@ -865,7 +865,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     f = frame(text, speaker, role)
     if role == "user":
         switched = _switch(text)
-        if switched and (kind in ("i", "we", "implicit", "our") or _OUT_IN.search(text)):
+        if switched and (kind in ("i", "we", "implicit", "our") or names_both(text)):
             section = PEOPLE if kind in ("i", "implicit") else DECISIONS
             return Statement(
                 text, section, f, "switch", switched[0], switched[1], "", lesson, kind, speaker
