@@ -2476,7 +2476,7 @@ def test_r6_a_daydream_is_not_kept_but_a_conditional_rule_is() -> None:
     assert "Bisi Adeyemi" in index_after(review(turns("c1", user(said))))
 
 
-# --- eighteenth round (issue 11): change said as a pair, from a day, or as a schedule ---
+# --- seventeenth round (issue 11): change said as a pair, from a day, or as a schedule ---
 
 
 @pytest.mark.parametrize(
