@@ -2657,3 +2657,98 @@ def test_r6_someone_else_doing_the_same_task_takes_it_over() -> None:
     # another task is another fact
     index = _after("Darren takes the pitch money at the gate", "Kelly takes the bookings")
     assert "Darren takes" in index and "Kelly takes" in index
+
+
+# --- eighteenth round (issue 11): output pasted into a message, read by its shape ---
+
+
+@pytest.mark.parametrize(
+    ("said", "leaked"),
+    [
+        (
+            "here's the fridge log from this morning\nunit        temp   time\n"
+            "walk-in     3.1C   07:02\nblast       -18.4C 07:03",
+            "-18.4C",
+        ),
+        (
+            "this is what Optix shows in the admin page\n[reminders] queue=41 sent=0\n"
+            "SMS_CREDIT_BALANCE=0 provider=TextLocal\nlast_error: 402 Payment Required",
+            "402 Payment Required",
+        ),
+        (
+            "had a batch of crowns crack in the furnace, here's the log\n"
+            "SINTER PROG P2  ramp 10C/min  hold 1450C 120min\n03:12 ALERT: chamber delta > 40C\n"
+            "cycle complete 05:58",
+            "chamber delta",
+        ),
+        (
+            "stock export\nsku,item,qty\nLIN-18-BLK,waxed linen 18/3 black,0",
+            "LIN-18-BLK",
+        ),
+        ("tram 214 threw this\nF-7781 PANTOGRAPH PRESSURE LOW\nTRACTION INHIBIT", "F-7781"),
+    ],
+)
+def test_r5_output_pasted_into_a_users_message_is_never_kept(said: str, leaked: str) -> None:
+    # Issue 11 (no tool output in memory), SPEC R5: a pasted log is tool output.
+    out = review(turns("c1", user(said)))
+    assert not out.operations or leaked not in index_after(out)
+
+
+def test_r6_lists_typed_in_a_message_are_still_read() -> None:
+    said = (
+        "dates for the diary:\nseason starts 16 May\n"
+        "- Owen's on leave until 20 June\nWe open at 9.  Closed Mondays.  Ring Sue for keys."
+    )
+    index = index_after(review(turns("c1", user(said))))
+    assert "16 May" in index and "20 June" in index and "open at 9" in index
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "btw new wifi for the unit is SfogliaGuest / rigatoni-4419",
+        "The club laptop is admin / ParryRiposte77",
+    ],
+)
+def test_h2_a_login_written_as_name_slash_secret_is_never_kept(said: str) -> None:
+    # Issue 11 (no secret in memory): the pair names no password, its shape does.
+    out = review(turns("c1", user(f"{said}. The drying room stays at 65%.")))
+    index = index_after(out)
+    assert "65%" in index and "4419" not in index and "ParryRiposte" not in index
+    assert statements.skip_reason("we run CI / CD on GitHub", "user") is None
+
+
+def test_r6_a_question_after_and_without_its_question_mark_is_not_kept() -> None:
+    said = (
+        "I'm left-handed if that matters? and do I need to be able to swim 50 metres before "
+        "the first session"
+    )
+    out = review(turns("c1", user(said)))
+    assert not out.operations or "swim 50 metres" not in index_after(out)
+
+
+def test_r6_an_older_price_read_again_does_not_replace_a_newer_one_of_another_thing() -> None:
+    # Issue 11 (idle re-run changes nothing): read again, "A full restoration starts at £220"
+    # (the first session) took "The standard service is now £95" (the second) for its old value.
+    first = turns(
+        "c1",
+        user(
+            "People ask prices all day. A standard service, which is clean, oil, adjust and a "
+            "new ribbon, is £85. A full restoration starts at £220."
+        ),
+        author="halina",
+    )
+    second = [
+        Turn(
+            "c2",
+            0,
+            "user",
+            "halina",
+            "The standard service is now £95. The ribbons went up.",
+            T + 3600,
+        )
+    ]
+    index = index_after(review(first))
+    index = index_after(review(second, index), index)
+    assert "£95" in index and "£220" in index and "£85" not in index
+    assert review([*first, *second], index).operations == []

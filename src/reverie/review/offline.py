@@ -266,7 +266,10 @@ class _Memory:
             taken = {id(e) for e in (*near, *holders, *newer)}
             for e in outdated or self._named_elsewhere(text, live, taken):
                 _supersede(e, holders[0])
-            linked = self._value_link(text, [e for e in live if e not in holders + newer])
+            # (never an entry a later message made, near or not: a batch read again)
+            linked = self._value_link(
+                text, [e for e in live if e not in holders and not self._said_after(e)]
+            )
             if linked is not None:
                 # Said again: the older value it replaced goes too.
                 _supersede(linked[0], holders[0])
@@ -297,7 +300,13 @@ class _Memory:
                 latest = link[0] if link is not None else None
             if latest is not None:
                 for e in near:
-                    if e not in newer and self._outdates(new, text, e, source):
+                    # (not what another clause of this very message said: said again, a
+                    # message does not outdate itself)
+                    if (
+                        e not in newer
+                        and not _cites(e.text, source)
+                        and self._outdates(new, text, e, source)
+                    ):
                         _supersede(e, latest)
                 self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
                 return "outdated"

@@ -24,6 +24,26 @@ _NOT_PROSE = re.compile(
     r"^\s*(?:\$ |> |>>> |#|\||Traceback|File \"|at [\w.$]+\(|\[?\d{4}-\d{2}-\d{2}[ T]\d"
     r"|\[?\d{2}:\d{2}:\d{2}|(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL)\b)"
 )
+# A line pasted from a program's output into a message, by its shape rather than its start:
+# columns ("walk-in     3.1C   07:02"), settings ("queue=41 sent=0"), a clock time before a
+# word in capitals ("03:12 ALERT: chamber delta > 40C"), a comma-separated row with no space
+# after its commas, an error code ("ERROR 0x1A", "last_error: 402"), or words in capitals
+# only ("SAMPLE  VARIETY  DRY MATTER", "F-7781 PANTOGRAPH PRESSURE LOW").
+# (a gap of two spaces after a full stop before a capital is how some people type)
+_GAP = r"(?:(?<![.!?:,;])\s{2,}|\s{2,}(?-i:(?=[a-z0-9])))"
+_OUTPUT_LINE = re.compile(
+    rf"\S{_GAP}\S.*\S{_GAP}\S"
+    r"|^\S.{0,40}(?<![.!?:,;])\s{3,}\S"
+    r"|(?:^|\s)[\w.\[\]-]+=[^\s=]+(?:\s|$)"
+    r"|^\s*\d{1,2}:\d{2}\s+(?-i:[A-Z]{2,})"
+    r"|^[^\s,]+,[^\s,]+(?:\s[^\s,]+)*,[^\s,]+"
+    r"|\b0x[0-9a-f]+\b|^\s*[a-z]+_[a-z_]+\s*[:=]"
+    r"|^(?!.*[,.!?]\s)(?-i:[^a-z]*[A-Z]{3,}[^a-z]*[A-Z]{3,}[^a-z]*)$",
+    re.I,
+)
+#: A short line with a number right after a pasted line, in the same message: more of it
+#: ("total 2,417", "cycle complete 05:58").
+_OUTPUT_TAIL = re.compile(r"^(?=.*\d)(?:\S+\s+){0,4}\S+$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9a-z])")
 _ABBREVIATION = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|Dr|Mr|Mrs|Ms|St|No|Inc|Ltd|Jr|Sr|Prof)\.|(?<!°)\b[A-Z]\.)$"
@@ -39,6 +59,7 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     offset = 0
     in_fence = False
+    pasted = False  # the line before was output pasted into the message
     for line in text.split("\n"):
         start_of_line = offset
         offset += len(line) + 1
@@ -46,6 +67,11 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
             in_fence = not in_fence
             continue
         if in_fence or line.startswith(("    ", "\t")) or _NOT_PROSE.match(line):
+            continue
+        pasted = bool(
+            _OUTPUT_LINE.search(line.strip()) or (pasted and _OUTPUT_TAIL.match(line.strip()))
+        )
+        if pasted:
             continue
         pieces: list[tuple[int, int]] = []
         pos = 0

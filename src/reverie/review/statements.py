@@ -70,8 +70,9 @@ _ASKS = re.compile(
     rf"|ask(?:ing)?|asked(?:\s+(?:me|us))?,?)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
     rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
     rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
-    rf"|^{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there|we|you|he|she|they"
-    rf"|anyone|someone|anybody|somebody)\s",
+    rf"|^(?:and\s+|so\s+|but\s+)?{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there"
+    rf"|we|you|he|she|they|anyone|someone|anybody|somebody)\s"
+    rf"|^(?:and\s+|so\s+|but\s+)?(?:do|can|could|should|shall|will|would)\s+i\s",
     re.I,
 )
 _RULE = lx.phrases(lx.RULE_MARKERS)
@@ -254,8 +255,13 @@ def secret_values(message: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _PASSWORD_SHAPED.finditer(message)]
 
 
+#: A login written as a pair, a name then a slash then a value made to be secret: "the club
+#: laptop is admin / ParryRiposte77", "wifi is SfogliaGuest / rigatoni-4419".
+_LOGIN_PAIR = re.compile(rf"(?<!\S)[\w.@-]{{3,}}\s*/\s*{_SECRET_VALUE}")
+
+
 def _secret_talk(text: str) -> bool:
-    if _access_code(text):
+    if _access_code(text) or _LOGIN_PAIR.search(text):
         return True
     for m in _NAMED_VALUE.finditer(text):
         if not _SECRET_REFERENCE.search(m[0]):
