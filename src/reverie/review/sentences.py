@@ -25,7 +25,8 @@ _NOT_PROSE = re.compile(
     r"|\[?\d{2}:\d{2}:\d{2}|(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL)\b)"
 )
 # A line pasted from a program's output into a message, by its shape rather than its start:
-# columns ("walk-in     3.1C   07:02"), settings ("queue=41 sent=0"), a clock time before a
+# columns ("walk-in     3.1C   07:02"), settings (a line that opens with one, or two of them:
+# "queue=41 sent=0"; but "we set retries=3 on the job" is a statement), a clock time before a
 # word in capitals ("03:12 ALERT: chamber delta > 40C"), a comma-separated row with no space
 # after its commas, an error code ("ERROR 0x1A", "last_error: 402"), or words in capitals
 # only ("SAMPLE  VARIETY  DRY MATTER", "F-7781 PANTOGRAPH PRESSURE LOW").
@@ -34,7 +35,7 @@ _GAP = r"(?:(?<![.!?:,;])\s{2,}|\s{2,}(?-i:(?=[a-z0-9])))"
 _OUTPUT_LINE = re.compile(
     rf"\S{_GAP}\S.*\S{_GAP}\S"
     r"|^\S.{0,40}(?<![.!?:,;])\s{3,}\S"
-    r"|(?:^|\s)[\w.\[\]-]+=[^\s=]+(?:\s|$)"
+    r"|^[\w.\[\]-]+=[^\s=]|[\w.-]+=[^\s=]+\s+(?:\S+\s+)?[\w.-]+=[^\s=]"
     r"|^\s*\d{1,2}:\d{2}\s+(?-i:[A-Z]{2,})"
     r"|^[^\s,]+,[^\s,]+(?:\s[^\s,]+)*,[^\s,]+"
     r"|\b0x[0-9a-f]+\b|^\s*[a-z]+_[a-z_]+\s*[:=]"
