@@ -35,13 +35,15 @@ _GAP = r"(?:(?<![.!?:,;])\s{2,}|\s{2,}(?-i:(?=[a-z0-9])))"
 _OUTPUT_LINE = re.compile(
     rf"\S{_GAP}\S.*\S{_GAP}\S"
     r"|^\S.{0,40}(?<![.!?:,;])\s{3,}\S"
-    r"|^[\w.\[\]-]+=[^\s=]|[\w.-]+=[^\s=]+\s+(?:\S+\s+)?[\w.-]+=[^\s=]"
+    r"|^[\w.\[\]-]+=[^\s=]|(?<![\w.-])[\w.-]+=[^\s=]+\s+(?:\S+\s+)?[\w.-]+=[^\s=]"
     r"|^\s*\d{1,2}:\d{2}\s+(?-i:[A-Z]{2,})"
     r"|^[^\s,]+,[^\s,]+(?:\s[^\s,]+)*,[^\s,]+"
     r"|\b0x[0-9a-f]+\b|^\s*[a-z]+_[a-z_]+\s*[:=]"
     r"|^(?!.*[,.!?]\s)(?-i:[^a-z]*[A-Z]{3,}[^a-z]*[A-Z]{3,}[^a-z]*)$",
     re.I,
 )
+#: How much of a line is read for its shape.
+_OUTPUT_WIDTH = 240
 #: A short line with a number right after a pasted line, in the same message: more of it
 #: ("total 2,417", "cycle complete 05:58").
 _OUTPUT_TAIL = re.compile(r"^(?=.*\d)(?:\S+\s+){0,4}\S+$")
@@ -69,9 +71,8 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
             continue
         if in_fence or line.startswith(("    ", "\t")) or _NOT_PROSE.match(line):
             continue
-        pasted = bool(
-            _OUTPUT_LINE.search(line.strip()) or (pasted and _OUTPUT_TAIL.match(line.strip()))
-        )
+        shape = line.strip()[:_OUTPUT_WIDTH]  # output lines are short: the cost stays bounded
+        pasted = bool(_OUTPUT_LINE.search(shape) or (pasted and _OUTPUT_TAIL.match(shape)))
         if pasted:
             continue
         pieces: list[tuple[int, int]] = []
