@@ -2701,6 +2701,9 @@ def test_r6_lists_typed_in_a_message_are_still_read() -> None:
     )
     index = index_after(review(turns("c1", user(said))))
     assert "16 May" in index and "20 June" in index and "open at 9" in index
+    # commas typed without spaces are not a row of output
+    said = "ok,we moved the studio to Leeds,the new office is on Park Row"
+    assert "Park Row" in index_after(review(turns("c1", user(said))))
     # one setting said in a sentence is a statement, not pasted output
     said = "fyi\nwe set max_connections=200 on the primary db after the outage"
     assert "max_connections=200" in index_after(review(turns("c1", user(said))))

@@ -27,9 +27,11 @@ _NOT_PROSE = re.compile(
 # A line pasted from a program's output into a message, by its shape rather than its start:
 # columns ("walk-in     3.1C   07:02"), settings (a line that opens with one, or two of them:
 # "queue=41 sent=0"; but "we set retries=3 on the job" is a statement), a clock time before a
-# word in capitals ("03:12 ALERT: chamber delta > 40C"), a comma-separated row with no space
-# after its commas, an error code ("ERROR 0x1A", "last_error: 402"), or words in capitals
-# only ("SAMPLE  VARIETY  DRY MATTER", "F-7781 PANTOGRAPH PRESSURE LOW").
+# word in capitals ("03:12 ALERT: chamber delta > 40C"), a comma-separated row (single words,
+# or a last field that is a number: "LIN-18-BLK,waxed linen 18/3 black,0"; not "we moved to
+# Leeds,the office is on Park Row,opens Monday", typed without spaces), an error code
+# ("ERROR 0x1A", "last_error: 402"), or words in capitals only ("SAMPLE  VARIETY  DRY
+# MATTER", "F-7781 PANTOGRAPH PRESSURE LOW").
 # (a gap of two spaces after a full stop before a capital is how some people type)
 _GAP = r"(?:(?<![.!?:,;])\s{2,}|\s{2,}(?-i:(?=[a-z0-9])))"
 _OUTPUT_LINE = re.compile(
@@ -37,7 +39,7 @@ _OUTPUT_LINE = re.compile(
     r"|^\S.{0,40}(?<![.!?:,;])\s{3,}\S"
     r"|^[\w.\[\]-]+=[^\s=]|(?<![\w.-])[\w.-]+=[^\s=]+\s+(?:\S+\s+)?[\w.-]+=[^\s=]"
     r"|^\s*\d{1,2}:\d{2}\s+(?-i:[A-Z]{2,})"
-    r"|^[^\s,]+,[^\s,]+(?:\s[^\s,]+)*,[^\s,]+"
+    r"|^[^\s,]+(?:,[^\s,]+){2,}$|^[^\s,]+,[^,]*\S,[\d.]+(?:,|$)"
     r"|\b0x[0-9a-f]+\b|^\s*[a-z]+_[a-z_]+\s*[:=]"
     r"|^(?!.*[,.!?]\s)(?-i:[^a-z]*[A-Z]{3,}[^a-z]*[A-Z]{3,}[^a-z]*)$",
     re.I,
