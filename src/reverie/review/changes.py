@@ -447,11 +447,15 @@ _HOLDS_ROLE = re.compile(
 
 
 @functools.lru_cache(maxsize=65536)
+def _first_clause(text: str) -> str:
+    """An entry's first clause, without its source and the speaker's name before it."""
+    body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))
+    return re.split(r"[.;,!?]", body, maxsplit=1)[0].strip()
+
+
 def _role_of(text: str) -> tuple[str, str] | None:
     """(role, who) of a statement whose first clause says who holds a role, else None."""
-    body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))
-    first = re.split(r"[.;,!?]", body, maxsplit=1)[0].strip()
-    m = _HOLDS_ROLE.match(first)
+    m = _HOLDS_ROLE.match(_first_clause(text))
     if m is None:
         return None
     role, who = (m["role"], m["who"]) if m["who"] else (m["role2"], m["who2"])
@@ -479,11 +483,10 @@ def _role_taken(new: Frame, old: Frame) -> bool:
 
 
 def _task_taken(new_text: str, old_text: str) -> bool:
-    def task(text: str) -> re.Match[str] | None:
-        body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))
-        return _DOES_TASK.match(re.split(r"[.;,!?]", body, maxsplit=1)[0].strip())
-
-    ours, theirs = task(new_text), task(old_text)
+    ours, theirs = (
+        _DOES_TASK.match(_first_clause(new_text)),
+        _DOES_TASK.match(_first_clause(old_text)),
+    )
     return bool(
         ours
         and theirs
