@@ -541,3 +541,10 @@ def test_r6_a_plural_of_an_ing_noun_has_the_stem_of_its_singular() -> None:
 
     assert stem("mornings") == stem("morning")
     assert stem("bookings") == stem("booking")
+
+
+def test_r6_the_month_and_day_of_an_iso_date_are_not_opening_hours() -> None:
+    # relative days are written as ISO dates ("since this week" -> "since the week of
+    # 2024-05-03"): its "05-03" is no range of hours
+    assert not [m for m in measures("skipper since the week of 2024-05-03") if m.kind == "hours"]
+    assert [(m.kind, m.value) for m in measures("open 9-5 on weekdays")] == [("hours", "9-5")]

@@ -13,7 +13,7 @@ import functools
 import re
 
 from . import lexicon as lx
-from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, strip_source
+from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, past, strip_source
 from .slots import dated_alike, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "resets", "restates", "supersedes", "uses", "version_change"]
@@ -161,14 +161,21 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         return _thing(m["w"]), ""  # "Homework club isn't happening this year"
     m = _CLOSED_DOWN.match(text) if kind not in ("i", "we", "implicit") else None
     if m:
-        return m["who"], m["rest"].strip(" .,;:()")
+        return re.sub(r"'s$", "", m["who"]), m["rest"].strip(" .,;:()")
+    if kind != "name" and _ONLY_A_PERSON.match(text):
+        # "jordan's handed his notice in": a name typed in lower case, before what only a
+        # person does
+        text, kind = text[0].upper() + text[1:], "name"
     if kind == "name":
         # "Hattie left for Ubisoft", "Callum left the band": a person no longer in the role
         # memory gives them; who takes it may follow. (Leave is not leaving: "Beatriz is on
         # maternity leave until August" keeps her as the contact.)
         m = _DEPARTED.match(text)
-        if m:
-            return m["who"], m["rest"].strip(" .,;:()")
+        if m and not _WENT_ON.match(m["rest"]):
+            rest = m["rest"].strip(" .,;:()")
+            if rest and past(rest.split(" ")[0].lower()):
+                rest = ""  # "..., retired at the end of March": more of the same leaving
+            return m["who"], rest
         # "Mila quit swimming": a person gives something up; what follows is said too.
         m = re.match(
             rf"^(?P<who>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) (?:has |have )?"
@@ -189,6 +196,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
         m = m or _finished(text) or _NOT_RENEWED.match(text) or _ENDED_TERSE.match(text)
+        m = m or _THATS_ENDED.match(text)
         if not m:
             # "Leadership cancelled the code freeze": whoever ends it, it ended.
             ended = _CALLED_OFF_BY.match(text)
@@ -213,14 +221,26 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         # gave it up, not the speaker.
         return None
     verb = text[m.start() : m.start("v")].split()
-    habitual = bool(verb) and verb[-1].lower() in _HABITUAL_ENDS
+    # ("had to cancel the trial before it started" happened once)
+    habitual = (
+        bool(verb)
+        and verb[-1].lower() in _HABITUAL_ENDS
+        and " ".join(verb[-3:-1]).lower() != "had to"
+    )
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
     doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
     if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
         raw = raw[doing.end() :]  # "stopped doing Saturday hours": the hours, not the doing
         # "stopped teaching at Circomedia": where the doing was is what ended
         raw = re.sub(r"^(?:at|for|with)\s+(?=(?-i:[A-Z]))", "", raw, flags=re.I)
-    thing = _thing(raw)
+    # "cancel the Saturday trial before it started": the thing ends where a clause begins
+    cut = re.split(
+        r"\s+(?:before|after|until|because|when|since|as)\s+(?:it|they|we|i|he|she|the)\b",
+        raw,
+        maxsplit=1,
+        flags=re.I,
+    )[0]
+    thing = _thing(cut)
     if (
         not thing
         or thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS
@@ -235,7 +255,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or _TO_VALUE.match(raw)  # "we cut the class size to 12": a new value, not an end
     ):
         return None
-    rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
+    rest = cut[cut.find(thing) + len(thing) :] if thing in cut else ""
     rest = re.sub(
         r"^(?:[\s,;:]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
         r"completely)\b)+",
@@ -277,14 +297,31 @@ _DEPARTED = re.compile(
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
     r"club|school|agency)\b"
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
-    r"|resigned\b|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
+    # (not "retired as churchwarden": one role of theirs ended, the rest of them stays)
+    r"|resigned\b|retired\b(?!\s+(?:as|from)\b)|hung up (?:his|her|their) boots\b"
+    r"|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
     # "Calum quit.", "Dr Lindqvist has left Velacor", "Barry stood down", "Berrow lost the
     # contract", "Dominik was transferred to Dublin": out of the role, whatever follows.
     r"|quit(?=\s*(?:[.,;!]|$|(?:on|last|yesterday|this|today|in|at|after)\b))"
-    r"|left (?-i:[A-Z])|(?:stepped|stood) down\b|lost (?:the|our|their) (?:contract|account)\b"
+    r"|left (?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*)*|(?:stepped|stood) down\b"
+    r"|lost (?:the|our|their) (?:contract|account)\b"
     r"|(?:been )?(?:transferred|seconded)\b)"
     r"(?P<rest>.*)$",
     re.I,
+)
+
+# What only a person does, said of one whose name is typed in lower case: "sasha handed her
+# notice in", "aled has retired".
+_ONLY_A_PERSON = re.compile(
+    r"^(?!(?:he|she|they|it|we|i|you|the|our|my|this|that)\b)[a-z][\w-]+"
+    r"(?:'s| has| have| is| was)? (?:resigned|retired|handed (?:in )?(?:his|her|their) notice"
+    r"|hung up (?:his|her|their) boots)\b",
+)
+
+# What a person who left did next, with them as its subject ("Sven left Valley and set up on
+# his own at Baydon Equine"): they moved on, still in memory's picture; said whole, it is a fact.
+_WENT_ON = re.compile(
+    r"^\s*,?\s*and (?!(?:I|we|they|he|she|it|you|the|our|my|that|so|then)\b)[a-z]"
 )
 
 # A firm or a person that stopped, named first, whatever the subject reads as: "Cirrus have
@@ -292,6 +329,7 @@ _DEPARTED = re.compile(
 _CLOSED_DOWN = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w'-]+)(?: (?-i:[A-Z][\w'-]+))?) (?:has |have )?"
     r"(?:(?:stopped|ceased) trading|packed it in|sold up|(?:shut|closed) for good"
+    r"|(?:cancell?ed|pulled out|dropped out) on (?:us|me)"
     r"|(?:went|gone) (?:bust|under))\b(?P<rest>.*)$",
     re.I,
 )
@@ -302,6 +340,13 @@ _ENDED_TERSE = re.compile(
     r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|deal|subscription|lease) ended"
     r"|replaced|scrapped|discontinued|decommissioned|closed (?:for good|down)|shut down"
     r"|went bust|went under)\s*(?:for good\b)?\s*(?=[.;!]|$)",
+    re.I,
+)
+
+# "so that's the Friday swimming shuttle finished": the speaker says a thing has ended.
+_THATS_ENDED = re.compile(
+    r"^(?:so\s+|and\s+)?that's\s+(?:the\s+|our\s+|my\s+)?(?P<w>[^,;:]{2,40}?)\s+"
+    r"(?:finished|over|ended|gone|done for)\b",
     re.I,
 )
 

@@ -35,9 +35,12 @@ _NOW = re.compile(r"\bnow\b", re.I)
 _DOING = re.compile(r"^(?:i|we|i'm|we're|i've|we've|i'll|we'll)\b", re.I)
 
 
+_LEANING_PHRASE = re.compile(r"^(?:" + lx.phrases(lx.LEANING_PHRASES).pattern + r")", re.I)
+
+
 def _opens_leaning(text: str) -> bool:
     first = text.split(" ", 1)[0].lower().strip(",.;:!?")
-    return first in lx.LEANING_OPENERS
+    return first in lx.LEANING_OPENERS or bool(_LEANING_PHRASE.match(text))
 
 
 def _fragment(text: str) -> bool:
@@ -81,7 +84,12 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         if out and introducing and _about_speaker(sentence) and going_on:
             before = out[-1]
             joined = f"{before[2]} {sentence}"
-            if len(joined) <= MAX_JOINED:
+            # "I'm Gwen Pritchard, bereavement services manager. I'll be using you to help
+            # with the office side": what the joined text cannot keep is not joined to it.
+            reads = isinstance(
+                read(clean(joined), role=role, speaker=speaker or "Someone"), Statement
+            )
+            if len(joined) <= MAX_JOINED and reads:
                 out[-1] = (before[0], end, joined)  # "I live in Kraków": still who they are
                 continue
         # "Fiona here." alone is read as naming the speaker, and what follows ("I'm a nurse
@@ -128,6 +136,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
                 and len(joined) <= MAX_JOINED
                 and _statement(sentence, role)
                 and _stands(before[2], role, speaker, lesson)
+                and _keeps(before[2], joined, role, speaker)
             ):
                 out[-1] = (before[0], end, joined)
                 joined_lesson = joined_lesson or lesson
@@ -135,6 +144,14 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         out.append((start, end, sentence))
         joined_lesson = cue[i] and _stands(sentence, role, speaker, True)
     return out
+
+
+def _keeps(before: str, joined: str, role: str, speaker: str) -> bool:
+    """Whether joining a sentence to ``before`` keeps what ``before`` says: "I'm Luca Ferri,
+    Morag's apprentice. she said I can ask you things" no longer reads as a statement."""
+    alone = read(clean(before), role=role, speaker=speaker or "Someone")
+    together = read(clean(joined), role=role, speaker=speaker or "Someone")
+    return not isinstance(alone, Statement) or isinstance(together, Statement)
 
 
 def _told(text: str) -> bool:
@@ -176,7 +193,7 @@ about_speaker = _about_speaker
 # Ines Duarte", "Ines Duarte here", after a greeting or a lead-in that ends in a colon ("Let
 # me introduce myself: I'm Ines Duarte").
 _SELF_NAMING = re.compile(
-    r"^(?:[^:]{0,120}:\s*)?(?:(?:hi|hello|hey|morning|good morning|good afternoon|hiya)\W+)?"
+    r"^(?:[^:]{0,120}:\s*)?(?:(?:" + lx.phrases(lx.GREETINGS).pattern + r")\W+)?"
     r"(?:(?:i'm|i am|my name is|my name's|name's|this is|it's|it is)\s+)?"
     r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){1,2}?)(?:\s+here)?\W*$",
     re.I,

@@ -34,8 +34,17 @@ def phrases(items: Iterable[str]) -> re.Pattern[str]:
 
 # --- discourse: what a sentence opens or closes with, and carries no fact -------------------
 
+#: Greetings, in the languages people greet in even when they write English ("Hola,
+#: Esperanza Ruiz", "Now then. Keith Barraclough, ..."): said to open, they say nothing.
+GREETINGS = phrase_list(
+    """
+    hi | hey | hello | hiya | howdy | hey there | morning | good morning | afternoon
+    good afternoon | evening | good evening | hola | ciao | bonjour | hallo | hei | hej | salut
+    olá | namaste | salaam | salam | shalom | servus | moin | g'day | now then | buongiorno
+    """
+)
 #: Openers dropped before reading ("Heads up, ...", "Quick one for the record: ...").
-LEADS = phrase_list(
+LEADS = GREETINGS + phrase_list(
     """
     well | right | wait | so | no | yes | ok | okay | also | oh | ah | yeah | yep | hmm | um
     and | but | anyway | anyways | actually | btw | by the way | fyi | just fyi
@@ -52,10 +61,10 @@ LEADS = phrase_list(
     listen | new thing | the new thing | another thing | one more thing | next thing
     incidentally | other news | in other news
     remember | remember that | note that | keep in mind | keep in mind that | don't forget
-    don't forget that | bear in mind | just so you have it | by the way | hi
+    don't forget that | bear in mind | just so you have it | by the way
     write this down | write that down | note this down | note this | jot this down
     for my notes | for the notes | put this down | remember this
-    hey | hello | good morning | morning | evening | hey there
+    bless him | bless her | bless them | sadly | unfortunately
     """
 )
 #: Openers dropped even before a lower-case word ("and we agreed ..."): they never change
@@ -172,9 +181,9 @@ RULE_MARKERS = phrase_list(
     don't apologise | don't apologize | stop apologising | stop apologizing
     """
 )
-SMALL_TALK = phrase_list(
+SMALL_TALK = GREETINGS + phrase_list(
     """
-    hi | hey | hello | thanks | thank you | thx | ty | cheers | bye | good night | goodnight
+    thanks | thank you | thx | ty | cheers | bye | good night | goodnight
     see you | see ya | ok | okay | cool | great | nice | awesome | perfect | sounds good
     got it | sure | no problem | np | you're welcome | lol | haha | wow | yes | no | yep
     nope | done | ack | noted | how are you | how's it going | welcome back | good morning
@@ -189,14 +198,16 @@ WEATHER = phrase_list(
     """
     weather | rain | raining | rained | rainy | snow | snowing | snowed | sunny | sunshine
     degrees | drizzle | drizzly | fog | foggy | freezing | roasting | scorching | heatwave
-    windy | cloudy | pouring | grey day | cold one | hot one
+    windy | cloudy | pouring | grey day | cold one | hot one | sun | lovely day | gorgeous day
+    glorious | lashing it down | chucking it down | bucketing down | raining sideways | gale
+    frost | frosty | muggy | like spring | like summer | like winter
     """
 )
 WEATHER_MOMENT = phrase_list(
     """
     today | tonight | this morning | this afternoon | this evening | this weekend | yesterday
     all week | all day | again | as always | like always | as usual | out there | so nice
-    here | for once | nothing but | lately
+    here | for once | nothing but | lately | in weeks | in ages | of the year | btw | by the way
     """
 )
 #: How a body is after work ("my feet are killing me", "my fingers are numb"): small talk.
@@ -262,7 +273,8 @@ TRANSIENT = phrase_list(
     needs a reboot | needs a look
     nearly finished | almost finished | just finished | wrapping up | on my way | running late
     min late | mins late | minutes late | hour late | hours late | to go until | left to go
-    still to do | yet to do
+    still to do | yet to do | still waiting on | still waiting for | just waiting on
+    just waiting for
     """
 )
 #: How far through a task someone is: progress, unless what they are through is a named work
@@ -413,6 +425,14 @@ LEANING_OPENERS = words(
     "he she they his her their its it's him them these those which who he's she's they're "
     "mostly mainly primarily also"
 )
+#: Phrases a sentence opens with when what it says holds only with the sentence before
+#: ("Remakes are free within 90 days. After that we charge half."): read together with it.
+LEANING_PHRASES = phrase_list(
+    """
+    after that | before that | until then | till then | beyond that | past that | otherwise
+    in that case | if not | failing that | after which
+    """
+)
 DECISION_CUES = phrase_list(
     """
     decided | decide | decision | agreed | agree | settled on | concluded | voted
@@ -550,6 +570,7 @@ RETIRE_VERBS = phrase_list(
     stop | stops | stop doing | stops doing | stopped doing | cancel | cancels
     come off | came off | 've come off | have come off | withdrew from | withdraws from
     withdraw from | pulled out of | pull out of | pulls out of | shut | shuts
+    pulled the plug on | pull the plug on | had to cancel | had to drop | had to stop
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".

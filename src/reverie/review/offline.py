@@ -46,7 +46,15 @@ from reverie.errors import ReverieError
 from . import lexicon as lx
 from .changes import keys, mentions, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
-from .frames import CALENDAR, Frame, entry_frame, is_verb, meaning, says_update, strip_source
+from .frames import (
+    CALENDAR,
+    Frame,
+    entry_frame,
+    is_verb,
+    meaning,
+    says_update,
+    strip_source,
+)
 from .likeness import Likeness, SharedWords, said_of_both
 from .replacements import unreplaced
 from .sentences import clauses, sentences
@@ -124,8 +132,10 @@ class _Memory:
     topics: dict[str, str]
     entries: list[_Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    #: Entries naming a thing retired in the message being read, and that thing.
+    #: Entries naming a thing retired in the message being read, and that thing; and the
+    #: source of the message that retired it.
     retiring: list[tuple[_Entry, str]] = field(default_factory=list)
+    retired_by: str = ""
     #: Statements of this batch that a later message, read before them, had outdated (a batch
     #: read again), as entries never written: a read-back of one is outdated too.
     outdated: list[_Entry] = field(default_factory=list)
@@ -314,6 +324,12 @@ class _Memory:
         older = [e for e in live if e not in newer]
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
         same = same or self._named_elsewhere(text, older, {id(e) for e in near})
+        switched = self._attribute_switch(text, same or older)
+        if switched is not None:
+            # "we've switched feed to Baileys" of a list of suppliers: the one name changes.
+            done = self._substitute(*switched, source, text)
+            if done != "nothing to change":
+                return done
         near_staying = [e for e in near if id(e) not in waiting]
         if not same and any(
             restates(new, f) and new.values <= f.values
@@ -516,6 +532,34 @@ class _Memory:
             return found[shares.index(max(shares))]
         return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
 
+    def _attribute_switch(
+        self, text: str, older: list[_Entry]
+    ) -> tuple[_Entry, Measure, Measure] | None:
+        """ "we've switched feed to Baileys" of "feed from Dodson & Horrell, hay from the Pearce
+        farm": the one older entry that names a value after the same word, and the two names;
+        or None. The entry keeps what else it says."""
+        body = strip_source(text)
+        m = _SWITCHED_TO.search(body) or _NO_LONGER_FROM.search(body) or _FROM_NOW.search(body)
+        if m is None or m["attr"].lower() in lx.STOP_WORDS:
+            return None
+        after = re.compile(
+            rf"\b{re.escape(m['attr'])}\b(?:\s+(?:is|are|was|come|comes|from|with|through|via|by|at|"
+            r"goes to)){0,2}[:\s]+(?P<old>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)",
+            re.I,
+        )
+        said_old = m.groupdict().get("old")
+        found = [
+            (e, h["old"])
+            for e in older
+            if (h := after.search(strip_source(e.text)))
+            and h["old"] != m["new"]
+            and (said_old is None or h["old"].startswith(said_old))
+        ]
+        if len(found) != 1 or m["new"].casefold() in strip_source(found[0][0].text).casefold():
+            return None
+        e, was = found[0]
+        return e, Measure("name", was, was), Measure("name", m["new"], m["new"])
+
     def _one_of_several(self, e: _Entry, old: Measure) -> bool:
         """Whether entry ``e`` holds other values of ``old``'s kind beside it ("initial
         assessment £55, follow-up £48") and the message gives one value of that kind: the
@@ -575,23 +619,10 @@ class _Memory:
             at = body.find(was.said)
             if at >= 0:
                 body = body[:at] + now.said + body[at + len(was.said) :]
-        # The entry cites what this batch read (the runner's rule): the new message, widened
-        # to the old one when both are of one conversation ("...#0-3"); else the new message
-        # alone, which must then say what the entry is about.
-        conv, start, end = parse_sources(source)[0]
-        same = [(a, b) for c, a, b in parse_sources(e.text) if c == conv]
-        if same:
-            start, end = min([start, *(a for a, _ in same)]), max([end, *(b for _, b in same)])
-        elif not said_words(body) & said_words(f"{self.message}\n{self.answering}"):
-            return "nothing to change"  # the messages must say what the entry is about
-        if not self._says(body, format_source(conv, start, end)):
-            # "Sorry, it's £64 now" leans on the message before it, by the same speaker.
-            start = min([start, *(p for c, p in self.reading if c == conv)])
-            if self.answering and not self._says(body, format_source(conv, start, end)):
-                start -= 1  # "no its 3.20 now" leans on the assistant's message before it
-            if not self._says(body, format_source(conv, start, end)):
-                return "nothing to change"
-        e.text = f"{body} {format_source(conv, start, end)}"
+        cited = self._citation(body, e, source)
+        if cited is None:
+            return "nothing to change"
+        e.text = f"{body} {cited}"
         said = meaning(e.text)
         twin = next((o for o in self.live() if o is not e and meaning(o.text) == said), None)
         if twin is not None:
@@ -599,6 +630,26 @@ class _Memory:
             return "duplicate"
         self.updated.append((e, frozenset({old.said.lower()})))
         return "updated"
+
+    def _citation(self, body: str, e: _Entry, source: str) -> str | None:
+        """The source of ``body``, ``e`` rewritten by the message ``source`` cites: what this
+        batch read (the runner's rule), the new message widened to the old one when both are
+        of one conversation ("...#0-3"); else the new message alone, which must then say what
+        the entry is about. None when no message of the batch says it."""
+        conv, start, end = parse_sources(source)[0]
+        same = [(a, b) for c, a, b in parse_sources(e.text) if c == conv]
+        if same:
+            start, end = min([start, *(a for a, _ in same)]), max([end, *(b for _, b in same)])
+        elif not said_words(body) & said_words(f"{self.message}\n{self.answering}"):
+            return None  # the messages must say what the entry is about
+        if not self._says(body, format_source(conv, start, end)):
+            # "Sorry, it's £64 now" leans on the message before it, by the same speaker.
+            start = min([start, *(p for c, p in self.reading if c == conv)])
+            if self.answering and not self._says(body, format_source(conv, start, end)):
+                start -= 1  # "no its 3.20 now" leans on the assistant's message before it
+            if not self._says(body, format_source(conv, start, end)):
+                return None
+        return format_source(conv, start, end)
 
     def value_fix(self, clause: str, source: str) -> str | None:
         """A clause not kept on its own ("sorry thats wrong, £58 was last year, its £64 now")
@@ -807,6 +858,10 @@ class _Memory:
         self.answering = answering
         said = set(re.findall(r"[\w'+&.-]+", text.lower()))
         said |= {re.sub(r"'s$", "", w.strip(".'")) for w in said}  # "Nadia's moved" says Nadia
+        # a later word of a longer name, said as a common word ("the hall was freezing" of
+        # "Elm Street Community Hall"), does not name it; its first word does ("wella's gone")
+        capital = {w.lower() for w in re.findall(r"(?<![\w'])(?-i:[A-Z0-9])[\w'+&.-]*", text)}
+        capital |= {re.sub(r"'s$", "", w.strip(".'")) for w in capital}
         # A name said in part counts ("Philippa" for "Philippa Grange"). A set lookup per
         # entry: the cost grows with the memory only as a scan of cached readings does.
         self.reading = reading
@@ -816,7 +871,10 @@ class _Memory:
             for n, count in held.items()
             if count <= 2
             and not set(n.split()) & people
-            and any(len(w) > 2 and w in said for w in n.split())
+            and any(
+                len(w) > 2 and (w in capital or (w in said and w == n.split()[0]))
+                for w in n.split()
+            )
         )
         self.updated.clear()
         self.added.clear()
@@ -893,6 +951,7 @@ class _Memory:
         """``st`` says something is no longer used or true: entries naming it go, or lose it
         from a list ("Netflix and Disney+" -> "Disney+")."""
         speaker = entry_frame(f"{st.speaker}: I x") if st.subject_kind == "i" else None
+        self.retired_by = source
         gone = 0
         theirs: set[int] = set()  # entries that name the thing but are someone else's
         for e in self.older():
@@ -954,21 +1013,28 @@ class _Memory:
             old = entry_frame(e.text)
             shared = {w for w in new.skeleton & old.skeleton if w not in lx.GENERIC_WORDS}
             name = _new_name(text, e.text, thing)
-            if shared and name:
+            # ("his nephew Ryan took over the business" after "Stan's retired": in his place)
+            if (shared or _TOOK_OVER.search(text)) and name:
                 slot = read_slot(e.text)
                 named = {n for n in slot.names if root(n.split()[0]) != slot.first}
                 others = named - read_slot(thing).names - {thing.lower()}
                 body = text
                 held = measures(e.text)
                 # "she comes on Fridays" of "the Thursday boat": more than the name changed
+                # ("a 25 tonne Wise hoist" of "lifted out by Campbell Cranes": an amount the
+                # entry has no place for; a day or a time is when the change came)
+                kinds = {h.kind for h in held} | {"weekday", "date", "time"}
                 more = any(
-                    m.kind == h.kind and m.value != h.value for m in measures(text) for h in held
+                    m.kind not in kinds
+                    or any(m.kind == h.kind and m.value != h.value for h in held)
+                    for m in measures(text)
                 )
                 if others and not more:
                     # the whole name the entry gives: "Jimmy" is "Jimmy Robson" there
                     whole = rf"\b{re.escape(thing)}\b(?:\s+(?-i:[A-Z][\w'-]*))*"
                     named_in = re.sub(whole, name, strip_source(e.text), flags=re.I)
-                    body = named_in if self._says(named_in, source) else text
+                    changed = named_in != strip_source(e.text)
+                    body = named_in if changed and self._says(named_in, source) else text
                 e.text = f"{body} {source}"
                 self.retiring.remove((e, thing))
                 return True
@@ -994,11 +1060,21 @@ class _Memory:
         return None
 
     def settle_retired(self) -> None:
-        """At the end of a message: an entry whose retired thing nothing replaced goes."""
-        for e, _ in self.retiring:
+        """At the end of a message: an entry whose retired thing nothing replaced goes, but
+        for its sentences that do not name the thing, when they say something on their own
+        ("Kofi Mensah, I run the lens clinic" of "... We've got 60 patients on the monthly
+        lens subscription", after "no more monthly lens subscription")."""
+        for e, thing in self.retiring:
             # An entry this message rewrote since ("Opsgenie handles alerts now" took the
             # place of "Paging goes through PagerDuty") says the new thing: it stays.
-            e.removed = e.removed or not self._from_this_message(e)
+            if e.removed or self._from_this_message(e):
+                continue
+            rest = _other_sentences(e.text, thing)
+            cited = self._citation(rest, e, self.retired_by) if rest else None
+            if rest is None or cited is None:
+                e.removed = True
+            else:
+                e.text = f"{rest} {cited}"
         self.retiring.clear()
 
     # the outcome
@@ -1268,6 +1344,33 @@ class _Memory:
             lines = kept
         lines += [f"- {e.text}" for e in self.entries if e.moved_to == path and not e.removed]
         return canonical_text("\n".join(lines))
+
+
+#: "we've switched feed to Baileys": a named value of one attribute, changed.
+_SWITCHED_TO = re.compile(
+    r"\b(?:switched|changed|moved)\s+(?:our\s+|the\s+|my\s+)?(?P<attr>[a-z]+)\s+(?:over\s+)?to\s+"
+    r"(?P<new>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)",
+    re.I,
+)
+
+
+#: "the eggs are no longer from Lane End, it's Hollybrook Farm": the old value named too.
+_NO_LONGER_FROM = re.compile(
+    r"\b(?P<attr>[a-z]+)\s+(?:is|are)\s+no\s+longer\s+(?:from|with|at|through|by)\s+"
+    r"(?P<old>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)*)\s*[,;]?\s*"
+    r"(?:it's|it is|they're|they are|now|instead|but)\s+(?:from\s+|with\s+|at\s+)?"
+    r"(?P<new>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)",
+    re.I,
+)
+
+
+#: "parts all come from GSF now": where one thing comes from, with a word of change after it.
+_FROM_NOW = re.compile(
+    r"\b(?P<attr>[a-z]+)\s+(?:all\s+|now\s+)?(?:come|comes|is|are|go|goes)\s+(?:now\s+)?"
+    r"(?:from|through|via|with)\s+(?P<new>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)"
+    r"\s+(?:now|instead|these days|from now on)\b",
+    re.I,
+)
 
 
 def _section_rank(section: str) -> int:
@@ -1668,6 +1771,19 @@ def _without(text: str, thing: str) -> str | None:
     return None
 
 
+def _other_sentences(entry: str, thing: str) -> str | None:
+    """``entry`` without its sentences that name ``thing`` (with its speaker, without its
+    sources); None when every sentence names it, none does, or what is left says too little."""
+    body = strip_source(entry)
+    who = re.match(r"^[^:]{1,40}:\s", body)
+    lead = who.group(0) if who else ""
+    parts = [s for _, _, s in sentences(body[len(lead) :])]
+    kept = [s for s in parts if not mentions(s, thing)]
+    if not kept or len(kept) == len(parts) or len(_content(" ".join(kept))) < 3:
+        return None
+    return f"{lead}{' '.join(kept)}"
+
+
 def _content(text: str) -> list[str]:
     return [w for w in re.findall(r"[\w'+-]+", text) if w.lower() not in lx.STOP_WORDS]
 
@@ -1684,7 +1800,14 @@ def _new_name(text: str, entry: str, thing: str) -> str | None:
     found = re.findall(r"(?:(?<=\s)|^)(?-i:[A-Z][\w+.-]*(?:\s+[A-Z][\w+.-]*)*)", body)
     # the first word may be a capital only because it opens the sentence; two or more are a
     # name ("Maureen Dodds is treasurer now")
-    runs = [r.rstrip(".") for r in found if not (body.startswith(r) and " " not in r)]
+    # (a run does not go on past the end of a sentence: "Dunmore. They")
+    pieces = [p for r in found for p in re.split(r"(?<=\.)\s+", r)]
+    runs = [r.rstrip(".") for r in pieces if not (body.startswith(r) and " " not in r)]
+    # ... and one word before a comma, said of whom it names ("Rhys, my son, is doing the
+    # kilns"), is a name too
+    named = re.match(r"(?-i:[A-Z][\w'-]+)(?=, (?:my|our|his|her|their|the)\b)", body)
+    if named and named.group(0) not in lx.NAME_STOP:
+        runs.insert(0, named.group(0))
     held = strip_source(entry).casefold()
     names = [
         r
@@ -2043,6 +2166,8 @@ _NAME_CORRECTED = re.compile(
     rf"|\bnot\s+(?P<old2>{_NAME})\s*[,;:]\s*(?:it's|it is|its|that's|that is|it was|but)\s+"
     rf"(?P<new2>{_NAME}))",
 )
+#: Words by which a person takes another's place ("his nephew Ryan took over the business").
+_TOOK_OVER = re.compile(r"\b(?:took|taken|takes|taking) (?:it )?over\b", re.I)
 #: Words by which one thing takes another's place ("I buy Tropic Marin instead").
 _INSTEAD = re.compile(
     r"\b(?:instead|switched|swapped|changed over|gone over|went over|moved over|now|took over"

@@ -168,7 +168,7 @@ def _labels_a_name(rest: str) -> bool:
 # Whom a message is to, before a comma: "Hi Kerry-Ann, Maya's got a new inhaler", "Mam, the new
 # website is live" (a name alone is kept: "Dennis, our treasurer, retired").
 _VOCATIVE = re.compile(
-    r"^(?:(?:hi|hey|hello|morning|evening|afternoon|thanks|cheers)\s+(?-i:[A-Z][\w'-]*)"
+    r"^(?:(?:" + lx.phrases([*lx.GREETINGS, "thanks", "cheers"]).pattern + r")\s+(?-i:[A-Z][\w'-]*)"
     r"(?:\s+(?-i:[A-Z][\w'-]*))?|mam|mum|mom|dad|love|mate|guys|team|all|folks|everyone)"
     r"\s*,\s+(?=\S)",
     re.I,

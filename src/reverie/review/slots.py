@@ -378,7 +378,8 @@ _MEASURE = re.compile(
     rf"|(?P<date>(?:\b(?:{_DAY_WORDS})s?,?\s+(?:the\s+)?)?(?:\b{_ORDINAL}\s+(?:of\s+)?"
     rf"(?:{_MONTH_WORDS})\b|\b(?:{_MONTH_WORDS})\s+(?:the\s+)?{_ORDINAL}\b|\b\d{{1,2}}(?:st|nd|rd|th)\b))"
     # opening hours: "8 to 6", "10-4", "9am till 5.30pm" (not "8 to 10 people")
-    rf"|(?P<hours>\b\d{{1,2}}(?:[:.]\d{{2}})?\s?(?:am|pm)?\s*(?:to|till|until|-|–)\s*"
+    # (not the month and day of an ISO date: "2024-05-03")
+    rf"|(?P<hours>(?<!\d-)\b\d{{1,2}}(?:[:.]\d{{2}})?\s?(?:am|pm)?\s*(?:to|till|until|-|–)\s*"
     rf"\d{{1,2}}(?:[:.]\d{{2}})?(?:\s?(?:am|pm))?\b(?![.,:]?\d|\s*(?:%|(?!(?:{_AFTER_TIME}|now)\b)[a-z]{{3,}})))"
     rf"|(?P<time>\b\d{{1,2}}(?:[:.]\d{{2}})?\s?(?:am|pm)\b|\b\d{{1,2}}:\d{{2}}\b"
     # a time as said aloud: "half two", "half past 2", "quarter to three", "3 o'clock"

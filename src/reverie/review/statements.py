@@ -548,7 +548,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if re.match(r"^(?:would|could|should|can|might|may|will|must)\b", low):
         return False  # "Would love to see it": a wish, no subject
     intends = re.match(r"^(?:i'll|i will|we'll|we will|i'm going to|we're going to)\b", low)
-    if intends and not (values or _DECISION.search(text)):
+    if intends and not (values or _DECISION.search(text) or re.search(r"\binstead\b", low)):
         return False  # an intention: "I'll definitely get one"
     feeling = re.match(
         r"^\S+\s+(?:is|am|are|was|'m|'re|'s)?\s*(?:so |really |very |super |just |"
@@ -807,8 +807,29 @@ def _section(
 # its place, "scratch the bullet points: ... prose instead", is an update, read elsewhere).
 _CALLED_OFF = re.compile(
     r"^(?:(?:ok|okay|so|and|actually)[\s,]+)?(?:forget|scrap|scratch|ditch|bin|drop)\s+"
-    r"(?:about\s+)?(?:the\s+|our\s+|my\s+)?(?P<v>(?!it\b|that\b|this\b|about\b)"
+    r"(?:what\s+i\s+said\s+)?(?:about\s+)?(?:the\s+|our\s+|my\s+)?"
+    r"(?P<v>(?!it\b|that\b|this\b|about\b)"
     r"[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,3}?)\s*(?=[,;:.!]|$)",
+    re.I,
+)
+
+#: A decision taken back by what it was about: "we're reversing the solar decision",
+#: "reversing the Christmas date": the thing it names is retired, as when called off.
+_TAKEN_BACK = re.compile(
+    r"^(?:(?:ok|okay|so|and|actually|right)[\s,]+)?(?:(?:we're|we are|i'm|i am|we've|i've|"
+    r"we have|i have)\s+)?(?:reversing|reversed|reverse|undoing|undid|overturning|overturned|"
+    r"revoking|revoked|withdrawing|withdrew)\s+(?:the|our|my|that)\s+"
+    r"(?P<v>(?!it\b|that\b|this\b)[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,2}?)\s+"
+    r"(?:decision|plan|idea|date|choice|booking|change)\b",
+    re.I,
+)
+
+#: A plan given up: "not buying the Volvo after all", "we're not going ahead with RotaHub after
+#: all": what it names is retired.
+_NOT_AFTER_ALL = re.compile(
+    r"^(?:(?:ok|okay|so|and|actually|right|well)[\s,.]+)?(?:(?:we're|we are|i'm|i am)\s+)?not\s+"
+    r"[a-z]+ing\s+(?:ahead\s+with\s+|with\s+)?(?:the\s+|our\s+|my\s+|that\s+)?"
+    r"(?P<v>(?!it\b|that\b|this\b)[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,3}?)\s+after\s+all\b",
     re.I,
 )
 
@@ -825,7 +846,11 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
         return "small talk"
     if _HELP_OFFER.search(question):
         question = ""  # "mostly keeping track of invoices": what they want help with
-    called_off = _CALLED_OFF.match(text) if role == "user" else None
+    called_off = None
+    if role == "user":
+        called_off = (
+            _CALLED_OFF.match(text) or _TAKEN_BACK.match(text) or _NOT_AFTER_ALL.match(text)
+        )
     if called_off and not _is_small_talk(text) and not re.search(r"\binstead\b", text, re.I):
         # "scrap the EV plan", "forget HubSpot": the speaker calls off their own plan; said
         # like a request, but to no one, and what it names is retired.

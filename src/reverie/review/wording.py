@@ -182,18 +182,29 @@ def absolute_dates(text: str, when: float) -> str:
     }
     pattern = re.compile(
         r"(?:\b(?:on|in)\s+|\b(?P<p>from|since|until|till|by|starting|as of|before|after)\s+)?"
-        r"\b(" + "|".join(table) + r")\b('s)?",
+        r"(?P<of>\bthe\s+(?:first|1st|start|beginning|middle|end)\s+of\s+)?"
+        r"\b(?P<w>" + "|".join(table) + r")\b(?P<s>'s)?",
         re.I,
     )
 
     def repl(m: re.Match[str]) -> str:
-        said = table[m.group(2).lower()]
+        said = table[m["w"].lower()]
+        lead = f"{m['p']} " if m["p"] else ""
+        if m["of"] and said.startswith("in "):
+            # "from the first of next month" -> "from 1 April 2026", not "... of in April"
+            part = m["of"].split()[1].lower()
+            period = said[len("in ") :]
+            if part in ("first", "1st") and not period.isdigit():
+                return f"{lead}1 {period}"
+            return f"{lead}the {part} of {period}"
+        if m["of"]:
+            return m.group(0)  # "the end of this week": left as said
         if m["p"]:
             # "from this week" -> "from the week of 2024-05-03", not "from in the week of"
             bare = re.sub(r"^(?:on|in) ", "", said)
             return f"{m['p']} {'the ' + bare if bare.startswith('week') else bare}"
         # "yesterday's migration" -> "the 2024-05-02 migration"
-        return f"the {said.split(' ')[-1]}" if m.group(3) else said
+        return f"the {said.split(' ')[-1]}" if m["s"] else said
 
     return pattern.sub(repl, text)
 
