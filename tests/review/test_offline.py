@@ -2989,3 +2989,22 @@ def test_r6_a_name_typed_in_lower_case_by_its_first_word_still_names_it() -> Non
     assert not memory.context
     memory.begin_message("The boiler at Community Hall would not light.")
     assert "elm street community hall" in memory.context
+
+
+def test_r6_a_session_given_again_after_a_departure_changes_nothing() -> None:
+    # "Ellis Ward. Same deadlines" reads as one name: given again, the entry the assistant's
+    # read-back left still gives it, by its first word.
+    index = _after(
+        "Our bookkeeper is Priya Nair at Fenwick Accounts, year end is 30 June. She wants "
+        "receipts by the 10th of each month.",
+        author="morag",
+    )
+    second = turns(
+        "c1",
+        user("Priya's retired, the firm passed us to her colleague Ellis Ward. Same deadlines."),
+        bot("Updated: Ellis Ward at Fenwick Accounts handles your books now."),
+        author="morag",
+    )
+    index = index_after(review(second, index), index)
+    assert "Ellis Ward" in index and "Priya" not in index
+    assert not review(second, index).operations

@@ -2002,13 +2002,14 @@ class OfflineReviewer:
                         outcomes[retired] += 1
                         # An end memory did not hold, with a name after it that no entry
                         # gives ("ive quit doing curtains, not worth it, sending ppl to Drape &
-                        # Co"), is kept whole (read again, the entry gives the name).
+                        # Co"), is kept whole (read again, the entry gives the name, whole or
+                        # by its first word: "Callum Reid. Same deadlines" reads as one name).
                         after = read_slot(found.rest).names
                         unheld = (
                             retired == "nothing to remove"
                             and found.text.rstrip(" .").endswith(found.rest)
                             and after
-                            and not any(after & read_slot(e.text).names for e in memory.live())
+                            and not any(_names_any(e.text, after) for e in memory.live())
                         )
                         if found.rest and (_gives_up(found) or unheld):
                             # "Mila quit swimming. She does climbing now": what a person took
