@@ -137,12 +137,17 @@ measured on it. It was measured in aggregate only, before and after the seventee
 (docs/benchmarks.md says how often); from the eighteenth round on it is development data
 (:data:`SIXTEENTH`).
 
-**The held-out set** ``test17`` (:data:`HELD_OUT`, ids ``t17-``) was written fresh during the
-seventeenth round the same way (by two writers, ten settings each, who read only this format,
-the scoring and the checks), and committed with the figures of the reviewer as the sixteenth
-round left it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
-test17`` in aggregate only, before and after the seventeenth round and after the round that
-studies test16.
+``test17`` was written fresh during the seventeenth round the same way (by two writers, ten
+settings each, who read only this format, the scoring and the checks), and committed with the
+figures of the reviewer as the sixteenth round left it. It was measured in aggregate only,
+before and after the seventeenth round and after the eighteenth; from the nineteenth round on
+it is development data (:data:`SEVENTEENTH`).
+
+**The held-out set** ``test18`` (:data:`HELD_OUT`, ids ``t18-``) was written fresh at the end
+of the eighteenth round the same way (by two writers, ten settings each, who read only this
+format, the scoring and the checks), and committed with the figures of the reviewer as the
+eighteenth round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
+--half test18`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -168,6 +173,7 @@ __all__ = [
     "NINTH",
     "SECOND",
     "SECTIONS",
+    "SEVENTEENTH",
     "SEVENTH",
     "SIXTEENTH",
     "SIXTH",
@@ -218,13 +224,16 @@ FIFTEENTH = "test15"
 #: Written at the end of the sixteenth round; held out then, development data since the
 #: eighteenth.
 SIXTEENTH = "test16"
+#: Written during the seventeenth round; held out then and in the eighteenth, development data
+#: since the nineteenth.
+SEVENTEENTH = "test17"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH,
+    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH,
 )  # fmt: skip
-#: Written during the seventeenth round and never tuned on.
-HELD_OUT = "test17"
+#: Written at the end of the eighteenth round and never tuned on.
+HELD_OUT = "test18"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -280,8 +289,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test17`` when its id starts with
-    ``t2-`` to ``t17-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test18`` when its id starts with
+    ``t2-`` to ``t18-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -314,6 +323,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t16-"):
         return SIXTEENTH
     if conversation_id.startswith("t17-"):
+        return SEVENTEENTH
+    if conversation_id.startswith("t18-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -17,6 +17,7 @@ from tests.review.corpus_format import (
     HELD_OUT,
     NINTH,
     SECOND,
+    SEVENTEENTH,
     SEVENTH,
     SIXTEENTH,
     SIXTH,
@@ -51,7 +52,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t14-any-intro") == FOURTEENTH == "test14"
     assert half("t15-any-intro") == FIFTEENTH == "test15"
     assert half("t16-any-intro") == SIXTEENTH == "test16"
-    assert half("t17-any-intro") == HELD_OUT == "test17"
+    assert half("t17-any-intro") == SEVENTEENTH == "test17"
+    assert half("t18-any-intro") == HELD_OUT == "test18"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -92,7 +94,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     "which",
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
-        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, HELD_OUT),
+        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
