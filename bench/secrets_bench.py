@@ -163,6 +163,12 @@ class Generator:
         prefix = self.rng.choice(["sk_live_", "sk_test_", "rk_live_", "rk_test_"])
         return prefix + self.chars(ALNUM, self.rng.choice([24, 99]))
 
+    def live_key(self) -> str:
+        # Stripe's convention, copied by other APIs: vendor prefix, live or test, the key
+        prefix = self.rng.choice(["rzp", "bk", "pay", "tkt", "sq"])
+        body = self.chars(ALNUM, self.rng.choice([18, 32])) + self.chars("0123456789", 2)
+        return f"{prefix}_{self.rng.choice(['live', 'test'])}_{body}"
+
     def google_api_key(self) -> str:
         return f"AIzaSy{self.chars(B64URL, 33)}"
 
@@ -385,6 +391,7 @@ class Generator:
             "anthropic_key": self.anthropic_key,
             "openai_key": self.openai_key,
             "stripe_key": self.stripe_key,
+            "live_key": self.live_key,
             "google_api_key": self.google_api_key,
             "aws_access_key": self.aws_access_key,
             "jwt": self.jwt,

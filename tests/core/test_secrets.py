@@ -77,6 +77,9 @@ STRIPE_LIVE = "sk" + "_live_" + "FAKE" + fake(ALNUM, 20, 20)
 STRIPE_TEST = "sk" + "_test_" + fake(ALNUM, 99, 21)
 STRIPE_RESTRICTED = "rk" + "_live_" + fake(ALNUM, 24, 22)
 STRIPE_WEBHOOK = "wh" + "sec_" + fake(ALNUM, 32, 23)
+# Stripe's convention, copied by booking and payment APIs: a vendor prefix, live or test.
+BOOKING_LIVE = "bk" + "_live_" + "7Hq2" + fake(ALNUM, 18, 24)
+RAZORPAY_TEST = "rzp" + "_test_" + "9" + fake(ALNUM, 15, 25)
 OPENAI_LEGACY = "s" + "k-" + fake(ALNUM, 20, 24) + "T3BlbkFJ" + fake(ALNUM, 20, 25)
 OPENAI_PROJECT = "s" + "k-proj-" + fake(B64URL, 156, 26)
 OPENAI_SERVICE = "s" + "k-svcacct-" + fake(B64URL, 120, 27)
@@ -181,6 +184,12 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("stripe_key", f"test mode key: {STRIPE_TEST}", STRIPE_TEST),
     ("stripe_key", f"restricted key {STRIPE_RESTRICTED} for reporting", STRIPE_RESTRICTED),
     ("stripe_key", f"endpoint secret {STRIPE_WEBHOOK}", STRIPE_WEBHOOK),
+    (
+        "live_key",
+        f"the booking site wants an api key for the calendar sync, it's {BOOKING_LIVE}",
+        BOOKING_LIVE,
+    ),
+    ("live_key", f"sandbox checkout uses {RAZORPAY_TEST}", RAZORPAY_TEST),
     ("openai_key", f"OPENAI_API_KEY={OPENAI_LEGACY}", OPENAI_LEGACY),
     ("openai_key", f"here's my key {OPENAI_PROJECT} thanks", OPENAI_PROJECT),
     ("openai_key", f"client = OpenAI(api_key='{OPENAI_SERVICE}')", OPENAI_SERVICE),
@@ -375,6 +384,8 @@ BENIGN: list[str] = [
     "OPENAI_API_KEY=s" + "k-...",
     "ANTHROPIC_API_KEY=s" + "k-ant-...",
     "stripe publishable key p" + "k_live_" + fake(ALNUM, 24, 203),
+    "the nightly job is run_test_integration_suite_for_all_branches",
+    "see unit_test_" + "abcdefghijklmnopqrst in the report",
     "ASIAPACIFICSUMMIT2024 starts on Monday",
     "hf_" + "modelCheckpointDownloaderConfig is the class name",
     "npm_" + "installDependenciesForWorkspaceRoot runs first",

@@ -3008,3 +3008,18 @@ def test_r6_a_session_given_again_after_a_departure_changes_nothing() -> None:
     index = index_after(review(second, index), index)
     assert "Ellis Ward" in index and "Priya" not in index
     assert not review(second, index).operations
+
+
+def test_r6_a_question_without_its_mark_that_asks_of_others_or_of_a_value_is_not_kept() -> None:
+    for said in (
+        "do other hire firms round here charge extra for sundays",
+        "is 60% decent for a wednesday matinee or should i panic",
+        "was £40 too much for the big one",
+        "are most venues doing card only now",
+    ):
+        assert statements.read(said, role="user", speaker="x") == "question", said
+    # a statement that opens the same way is kept
+    found = statements.read(
+        "Other hire firms charge £10 extra on Sundays.", role="user", speaker="x"
+    )
+    assert isinstance(found, statements.Statement)

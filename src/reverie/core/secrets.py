@@ -7,8 +7,9 @@ broad as that allows:
 
 * **Vendor tokens** (Slack, GitHub, GitLab, npm, PyPI, Hugging Face, SendGrid, AWS, Google,
   Stripe, OpenAI, Anthropic, Azure, Twilio, Discord, Telegram, Vault, Mailgun, Shopify,
-  DigitalOcean, Linear, Atlassian, Tailscale, Databricks, Grafana, New Relic) carry a fixed
-  prefix or shape and a known body alphabet. A match needs the
+  DigitalOcean, Linear, Atlassian, Tailscale, Databricks, Grafana, New Relic, and the many
+  that copy Stripe's ``xx_live_`` / ``xx_test_`` convention) carry a fixed prefix or shape and
+  a known body alphabet. A match needs the
   prefix at a token boundary *and* a body that looks generated (long enough, mixed character
   classes, no placeholder such as ``xxxxx``, ``EXAMPLE`` or ``your-token-here``).
 * **Structural secrets**: JSON Web Tokens (``eyJ`` header, three base64url parts), PEM private
@@ -106,6 +107,7 @@ _LABELS: Final[dict[str, str]] = {
     "anthropic_key": "Anthropic API key",
     "openai_key": "OpenAI-style API key",
     "stripe_key": "Stripe secret key",
+    "live_key": "live or test API key",
     "google_api_key": "Google API key",
     "aws_access_key": "AWS access key ID",
     "aws_secret_key": "AWS secret access key",
@@ -512,6 +514,9 @@ _STRIPE_KEY = (
     _B + r"(?:(?:sk|rk)_(?:live|test)_(?P<secret>[A-Za-z0-9]{16,255}+)"
     r"|whsec_(?P<webhook>[A-Za-z0-9+/=]{24,255}+))"
 )
+# Many payment and booking APIs copy Stripe's convention: a short vendor prefix, then live or
+# test, then the key ("rzp_live_...", "bk_live_..."). The publishable pk_ kind is left out.
+_LIVE_KEY = _B + r"(?!pk_)[a-z]{2,8}_(?:live|test)_(?P<body>[A-Za-z0-9]{16,255}+)"
 # Fixed length, no right boundary: a word glued after the key does not hide it.
 _GOOGLE_API_KEY = _B + r"AIza(?P<body>[A-Za-z0-9_-]{35})"
 # Bounded on the right too: "ASIAPACIFICSUMMIT2024" is one word, not a key plus a tail.
@@ -980,6 +985,11 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
         "stripe_key",
         ("sk_", "rk_", "whsec_"),
         _regex_scanner(_STRIPE_KEY, _first_group_check(("secret", "webhook"), min_len=16)),
+    ),
+    _detector(
+        "live_key",
+        ("_live_", "_test_"),
+        _regex_scanner(_LIVE_KEY, _body_check("body", min_len=16, need_digit=True)),
     ),
     _detector(
         "google_api_key",

@@ -71,7 +71,9 @@ _ASKS = re.compile(
     rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
     rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
     rf"|^(?:and\s+|so\s+|but\s+)?{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there"
-    rf"|we|you|he|she|they|anyone|someone|anybody|somebody)\s"
+    rf"|we|you|he|she|they|anyone|someone|anybody|somebody|other|any|most|all|people)\s"
+    # "is 60% decent for a matinee", "was £40 too much": a verb, then a value it asks about
+    rf"|^(?:and\s+|so\s+|but\s+)?(?:is|are|was|were)\s+[£$€]?\d[\d.,]*(?:%|k)?\s+[a-z]"
     rf"|^(?:and\s+|so\s+|but\s+)?(?:do|can|could|should|shall|will|would)\s+i\s",
     re.I,
 )
