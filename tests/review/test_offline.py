@@ -3023,3 +3023,96 @@ def test_r6_a_question_without_its_mark_that_asks_of_others_or_of_a_value_is_not
         "Other hire firms charge £10 extra on Sundays.", role="user", speaker="x"
     )
     assert isinstance(found, statements.Statement)
+
+
+# --- nineteenth round: test17's retractions, said here in other words ----------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "gone"),
+    [
+        (
+            "we do pottery parties too, £20 a head",
+            "pottery parties are a thing of the past for us, too much mess in the shop",
+            "pottery parties",
+        ),
+        (
+            "we run a junior chess club tuesday evenings at 6",
+            "we've knocked the tuesday junior club on the head, only 3 kids came",
+            "junior chess club",
+        ),
+        (
+            "we offer gift wrapping as an extra, £3, tom does it",
+            "no gift wrapping any more, tom's gone to uni",
+            "gift wrapping",
+        ),
+        (
+            "the veterans XI plays most saturdays, friendly lot",
+            "we've folded the veterans XI, couldn't get eleven out most weeks",
+            "veterans",
+        ),
+        (
+            "we do boat trips sundays in summer, £12 a head",
+            "we've binned the boat trips, the harbour fees went up to £2k",
+            "boat trips",
+        ),
+        (
+            "the quiz league runs monday nights, 8 teams",
+            "quiz league folded. only 4 teams left by christmas",
+            "quiz league",
+        ),
+        (
+            "the cafe's run by maggie, open on match days",
+            "the cafe's finished i'm afraid. maggie moved away",
+            "maggie",
+        ),
+    ],
+)
+def test_r6_more_endings_retire_and_why_they_ended_is_not_kept(
+    first: str, second: str, gone: str
+) -> None:
+    index = _after(first, second, author="kit")
+    lines = [line for line in index.splitlines() if line.startswith("- ")]
+    assert not [line for line in lines if gone in line.lower()], lines
+    # the reason it ended, in the past, is no fact of its own
+    assert not [line for line in lines if "couldn't" in line or "fees went up" in line], lines
+
+
+def test_r6_a_clause_of_an_entry_that_does_not_name_the_ended_thing_stays() -> None:
+    index = _after(
+        "we run a beginners class sunday mornings at 11, and kids can borrow a racket free "
+        "for their first term",
+        "we've knocked the sunday beginners class on the head, only 3 kids were coming",
+        author="gareth",
+    )
+    assert "beginners class" not in index
+    assert "Kids can borrow a racket free for their first term" in index
+
+
+def test_r6_an_ended_state_said_short_ends_the_clause() -> None:
+    from reverie.review import changes as ch
+
+    assert ch._retire("the summer fete's off for good, the field flooded", "thing")
+    # "gone" that goes on is no ending: where someone went, or how a price went
+    assert (
+        ch._retire("Josh's gone to college so it's his cousin Amir on Saturdays now", "name")
+        is None
+    )
+    assert ch._retire("petrol's gone through the roof, delivery is £5 now", "thing") is None
+    index = _after(
+        "Lease renewal meeting on 4 May with Ruth Obi, she's their estates manager.",
+        "Ruth Obi's gone, the new estates manager at Kingsway is Tom Hale. Same date.",
+        author="dev",
+    )
+    assert "Tom Hale" in index and "Ruth" not in index
+
+
+def test_r6_an_ending_matched_by_likeness_keeps_the_parts_it_does_not_share() -> None:
+    index = _after(
+        "Remind me what extras we offer? Off the top of my head: prosecco at 15 extra, and the "
+        "printed photo at 20.",
+        "We've binned the prosecco extra. The licence wasn't worth it. Photo stays.",
+        author="maggie",
+    )
+    assert "prosecco" not in index.lower()
+    assert "printed photo at 20" in index

@@ -127,7 +127,12 @@ _NEGATED = re.compile(
     rf"(?P<v>[^,;:.!?]+?)\s*(?:{_NO_LONGER.pattern})",
     re.I,
 )
-_NO_MORE = re.compile(r"(?:^|,?\s+(?:so|and|but)\s+|[,;]\s+)no more\s+(?P<v>[^,;:.!?]+)", re.I)
+_NO_MORE = re.compile(
+    r"(?:^|,?\s+(?:so|and|but)\s+|[,;]\s+)no more\s+(?P<v>[^,;:.!?]+)"
+    # "no grooming any more, sue's moved to cromer"
+    r"|^no\s+(?P<w>[^,;:.!?]+?)\s+any\s?more\b",
+    re.I,
+)
 
 
 def _retire(text: str, kind: str) -> tuple[str, str] | None:
@@ -146,7 +151,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         return m["v"], ""
     m = _NEGATED.search(text) or _NO_MORE.search(text)
     if m:
-        thing = _thing(m["v"])
+        thing = _thing(m["v"] or m.groupdict().get("w") or "")
         if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
             said = (text[: m.start()] + " " + text[m.end() :]).strip(" ,;")
             return thing, said if len(said.split()) >= 2 else ""
@@ -189,9 +194,14 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
                 return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
         m = re.match(
-            r"^(?:the |our |my )?(?P<w>[^,;:]+?) "  # one thing, not a clause before a comma
-            r"(?:is|are|was|were|has been|have been|got)(?: now)?"
-            rf" (?:{_ENDED.pattern})",
+            r"^(?:the |our |my )?(?P<w>[^,;:]+?)"  # one thing, not a clause before a comma
+            r"(?: (?:is|are|was|were|has been|have been|got)(?: now)? (?:"
+            + _ENDED.pattern
+            # said short ("beer festival's off for good"), the state ends the clause:
+            # "Kyle's gone to uni", "diesel's gone through the roof" end nothing
+            + r")|(?:'s|'re)(?: now)? (?:"
+            + _ENDED.pattern
+            + r")(?=\s*(?:$|[.,;!]|for (?:us|good)\b|by the way\b|btw\b|i'm afraid\b)))",
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
@@ -208,12 +218,17 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
                 if thing and not _only_when(thing):
                     return thing, ended["rest"].strip(" .,;")
             return None
-        # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...").
-        after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", text[m.end() :])
+        # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...",
+        # "Helen Ward's gone, new facilities manager is Steve Kerr").
+        tail = text[m.end() :]
+        if tail.startswith(","):
+            return _thing(m["w"]), tail.strip(" ,")
+        after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", tail)
         return _thing(m["w"]), after["rest"] if after else ""
     m = (
         _LAPSED.search(text)
         or _TAKEN_OFF.search(text)
+        or _ON_THE_HEAD.search(text)
         or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     )
     if not m or _OTHER_SUBJECT.search(text[: m.start()]):
@@ -255,7 +270,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or _TO_VALUE.match(raw)  # "we cut the class size to 12": a new value, not an end
     ):
         return None
-    rest = cut[cut.find(thing) + len(thing) :] if thing in cut else ""
+    rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
     rest = re.sub(
         r"^(?:[\s,;:]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
         r"completely)\b)+",
@@ -339,7 +354,7 @@ _CLOSED_DOWN = re.compile(
 _ENDED_TERSE = re.compile(
     r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|deal|subscription|lease) ended"
     r"|replaced|scrapped|discontinued|decommissioned|closed (?:for good|down)|shut down"
-    r"|went bust|went under)\s*(?:for good\b)?\s*(?=[.;!]|$)",
+    r"|went bust|went under|folded)\s*(?:for good\b)?\s*(?=[.;!]|$)",
     re.I,
 )
 
@@ -353,8 +368,9 @@ _THATS_ENDED = re.compile(
 # "Gardening club has finished.", "the deal is over, new manager", "Mepal is finished for us":
 # said of the thing alone, nothing after it but a comma or "for us".
 _FINISHED = re.compile(
-    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:is|are|has|have)(?: now)? (?P<s>finished|over|done)"
-    r"(?=\s*(?:$|[.,;!]|for (?:us|good|now)\b|sadly\b))",
+    r"^(?:the |our |my )?(?P<w>[^,;:]+?)(?: (?:is|are|has|have)|'s|'re)(?: now)?"
+    r" (?P<s>finished|over|done)"
+    r"(?=\s*(?:$|[.,;!]|for (?:us|good|now)\b|sadly\b|i'm afraid\b))",
     re.I,
 )
 
@@ -402,6 +418,9 @@ _MOVED_OFF_BY = re.compile(
 )
 
 # "We've taken spin off the timetable": what is no longer offered.
+# "we've knocked the saturday beginners class on the head": ended, the thing in between.
+_ON_THE_HEAD = re.compile(r"\bknocked\s+(?P<v>[^,;.]+?)\s+on\s+the\s+head\b(?P<rest>.*)", re.I)
+
 _TAKEN_OFF = re.compile(
     r"\b(?:taken|took|take|taking)\s+(?P<v>[^,;.]+?)\s+off\s+(?:the\s+|our\s+)?(?:timetable|"
     r"menu|schedule|rota|list|website|price list|books)\b(?P<rest>.*)",

@@ -553,7 +553,7 @@ OF_THE_DAY = words(
 ENDS_WHEN_FINISHED = words(
     "club classes nights sessions evenings mornings weekends days leagues groups slots deal offer "
     "arrangement partnership contract permission lessons rota meetups residency subscription "
-    "membership sponsorship"
+    "membership sponsorship workshop workshops tour tours tearoom festival fair league"
 )
 #: Verbs by which something stops being used or true ("we no longer use X": X is retired).
 RETIRE_VERBS = phrase_list(
@@ -571,6 +571,7 @@ RETIRE_VERBS = phrase_list(
     come off | came off | 've come off | have come off | withdrew from | withdraws from
     withdraw from | pulled out of | pull out of | pulls out of | shut | shuts
     pulled the plug on | pull the plug on | had to cancel | had to drop | had to stop
+    binned | folded
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".
@@ -579,7 +580,8 @@ ENDED_STATES = phrase_list(
     retired | decommissioned | shut down | turned off | gone | removed | cancelled | canceled
     dropped | no longer used | discontinued | scrapped | done with | no more | switched off
     shut off | expired | lapsed | didn't renew | did not renew | won't be renewing
-    isn't renewing | is not renewing
+    isn't renewing | is not renewing | binned | folded | a thing of the past | off the menu
+    off for good | out for us
     """
 )
 #: States whose negation says a thing has stopped: "homework club isn't happening this year".

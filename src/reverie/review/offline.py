@@ -52,6 +52,7 @@ from .frames import (
     entry_frame,
     is_verb,
     meaning,
+    past,
     says_update,
     strip_source,
 )
@@ -992,7 +993,14 @@ class _Memory:
                 self.retiring.append((close, named[0]))
                 gone += 1
             elif close is not None:
-                close.removed = True
+                # its parts that share no word with the thing stay ("the photo package at 30"
+                # of "champagne toast at 25, and the photo package at 30")
+                rest = _other_sentences(close.text, st.old)
+                cited = self._citation(rest, close, source) if rest else None
+                if rest is None or cited is None:
+                    close.removed = True
+                else:
+                    close.text = f"{rest} {cited}"
                 gone += 1
         return "removed" if gone else "nothing to remove"
 
@@ -1022,10 +1030,10 @@ class _Memory:
                 held = measures(e.text)
                 # "she comes on Fridays" of "the Thursday boat": more than the name changed
                 # ("a 25 tonne Wise hoist" of "lifted out by Campbell Cranes": an amount the
-                # entry has no place for; a day or a time is when the change came)
-                kinds = {h.kind for h in held} | {"weekday", "date", "time"}
+                # entry has no place for; a day, a time or a span says when, or for how long)
+                kinds = {h.kind for h in held}
                 more = any(
-                    m.kind not in kinds
+                    (m.kind not in kinds and m.kind.startswith(("count", "money", "percent")))
                     or any(m.kind == h.kind and m.value != h.value for h in held)
                     for m in measures(text)
                 )
@@ -1772,16 +1780,46 @@ def _without(text: str, thing: str) -> str | None:
 
 
 def _other_sentences(entry: str, thing: str) -> str | None:
-    """``entry`` without its sentences that name ``thing`` (with its speaker, without its
-    sources); None when every sentence names it, none does, or what is left says too little."""
+    """``entry`` without its sentences, or the clauses of a sentence joined by ", and", that
+    name ``thing`` (in its words, in any order: "a beginners class saturday mornings" names
+    "saturday beginners class"), with its speaker, without its sources; None when every part
+    names it, none does, or what is left says too little."""
     body = strip_source(entry)
     who = re.match(r"^[^:]{1,40}:\s", body)
     lead = who.group(0) if who else ""
-    parts = [s for _, _, s in sentences(body[len(lead) :])]
-    kept = [s for s in parts if not mentions(s, thing)]
+    pieces: list[tuple[str, bool]] = []  # (part, whether it is a whole sentence)
+    for _, _, sentence in sentences(body[len(lead) :]):
+        split = [p.strip() for p in re.split(r",\s+and\s+|;\s+", sentence) if p.strip()]
+        pieces += [(p, len(split) == 1) for p in split]
+    parts = [p for p, _ in pieces]
+    # a whole sentence left must say something of its own: "2 days, pitch fee £350" leaned on
+    # the sentence that goes (an item of a list joined by ", and" need not have a verb)
+    verbless = {p for p, whole in pieces if whole and not any(is_verb(w) for w in p.split())}
+    words = _stems(thing) - _STOP_STEMS
+    kept = [p for p in parts if not (mentions(p, thing) or (words and words <= _stems(p)))]
+    if len(kept) == len(parts):
+        # found by likeness, not named: the parts that share a word with it ("champagne toast
+        # at 25" of "the champagne add-on"), when others do not
+        kept = [p for p in parts if not words & _stems(p)]
     if not kept or len(kept) == len(parts) or len(_content(" ".join(kept))) < 3:
         return None
-    return f"{lead}{' '.join(kept)}"
+    if verbless & set(kept):
+        return None
+    text = " ".join(_closed(p[:1].upper() + p[1:]) for p in kept)
+    return f"{lead}{text}"
+
+
+def _why_it_ended(rest: str) -> bool:
+    """Whether what follows a retirement says why it ended, in the past and naming no one
+    ("we've folded the sunday side, couldn't raise eleven most weeks", "we've binned the
+    tours, the insurance wanted £3k"): nothing to keep. What took its place is said in the
+    present ("... Adaeze Obi does it now") or names someone, and is read."""
+    words = re.findall(r"[\w']+", rest.lower())
+    if read_slot(rest).names or {"i", "my", "we", "our", "i've", "we've"} & set(words):
+        return False  # "bought my own digger, kubota u17": what the speaker did instead
+    verb = next((w for w in words if is_verb(w)), None)
+    failed = {"couldn't", "wasn't", "weren't", "didn't", "wouldn't", "hadn't", "kept"}
+    return verb is not None and (past(verb) or verb in failed)
 
 
 def _content(text: str) -> list[str]:
@@ -2017,7 +2055,7 @@ class OfflineReviewer:
                             entry = render(found, listener=listener, when=block[last].time)
                             section = PEOPLE if _gives_up(found) else found.section
                             outcomes[memory.fact(entry, section, source)] += 1
-                        elif found.rest:
+                        elif found.rest and not _why_it_ended(found.rest):
                             pending.insert(0, found.rest)
                         continue
                     entry = render(found, listener=listener, when=block[last].time)
