@@ -3116,3 +3116,18 @@ def test_r6_an_ending_matched_by_likeness_keeps_the_parts_it_does_not_share() ->
     )
     assert "prosecco" not in index.lower()
     assert "printed photo at 20" in index
+
+
+def test_r6_a_person_off_to_uni_or_who_left_us_departs_in_lower_case_too() -> None:
+    index = _after(
+        "Megan helps with the pony rides on saturdays, she's 17, we pay her £9 an hour",
+        "megan's off to uni in leeds. Owen Price from the farm is doing the pony rides",
+        author="bethan",
+    )
+    assert "Megan helps" not in index and "Owen Price" in index
+    index = _after(
+        "our saturday helper is Kyle Dunn, does the deliveries with gaz",
+        "kyle's away at college so Sam Ortiz helps gaz on saturdays",
+        author="kelly",
+    )
+    assert "Kyle" not in index and "Sam Ortiz" in index

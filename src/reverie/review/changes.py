@@ -314,6 +314,8 @@ _DEPARTED = re.compile(
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
     # (not "retired as churchwarden": one role of theirs ended, the rest of them stays)
     r"|resigned\b|retired\b(?!\s+(?:as|from)\b)|hung up (?:his|her|their) boots\b"
+    # "ffion's off to uni in cardiff", "tyler's away at uni", "steve's left us for hade edge"
+    r"|(?:off|away) (?:to|at) (?:uni|university|college)\b|left us\b"
     r"|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
     # "Calum quit.", "Dr Lindqvist has left Velacor", "Barry stood down", "Berrow lost the
     # contract", "Dominik was transferred to Dublin": out of the role, whatever follows.
@@ -330,7 +332,8 @@ _DEPARTED = re.compile(
 _ONLY_A_PERSON = re.compile(
     r"^(?!(?:he|she|they|it|we|i|you|the|our|my|this|that)\b)[a-z][\w-]+"
     r"(?:'s| has| have| is| was)? (?:resigned|retired|handed (?:in )?(?:his|her|their) notice"
-    r"|hung up (?:his|her|their) boots)\b",
+    r"|hung up (?:his|her|their) boots|(?:off|away) (?:to|at) (?:uni|university|college)"
+    r"|left us)\b",
 )
 
 # What a person who left did next, with them as its subject ("Sven left Valley and set up on
