@@ -307,16 +307,20 @@ _SCHEDULE = (
 )
 
 
+# What only a person does when they leave (not "retired as churchwarden": one role of theirs
+# ended, the rest of them stays; "ffion's off to uni", "steve's left us for hade edge").
+_PERSON_LEAVES = (
+    r"resigned\b|retired\b(?!\s+(?:as|from)\b)|hung up (?:his|her|their) boots\b"
+    r"|(?:off|away) (?:to|at) (?:uni|university|college)\b|left us\b"
+    r"|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
+)
+
 _DEPARTED = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w-]+)(?: (?-i:[A-Z][\w-]+))?)(?:'s| has| is| was)? "
     r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
     r"club|school|agency)\b"
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
-    # (not "retired as churchwarden": one role of theirs ended, the rest of them stays)
-    r"|resigned\b|retired\b(?!\s+(?:as|from)\b)|hung up (?:his|her|their) boots\b"
-    # "ffion's off to uni in cardiff", "tyler's away at uni", "steve's left us for hade edge"
-    r"|(?:off|away) (?:to|at) (?:uni|university|college)\b|left us\b"
-    r"|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
+    rf"|{_PERSON_LEAVES}"
     # "Calum quit.", "Dr Lindqvist has left Velacor", "Barry stood down", "Berrow lost the
     # contract", "Dominik was transferred to Dublin": out of the role, whatever follows.
     r"|quit(?=\s*(?:[.,;!]|$|(?:on|last|yesterday|this|today|in|at|after)\b))"
@@ -331,9 +335,7 @@ _DEPARTED = re.compile(
 # notice in", "aled has retired".
 _ONLY_A_PERSON = re.compile(
     r"^(?!(?:he|she|they|it|we|i|you|the|our|my|this|that)\b)[a-z][\w-]+"
-    r"(?:'s| has| have| is| was)? (?:resigned|retired|handed (?:in )?(?:his|her|their) notice"
-    r"|hung up (?:his|her|their) boots|(?:off|away) (?:to|at) (?:uni|university|college)"
-    r"|left us)\b",
+    rf"(?:'s| has| have| is| was)? (?:{_PERSON_LEAVES})",
 )
 
 # What a person who left did next, with them as its subject ("Sven left Valley and set up on

@@ -322,7 +322,7 @@ def _versions(text: str) -> tuple[tuple[str, str], ...]:
 def _old_values(text: str) -> frozenset[str]:
     """Words of what the clause says is replaced: "instead of Fridays" -> {"fri"}."""
     out: set[str] = set()
-    phrases = [m["v"] for m in _OLD_VALUE.finditer(_plain_negation(text))]
+    phrases = [m["v"] for m in _OLD_VALUE.finditer(_unchanging(text))]
     switched = re.search(r"\bfrom (?P<v>[\w.+# -]+?) to\b", text, re.I)
     if switched:
         phrases.append(switched["v"])
@@ -409,7 +409,7 @@ def says_update(text: str) -> bool:
     """Whether ``text`` says that it replaces something said before: a word of update
     (``lexicon.UPDATE_MARKERS``), of reversal, or the day it holds from ("from 1 April")
     (:attr:`Frame.update`)."""
-    text = _plain_negation(text)
+    text = _unchanging(text)
     return bool(_UPDATE.search(text) or _REVERSAL.search(text) or _STARTS_ON.search(text))
 
 
@@ -423,7 +423,7 @@ _NEGATED_VERB = re.compile(r"\b(?:would|could)\s+(not)\s+(?=[a-z])", re.I)
 _FIXED_KIND = re.compile(r"\b(?:a|an|the|our|my|their|its|on a)\s+(fixed)\b", re.I)
 
 
-def _plain_negation(text: str) -> str:
+def _unchanging(text: str) -> str:
     """``text`` with the words that only look like a word of update blanked out: the "not" of
     a negated verb (:data:`_NEGATED_VERB`), "fixed" before a noun (:data:`_FIXED_KIND`)."""
     for m in reversed(list(_NEGATED_VERB.finditer(text))):

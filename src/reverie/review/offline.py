@@ -545,7 +545,7 @@ class _Memory:
             return None
         after = re.compile(
             rf"\b{re.escape(m['attr'])}\b(?:\s+(?:is|are|was|come|comes|from|with|through|via|by|at|"
-            r"goes to)){0,2}[:\s]+(?P<old>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)",
+            rf"goes to)){{0,2}}[:\s]+(?P<old>{_CAPITALISED})",
             re.I,
         )
         said_old = m.groupdict().get("old")
@@ -995,12 +995,7 @@ class _Memory:
             elif close is not None:
                 # its parts that share no word with the thing stay ("the photo package at 30"
                 # of "champagne toast at 25, and the photo package at 30")
-                rest = _other_sentences(close.text, st.old)
-                cited = self._citation(rest, close, source) if rest else None
-                if rest is None or cited is None:
-                    close.removed = True
-                else:
-                    close.text = f"{rest} {cited}"
+                self._end(close, st.old, source)
                 gone += 1
         return "removed" if gone else "nothing to remove"
 
@@ -1075,15 +1070,19 @@ class _Memory:
         for e, thing in self.retiring:
             # An entry this message rewrote since ("Opsgenie handles alerts now" took the
             # place of "Paging goes through PagerDuty") says the new thing: it stays.
-            if e.removed or self._from_this_message(e):
-                continue
-            rest = _other_sentences(e.text, thing)
-            cited = self._citation(rest, e, self.retired_by) if rest else None
-            if rest is None or cited is None:
-                e.removed = True
-            else:
-                e.text = f"{rest} {cited}"
+            if not e.removed and not self._from_this_message(e):
+                self._end(e, thing, self.retired_by)
         self.retiring.clear()
+
+    def _end(self, e: _Entry, thing: str, source: str) -> None:
+        """``e`` no longer holds ``thing``, which the message ``source`` cites ended: it keeps
+        its other parts (:func:`_other_sentences`), citing that message, or goes."""
+        rest = _other_sentences(e.text, thing)
+        cited = self._citation(rest, e, source) if rest else None
+        if rest is None or cited is None:
+            e.removed = True
+        else:
+            e.text = f"{rest} {cited}"
 
     # the outcome
 
@@ -1354,28 +1353,26 @@ class _Memory:
         return canonical_text("\n".join(lines))
 
 
+#: A name of capitalised words, "&" allowed between them ("Dodson & Horrell").
+_CAPITALISED = r"(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*"
 #: "we've switched feed to Baileys": a named value of one attribute, changed.
 _SWITCHED_TO = re.compile(
     r"\b(?:switched|changed|moved)\s+(?:our\s+|the\s+|my\s+)?(?P<attr>[a-z]+)\s+(?:over\s+)?to\s+"
-    r"(?P<new>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)",
+    rf"(?P<new>{_CAPITALISED})",
     re.I,
 )
-
-
 #: "the eggs are no longer from Lane End, it's Hollybrook Farm": the old value named too.
 _NO_LONGER_FROM = re.compile(
     r"\b(?P<attr>[a-z]+)\s+(?:is|are)\s+no\s+longer\s+(?:from|with|at|through|by)\s+"
-    r"(?P<old>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)*)\s*[,;]?\s*"
+    rf"(?P<old>{_CAPITALISED})\s*[,;]?\s*"
     r"(?:it's|it is|they're|they are|now|instead|but)\s+(?:from\s+|with\s+|at\s+)?"
-    r"(?P<new>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)",
+    rf"(?P<new>{_CAPITALISED})",
     re.I,
 )
-
-
 #: "parts all come from GSF now": where one thing comes from, with a word of change after it.
 _FROM_NOW = re.compile(
     r"\b(?P<attr>[a-z]+)\s+(?:all\s+|now\s+)?(?:come|comes|is|are|go|goes)\s+(?:now\s+)?"
-    r"(?:from|through|via|with)\s+(?P<new>(?-i:[A-Z])[\w'-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'-]*)*)"
+    rf"(?:from|through|via|with)\s+(?P<new>{_CAPITALISED})"
     r"\s+(?:now|instead|these days|from now on)\b",
     re.I,
 )
@@ -1782,8 +1779,9 @@ def _without(text: str, thing: str) -> str | None:
 def _other_sentences(entry: str, thing: str) -> str | None:
     """``entry`` without its sentences, or the clauses of a sentence joined by ", and", that
     name ``thing`` (in its words, in any order: "a beginners class saturday mornings" names
-    "saturday beginners class"), with its speaker, without its sources; None when every part
-    names it, none does, or what is left says too little."""
+    "saturday beginners class"; where none names it, those that share a word with it), with
+    its speaker, without its sources; None when every part goes, none does, or what is left
+    says too little or is a verbless sentence."""
     body = strip_source(entry)
     who = re.match(r"^[^:]{1,40}:\s", body)
     lead = who.group(0) if who else ""
@@ -1804,7 +1802,7 @@ def _other_sentences(entry: str, thing: str) -> str | None:
     if not kept or len(kept) == len(parts) or len(_content(" ".join(kept))) < 3:
         return None
     if verbless & set(kept):
-        return None
+        return None  # it leaned on what goes
     text = " ".join(_closed(p[:1].upper() + p[1:]) for p in kept)
     return f"{lead}{text}"
 
