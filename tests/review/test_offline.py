@@ -3131,3 +3131,71 @@ def test_r6_a_person_off_to_uni_or_who_left_us_departs_in_lower_case_too() -> No
         author="kelly",
     )
     assert "Kyle" not in index and "Sam Ortiz" in index
+
+
+# --- nineteenth round: test17's updates, said here in other words ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old", "new"),
+    [
+        (
+            "gravel comes from Hollins pit, £30 a tonne",
+            "our gravel supplier is Redbrook pit, £28 a tonne",
+            "Hollins",
+            "Redbrook",
+        ),
+        ("entry fee is £10, juniors £5", "entry fees £12, juniors still a fiver", "£10", "£12"),
+        (
+            "We hire the minibus from Avis at £80 a day",
+            "Kestrel Hire do the minibus for £70 a day, so that's the minibus hire sorted",
+            "Avis",
+            "Kestrel",
+        ),
+    ],
+)
+def test_r6_a_slot_said_again_another_day_with_another_value_is_an_update(
+    first: str, second: str, old: str, new: str
+) -> None:
+    # No word of change ("now", "instead"): said in a later conversation, the same slot with
+    # another value replaces the old one.
+    index = _after(first, second, author="wyn")
+    assert old not in index and new in index, index
+
+
+def test_r6_another_day_a_persons_other_fact_is_not_their_old_one() -> None:
+    # Said another day with no word of change, the word in common must be of the slot, not
+    # the name of the person both are said of; and an entry that says more than the new
+    # value (the days beside the number) stays.
+    from reverie.review.slots import refills
+
+    old, new = "Kez is a Level 2 coach, got it in 2024", "Kez shoots recurve, 30lb, Samick riser"
+    assert refills(new, old) and not refills(new, old, later=True)
+    assert refills("entry fees £12, juniors still a fiver", "entry fee is £10", later=True)
+    # another relation, another thing it is for, another subject: read as before
+    for new, old in [
+        ("Our feed is collected by Harlow Haulage.", "Our feed comes from Marsh Mill."),
+        ("stalls are £20 for a charity", "stalls are £30 for a trader"),
+        ("We decided to pin Node at 20 for all the apps.", "The billing app requires Ruby 3."),
+    ]:
+        assert refills(new, old) and not refills(new, old, later=True), new
+    index = _after(
+        "school visits are tuesdays and wednesdays, 30 children at most",
+        "school groups are 25 children at most",
+    )
+    assert "tuesdays" in index, index
+
+
+def test_r6_why_a_change_was_made_stays_with_the_change() -> None:
+    # "wednesdays clashed ..." alone would keep the old day as if it still held.
+    index = _after(
+        "quiz night is wednesdays at 8pm",
+        "quiz night's moved to thursdays, 8pm as before. wednesdays clashed with the darts league",
+        author="mo",
+    )
+    lines = [line for line in index.splitlines() if line.startswith("- ")]
+    assert [line for line in lines if "thursdays" in line.lower()], lines
+    stale = [
+        line for line in lines if "wednesday" in line.lower() and "thursday" not in line.lower()
+    ]
+    assert not stale, lines

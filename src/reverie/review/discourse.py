@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from .frames import WORD, is_verb, past
+from .frames import WORD, is_verb, past, says_update
 from .sentences import clean, sentences
+from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
 
 __all__ = ["about_speaker", "full_name", "units"]
@@ -121,6 +122,12 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             if len(joined) <= MAX_JOINED and kept:
                 out[-1] = (before[0], end, joined)  # the fix, kept with what it fixes
                 continue
+        if out and i > 0 and _why_changed(out[-1][2], sentence, role):
+            before = out[-1]
+            joined = f"{before[2]} {sentence}"
+            if len(joined) <= MAX_JOINED and _keeps(before[2], joined, role, speaker):
+                out[-1] = (before[0], end, joined)  # the change, kept with why it was made
+                continue
         if out and i > 0:
             lesson = cue[i] or (cue[i - 1] and i + 1 < len(said) and cue[i + 1])
             before = out[-1]
@@ -144,6 +151,25 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         out.append((start, end, sentence))
         joined_lesson = cue[i] and _stands(sentence, role, speaker, True)
     return out
+
+
+_STAYS = re.compile(r"\b(?:stays?|staying|stayed|unchanged|still|same|as before)\b", re.I)
+
+
+def _why_changed(before: str, sentence: str, role: str) -> bool:
+    """Whether ``sentence`` says why the change ``before`` states was made, told in the past
+    and naming the value it replaced ("teen night's moved to saturdays. fridays clashed with
+    the youth club"): a value of a kind ``before`` holds, none of ``before``'s, and no change
+    of its own. Alone it would keep the old value as if it still held."""
+    if not says_update(before, weak=False) or says_update(sentence):
+        return False
+    if not any(is_verb(w) for w in WORD.findall(before)):
+        return False  # "half 8 now": the update leans on what it answers, read with it
+    if _STAYS.search(sentence) or not _told(sentence) or not _statement(sentence, role):
+        return False  # "group stays at £11": another value; "fish is in by half six": news
+    mine, theirs = read_slot(sentence), read_slot(before)
+    kinds = {value_kind(v) for v in theirs.values}
+    return not mine.values & theirs.values and any(value_kind(v) in kinds for v in mine.values)
 
 
 def _keeps(before: str, joined: str, role: str, speaker: str) -> bool:

@@ -405,11 +405,16 @@ def _purpose(text: str) -> frozenset[str]:
     )
 
 
-def says_update(text: str) -> bool:
+# Words of change that casual talk is full of ("a new chapter", "ever since").
+_WEAK_UPDATE = lx.phrases(lx.WEAK_UPDATE_MARKERS)
+
+
+def says_update(text: str, *, weak: bool = True) -> bool:
     """Whether ``text`` says that it replaces something said before: a word of update
     (``lexicon.UPDATE_MARKERS``), of reversal, or the day it holds from ("from 1 April")
-    (:attr:`Frame.update`)."""
-    text = _unchanging(text)
+    (:attr:`Frame.update`). Without ``weak``, a word casual talk is full of
+    (``lexicon.WEAK_UPDATE_MARKERS``: "a new chapter", "ever since") does not count."""
+    text = _unchanging(text if weak else _WEAK_UPDATE.sub(" ", text))
     return bool(_UPDATE.search(text) or _REVERSAL.search(text) or _STARTS_ON.search(text))
 
 

@@ -84,8 +84,6 @@ _HEADROOM = 0.75
 _MESSAGE_LINE = 160
 # A statement that says something ended, was given up, or is no longer so.
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
-# Words of change that casual talk is full of ("a new chapter", "ever since").
-_WEAK_UPDATE = lx.phrases(lx.WEAK_UPDATE_MARKERS)
 # A statement that says it updates or corrects something.
 _UPDATE = lx.phrases(
     [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
@@ -779,10 +777,14 @@ class _Memory:
         value because the message said it, not because it changed (an idle re-run)."""
         if supersedes(new, entry_frame(e.text)):
             return True
-        if self._from_this_message(e) or not self.context & read_slot(e.text).names:
+        if self._from_this_message(e):
             return False
         if _STANDING_IN.search(self.message):
             return False  # "Olu's off til june, Sam from Cambridge is covering e-bikes"
+        if _later_conversation(source, e.text) and refills(text, e.text, later=True):
+            return True  # "match fees £12" a week after "match fee is £10": no word of change
+        if not self.context & read_slot(e.text).names:
+            return False
         return refills(text, e.text, told=True) or self._named_instead(text, e)
 
     def _named_elsewhere(self, text: str, entries: list[_Entry], taken: set[int]) -> list[_Entry]:
@@ -1397,7 +1399,7 @@ def _cued(text: str, new: Frame) -> bool:
     connected to the :attr:`_Memory.likeness`."""
     if _ENDS.search(text):
         return True
-    return new.update and says_update(_WEAK_UPDATE.sub(" ", text))
+    return new.update and says_update(text, weak=False)
 
 
 def _someone_else(new: Slot, old: Slot, shared: frozenset[str]) -> bool:
@@ -1727,6 +1729,13 @@ def _owners_meet(new: Frame, old: Frame) -> bool:
 def _positions(text: str) -> set[tuple[str, int]]:
     """The messages the sources of ``text`` cite, as (conversation, position)."""
     return {(c, p) for c, start, end in parse_sources(text) for p in range(start, end)}
+
+
+def _later_conversation(source: str, entry: str) -> bool:
+    """Whether a statement cited by ``source`` comes from a conversation the ``entry`` does
+    not cite: said another day, not beside it (two values said together are often both true:
+    "senior fee £10, students £5")."""
+    return not {c for c, _, _ in parse_sources(source)} & {c for c, _, _ in parse_sources(entry)}
 
 
 def _cites(text: str, source: str) -> bool:

@@ -67,6 +67,7 @@ for _name, _members in lx.SLOT_CATEGORIES.items():
 _CONSTRUCTIONS = {c: re.compile(p, re.I) for c, p in lx.SLOT_CONSTRUCTIONS.items()}
 _LIGHT = frozenset(root(w) for w in lx.LIGHT_VERBS) | lx.GENERIC_WORDS
 _SLOT_HEADS = frozenset(root(w) for w in lx.SLOT_HEADS)
+_BE = lx.words("is are was were am be been being")
 _PLURAL_VERBS = lx.words("are were go come have do run live sit get take handle")
 
 
@@ -277,7 +278,24 @@ def said_of_others(new_text: str, old_text: str) -> bool:
     return _other_people(new, old, set(new.names), set(old.names))
 
 
-def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
+def _doing(text: str) -> frozenset[str]:
+    """The verbs of a statement's first clause that say more than being or having ("come",
+    "use" and the like say little): "delivered" in "our drugs are delivered by Covetrus"."""
+    first = re.split(r"[,;.!?]", strip_source(text), maxsplit=1)[0]
+    verbs = [w for w in WORD.findall(first)[1:] if w.islower() and is_verb(w)]
+    return frozenset(root(w) for w in verbs if w not in _BE) - _LIGHT
+
+
+def _for_what(text: str) -> str | None:
+    """What a statement says it is for ("for a car", "for job number 40"), or None; a price
+    or a length after "for" ("for £78 a day", "for 3 weeks") is not what it is for."""
+    m = re.search(r"\bfor\s+([^,;.!?()]+)", strip_source(text), re.I)
+    if m is None or re.match(r"[£$€\d]", m.group(1)):
+        return None
+    return " ".join(m.group(1).lower().split())
+
+
+def refills(new_text: str, old_text: str, *, told: bool = False, later: bool = False) -> bool:
     """Whether ``new_text``, said as an update, puts another value in the slot that
     ``old_text`` fills. ``told``: the message also names the old value ("LanguageLink was too
     slow"), so one word in common is enough, however much else the old entry says.
@@ -290,6 +308,15 @@ def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
     flat, a product), must be named by the new one, unless the new one's subject names nothing
     of its own: "Halden Freight's contact is Mark now" does not update "Ostrava Steel's
     contact is Jana". Owners that are both people must be the same.
+
+    ``later``: the new one was said in a later conversation, with no word of change ("match
+    fees £12" after "match fee is £10"); then the word in common must be of the slot, not the
+    name of the person both are said of ("Kez shoots recurve" is not "Kez is a Level 2
+    coach"), or a subject both name ("the 0.9 release"); the old one's subject must be said
+    again ("the ledger service"); the old one may hold no kind of value
+    the new one lacks, which replacing it would lose; the new one's first clause may do
+    nothing the old one does not ("are delivered by" is not "come from"); and what each says
+    it is for, when both say, must be the same ("for a van" is not "for a car").
     """
     new, old = read_slot(new_text), read_slot(old_text)
     new_names, old_names = set(new.names), set(old.names)
@@ -312,6 +339,17 @@ def refills(new_text: str, old_text: str, *, told: bool = False) -> bool:
     named = bool(new.subject & old.subject - {new.owner, old.owner})
     if not shared and not by_kind and not named:
         return False
+    people = {new.first, old.first, *new.owner.split(), *old.owner.split()}
+    if later and not named and not shared - people:
+        return False
+    if later and old.head - new_words:
+        return False  # not of the old one's subject: "pin Python ... for all services"
+    if later and {value_kind(v) for v in old.values} - {value_kind(v) for v in new.values}:
+        return False  # the old one says more: "visits are tuesdays, 30 children at most"
+    if later and _doing(new_text) - _doing(old_text) - old.words:
+        return False  # another relation: "drugs are delivered by X" after "come from Y"
+    if later and None is not _for_what(new_text) != _for_what(old_text) is not None:
+        return False  # for another thing: "£15 for a van" after "£10 for a car"
     if shared and not by_kind and not told and len(shared) < 0.3 * len(old_words - _LIGHT):
         return False  # a word in common among many others: a story, not the same slot
     if new.owner and old.owner and new.owner != old.owner and "i" not in (new.owner, old.owner):
