@@ -71,6 +71,7 @@ from .slots import (
     value_kind,
 )
 from .sources import BatchSources, is_link_line, said_words
+from .spelling import recase, spellings
 from .statements import PEOPLE, Statement, read, secret_values
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
@@ -308,15 +309,17 @@ class _Memory:
                 link = self._value_link(text, newer, older=True)
                 latest = link[0] if link is not None else None
             if latest is not None:
-                for e in near:
-                    # (not what another clause of this very message said: said again, a
-                    # message does not outdate itself)
-                    if (
-                        e not in newer
-                        and not _cites(e.text, source)
-                        and self._outdates(new, text, e, source)
-                    ):
-                        _supersede(e, latest)
+                # (not what another clause of this very message said: said again, a message
+                # does not outdate itself)
+                before = [e for e in live if e not in newer and not _cites(e.text, source)]
+                gone = [e for e in near if e in before and self._outdates(new, text, e, source)]
+                if not gone and _cued(text, new):
+                    # as when it was first read, an update no rule connects goes to the
+                    # likeness ("alec dodds has sold up so we've gone with Jim Paterson")
+                    close = self._closest(text, before)
+                    gone = [close] if close is not None else []
+                for e in gone:
+                    _supersede(e, latest)
                 self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
                 return "outdated"
         # What it may update: entries said before it. What it may repeat: any entry.
@@ -1941,6 +1944,9 @@ class OfflineReviewer:
             w for t in batch.turns if t.role == "user" for w in _display(t.author).lower().split()
         )
         blocks = _blocks(_turns(batch.turns))
+        spelled = spellings(
+            [*(t.text for t in batch.turns), batch.index, *batch.topics.values()], people
+        )
         given = {(t.conversation_id, t.position) for t in batch.turns}
         opening: dict[str, int] = {}  # per conversation: the first position given
         for t in batch.turns:
@@ -1966,7 +1972,9 @@ class OfflineReviewer:
             conv = turn.conversation_id
             # Consecutive messages of one author are read as one text (a sentence may lean on
             # the message before); each entry cites the messages its sentences came from.
-            text = "\n".join(t.text for t in block)
+            raw = "\n".join(t.text for t in block)
+            # Names a lower-case message shares with the batch or memory, spelled as there.
+            text = recase(raw, spelled) if turn.role == "user" else raw
             ends = [0]
             for t in block:
                 ends.append(ends[-1] + len(t.text) + 1)
@@ -1974,8 +1982,8 @@ class OfflineReviewer:
             said = sentences(turn.text)
             if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
                 asked[conv] = (turn.position, said[-1][2], turn.author)
-            secret_spans = [(f.start, f.end) for f in find_credentials(text)]
-            secret_spans += secret_values(text)
+            secret_spans = [(f.start, f.end) for f in find_credentials(raw)]
+            secret_spans += secret_values(raw)
             before = blocks[at - 1][0] if at else []
             answered = _answered(turn, before)
             memory.begin_message(

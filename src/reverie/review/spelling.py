@@ -1,0 +1,91 @@
+"""Names as a batch spells them, for the offline reviewer (SPEC R6): pure.
+
+Many people type in lower case ("our vet is dr sian rees at tywi vets"), while the assistant
+and the memory written before spell the same names with capitals ("Dr Sian Rees at Tywi
+Vets"). The rules take a capital as the mark of a name (:mod:`.slots`, :mod:`.frames`), so a
+lower-case message is read with the names it shares with the rest of the batch and with
+memory spelled as they are spelled there. Only the case of letters changes: every offset in
+the message stays where it was, so sources and secret spans are untouched.
+
+A spelling is learnt from a run of capitalised words ("Tywi Vets", "Platen & Ribbon") that
+does not merely open a sentence, a line or a list item (one capitalised word there may be any
+word: "Noted."), or from a run of two or more, less the common words it opens with ("Thanks
+Bev" is Bev). A single common word (a stop word, a verb, an ordinal, a day or a month)
+teaches nothing, since the lower-case word may be the common one ("burns", "may"); nor does
+a word in capitals alone ("SLUDGE"), a Markdown heading, or the name of someone talking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from . import lexicon as lx
+from .frames import is_verb
+
+__all__ = ["recase", "spellings"]
+
+# Capitalised words in a row, joined by spaces, "&" or "of" ("Platen & Ribbon").
+_RUN = re.compile(r"(?<![\w'’])(?-i:[A-Z][\w'’&-]*)(?:[ ](?:(?:&|of)[ ])?(?-i:[A-Z][\w'’&-]*))*")
+# Where a sentence, a line or a list item begins ("- Billing escalations go to Ruairi.").
+_OPENS = re.compile(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*|(?:^|\n)\s*[-*]\s+)$")
+_JOINERS = ("&", "of")
+_HEADING = re.compile(r"^#.*$", re.M)
+_COMMON = (
+    lx.STOP_WORDS
+    | lx.NAME_STOP
+    | lx.FILLERS
+    | lx.words("first second third fourth fifth last next")
+    | lx.words("thanks thank cheers hi hello hey ok okay sure noted great good yes sorry")
+)
+_WHEN = re.compile(
+    rf"(?:{lx.phrases(lx.WEEKDAYS).pattern}|{lx.phrases(lx.MONTHS).pattern})s?", re.I
+)
+
+
+def _common(word: str) -> bool:
+    low = re.sub(r"['’]s$", "", word.lower())
+    return len(low) < 3 or low in _COMMON or is_verb(low) or bool(_WHEN.fullmatch(low))
+
+
+def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str]:
+    """The names ``texts`` spell with capitals, by their lower-case form: ``{"tywi vets":
+    "Tywi Vets"}``. The first spelling seen wins; a Markdown heading teaches nothing, nor a
+    word in capitals alone, nor the name of one of ``people`` (who talk: how a speaker types
+    their own name is read as typed)."""
+    found: dict[str, str] = {}
+    talking = {p.lower() for p in people}
+    for said in texts:
+        text = _HEADING.sub("", said)  # "## People & preferences" names nothing
+        for m in _RUN.finditer(text):
+            words = m.group(0).split(" ")
+            if _OPENS.search(text[: m.start()]) and len(words) < 2:
+                continue  # "Noted.", "Sure": a sentence's first word
+            while words and (words[0] in _JOINERS or _common(words[0])):
+                words.pop(0)  # "Thanks Dr Rees" is not a name; "Rees" is
+            while words and words[-1] in _JOINERS:
+                words.pop()
+            if not words or (len(words) == 1 and _common(words[0])):
+                continue
+            if any(w.isupper() for w in words if w not in _JOINERS):
+                continue  # "SLUDGE", "REST": said loud, or an acronym, not a spelling
+            name = " ".join(words)
+            if talking & {w.lower() for w in words}:
+                continue
+            if name.lower() != name and len(name.lower()) == len(name):
+                found.setdefault(name.lower(), name)
+    return found
+
+
+def recase(text: str, names: dict[str, str]) -> str:
+    """``text`` with each all-lower-case occurrence of a name in ``names`` (whole words)
+    spelled as ``names`` spells it; the longest name first. Its length never changes."""
+    if not names or not re.search(r"[a-z]", text):
+        return text
+    for low in sorted(names, key=len, reverse=True):
+        if low not in text:
+            continue
+        # (case-blind it is not: "USK Vets", typed with capitals, stays as typed)
+        pattern = re.compile(rf"(?<![\w'’-]){re.escape(low)}(?![\w-])")
+        text = pattern.sub(names[low].replace("\\", r"\\"), text)
+    return text

@@ -1,0 +1,72 @@
+"""Names as a batch spells them (SPEC R6, issue 11): a lower-case message read with the
+capitals the assistant or memory gave its names."""
+
+from __future__ import annotations
+
+from reverie.review.spelling import recase, spellings
+from tests.review.test_offline import bot, index_after, review, turns, user
+
+
+def test_r6_a_name_is_learnt_where_it_is_spelled_with_capitals() -> None:
+    found = spellings(
+        [
+            "Thanks, Dr Nia Evans at Usk Vets.",  # mid-sentence, and a run of two words
+            "Noted.",  # a sentence's first word teaches nothing
+            "Sea Lark takes 10 divers.",  # two words opening a sentence are a name
+            "Burns is what we feed.",  # one word opening a sentence: maybe any word
+            "Great, see you Monday at Bramble Cottage.",  # not a day or a month
+        ]
+    )
+    assert found["nia evans"] == "Nia Evans"
+    assert found["usk vets"] == "Usk Vets"
+    assert found["sea lark"] == "Sea Lark"
+    assert "noted" not in found and "burns" not in found and "monday" not in found
+    assert found["bramble cottage"] == "Bramble Cottage"
+
+
+def test_r6_memory_headings_and_entry_openings_teach_nothing() -> None:
+    index = (
+        "# Memory\n\n## People & preferences\n- Billing escalations go to Ruairi. (source: c1#0-1)"
+        "\n- Sam: Payroll runs on Fridays. (source: c1#1-2)\n"
+    )
+    found = spellings([index])
+    assert "people" not in found and "memory" not in found
+    assert "billing" not in found and "payroll" not in found
+    assert found["ruairi"] == "Ruairi"
+
+
+def test_r6_only_whole_lower_case_words_are_recased_and_nothing_moves() -> None:
+    names = {"usk vets": "Usk Vets", "usk": "Usk", "nia evans": "Nia Evans"}
+    said = "we moved from usk vets to another practice. nia evans said USK Vets is fine. tusk"
+    out = recase(said, names)
+    assert len(out) == len(said)
+    assert out.startswith("we moved from Usk Vets to another practice. Nia Evans said")
+    assert "USK Vets" in out  # typed with capitals: left as typed
+    assert out.endswith("tusk")  # inside a word: not the name
+
+
+def test_r6_a_lower_case_handover_is_read_with_the_names_the_assistant_spelled() -> None:
+    # "jim pollard has retired": once the assistant has spelled the name, the lower-case
+    # message names the entry, and the retirement replaces it.
+    index = index_after(
+        review(
+            turns(
+                "c0",
+                user("our farrier is jim pollard from ashby forge"),
+                bot("Noted: Jim Pollard from Ashby Forge."),
+                author="bev",
+            )
+        )
+    )
+    out = review(
+        turns(
+            "c1",
+            user("jim pollard has retired, we use kate rowe now"),
+            bot("OK, Kate Rowe from now on."),
+            author="bev",
+        ),
+        index,
+    )
+    after = index_after(out, index)
+    assert "Kate Rowe" in after
+    assert "jim pollard" not in after.lower()
