@@ -143,11 +143,17 @@ figures of the reviewer as the sixteenth round left it. It was measured in aggre
 before and after the seventeenth round and after the eighteenth; from the nineteenth round on
 it is development data (:data:`SEVENTEENTH`).
 
-**The held-out set** ``test18`` (:data:`HELD_OUT`, ids ``t18-``) was written fresh at the end
-of the eighteenth round the same way (by two writers, ten settings each, who read only this
-format, the scoring and the checks), and committed with the figures of the reviewer as the
-eighteenth round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
---half test18`` in aggregate only.
+``test18`` was written fresh at the end of the eighteenth round the same way (by two writers,
+ten settings each, who read only this format, the scoring and the checks), and committed with
+the figures of the reviewer as the eighteenth round left it. It was measured in aggregate
+only, before the nineteenth round and after it; from the twentieth round on it is development
+data (:data:`EIGHTEENTH`).
+
+**The held-out set** ``test19`` (:data:`HELD_OUT`, ids ``t19-``) was written fresh during the
+nineteenth round the same way (by two writers, ten settings each, who read only this format,
+the scoring and the checks), and committed with the figures of the reviewer as the
+nineteenth round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
+--half test19`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -160,6 +166,7 @@ from pathlib import Path
 __all__ = [
     "CORPUS",
     "DEVELOPMENT",
+    "EIGHTEENTH",
     "EIGHTH",
     "ELEVENTH",
     "ENDED",
@@ -227,13 +234,16 @@ SIXTEENTH = "test16"
 #: Written during the seventeenth round; held out then and in the eighteenth, development data
 #: since the nineteenth.
 SEVENTEENTH = "test17"
+#: Written at the end of the eighteenth round; held out then and in the nineteenth,
+#: development data since the twentieth.
+EIGHTEENTH = "test18"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH,
+    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH,
 )  # fmt: skip
-#: Written at the end of the eighteenth round and never tuned on.
-HELD_OUT = "test18"
+#: Written during the nineteenth round and never tuned on.
+HELD_OUT = "test19"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -289,8 +299,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test18`` when its id starts with
-    ``t2-`` to ``t18-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test19`` when its id starts with
+    ``t2-`` to ``t19-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -325,6 +335,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t17-"):
         return SEVENTEENTH
     if conversation_id.startswith("t18-"):
+        return EIGHTEENTH
+    if conversation_id.startswith("t19-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

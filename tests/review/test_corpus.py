@@ -7,6 +7,7 @@ import pytest
 from tests.review.corpus_format import (
     CORPUS,
     DEVELOPMENT,
+    EIGHTEENTH,
     EIGHTH,
     ELEVENTH,
     FIFTEENTH,
@@ -53,7 +54,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t15-any-intro") == FIFTEENTH == "test15"
     assert half("t16-any-intro") == SIXTEENTH == "test16"
     assert half("t17-any-intro") == SEVENTEENTH == "test17"
-    assert half("t18-any-intro") == HELD_OUT == "test18"
+    assert half("t18-any-intro") == EIGHTEENTH == "test18"
+    assert half("t19-any-intro") == HELD_OUT == "test19"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -94,7 +96,8 @@ def test_the_corpus_is_large_and_varied() -> None:
     "which",
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
-        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, HELD_OUT),
+        *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH),
+        HELD_OUT,
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
