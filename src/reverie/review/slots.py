@@ -312,7 +312,10 @@ def refills(new_text: str, old_text: str, *, told: bool = False, later: bool = F
     ``later``: the new one was said in a later conversation, with no word of change ("match
     fees £12" after "match fee is £10"); then the word in common must be of the slot, not the
     name of the person both are said of ("Kez shoots recurve" is not "Kez is a Level 2
-    coach"), or a subject both name ("the 0.9 release"); the old one's subject must be said
+    coach"), and the old one must have a subject of its own ("stone", "the match fee"; "we
+    hire the minibus from Avis" and "John has been reading this book" are no slot said again
+    but doings and stories), or a subject both name ("the 0.9 release"); both must be of the
+    same person, when both are of one; the old one's subject must be said
     again ("the ledger service"); the old one may hold no kind of value
     the new one lacks, which replacing it would lose; the new one's first clause may do
     nothing the old one does not ("are delivered by" is not "come from"); and what each says
@@ -340,8 +343,12 @@ def refills(new_text: str, old_text: str, *, told: bool = False, later: bool = F
     if not shared and not by_kind and not named:
         return False
     people = {new.first, old.first, *new.owner.split(), *old.owner.split()}
-    if later and not named and not shared - people:
+    # (not the person both are said of: "Jolene" is the subject of all Jolene's news)
+    thing = new.subject & old.subject - {new.owner, old.owner, new.who, old.who}
+    if later and not thing and not (old.head and shared - people):
         return False
+    if later and new.who and old.who and new.who != old.who:
+        return False  # "Tim recently read a book" is not of "John has been reading ..."
     if later and old.head - new_words:
         return False  # not of the old one's subject: "pin Python ... for all services"
     if later and {value_kind(v) for v in old.values} - {value_kind(v) for v in new.values}:
