@@ -3206,3 +3206,19 @@ def test_r6_why_a_change_was_made_stays_with_the_change() -> None:
         line for line in lines if "wednesday" in line.lower() and "thursday" not in line.lower()
     ]
     assert not stale, lines
+
+
+def test_r6_how_someone_is_at_the_moment_is_not_kept_with_the_question() -> None:
+    # "Is she feeling better?" "she's ok now": the answer is of the moment, and keeping it
+    # would keep the question with it.
+    out = review(
+        turns(
+            "c1",
+            user("Pepper was off her food all week, the vet thinks it was the new litter"),
+            bot("Poor Pepper. Is she feeling better?"),
+            user("she's ok now. we've gone back to the old wood pellet litter for good"),
+        )
+    )
+    index = index_after(out)
+    assert "feeling better" not in index, index
+    assert "wood pellet litter" in index, index

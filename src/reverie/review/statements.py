@@ -488,6 +488,12 @@ _SCHEDULE = re.compile(
     r"(?!.*\b(?:tomorrow|tonight|today)\b)",
     re.I,
 )
+#: How someone is at the moment: "he's fine now", "she's ok now", "they're much better now".
+_WELL_NOW = re.compile(
+    r"(?:\b(?:is|are)|'s|'re)\s+(?:\w+\s+){0,2}(?:fine|ok|okay|better|well|grand|alright)\b"
+    r"(?:\s+\w+){0,3}?\s+now\b",
+    re.I,
+)
 _STATE_NOW = re.compile(
     r"\b(?:is|are|was|were)\s+(?:\w+\s+){0,2}(?:green|red|down|up|broken|done|slow|fast|"
     r"terrible|great|fine|ok|okay|packed|busy|quiet|full|empty|stuck|back)\b",
@@ -921,7 +927,9 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     # that leans on the question is kept with it, whether or not it has a verb.
     leans = text.split(" ", 1)[0].lower().strip(",") in lx.LEANING_OPENERS
     if not _durable(text, kind, role, lesson, f.values) or (question and leans):
-        if question and role == "user" and (_answer(text, question) or leans):
+        passing = _WELL_NOW.search(text)
+        if question and role == "user" and (_answer(text, question) or leans) and not passing:
+            # (not how someone is at the moment: "Is he on the mend?" "he's fine now")
             section = _section(f"{question} {text}", "i", False, f.values, f.kinds)
             meta = {"question": question}
             return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
