@@ -3222,3 +3222,10 @@ def test_r6_how_someone_is_at_the_moment_is_not_kept_with_the_question() -> None
     index = index_after(out)
     assert "feeling better" not in index, index
     assert "wood pellet litter" in index, index
+
+
+def test_r5_a_timetable_pasted_line_by_line_is_output() -> None:
+    # "DEP 07:40 Platform 2": a code, then a time, and no word in lower case.
+    said = "the ferry times for Saturday, copied off the website:\nDEP 07:40 Ardrossan\nARR 08:35"
+    kept = " ".join(op.get("text", "") for op in review(turns("c1", user(said))).operations)
+    assert "07:40" not in kept and "08:35" not in kept, kept
