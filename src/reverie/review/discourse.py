@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from .frames import WORD, is_verb, past, says_update
+from .frames import WORD, has_verb, is_verb, past, says_update
 from .sentences import clean, sentences
 from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
@@ -163,7 +163,7 @@ def _why_changed(before: str, sentence: str, role: str) -> bool:
     of its own. Alone it would keep the old value as if it still held."""
     if not says_update(before, weak=False) or says_update(sentence):
         return False
-    if not any(is_verb(w) for w in WORD.findall(before)):
+    if not has_verb(WORD.findall(before)):
         return False  # "half 8 now": the update leans on what it answers, read with it
     if _STAYS.search(sentence) or not _told(sentence) or not _statement(sentence, role):
         return False  # "group stays at £11": another value; "fish is in by half six": news

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from . import lexicon as lx
-from .frames import MONTH, TIME_WORDS, WORD, is_verb, stem, strip_source
+from .frames import AUX, MONTH, TIME_WORDS, WORD, is_verb, stem, strip_source
 
 __all__ = [
     "Slot",
@@ -67,7 +67,7 @@ for _name, _members in lx.SLOT_CATEGORIES.items():
 _CONSTRUCTIONS = {c: re.compile(p, re.I) for c, p in lx.SLOT_CONSTRUCTIONS.items()}
 _LIGHT = frozenset(root(w) for w in lx.LIGHT_VERBS) | lx.GENERIC_WORDS
 _SLOT_HEADS = frozenset(root(w) for w in lx.SLOT_HEADS)
-_BE = lx.words("is are was were am be been being")
+_BE = AUX | lx.words("am be been being")  # being, having and helping verbs
 _PLURAL_VERBS = lx.words("are were go come have do run live sit get take handle")
 
 
@@ -310,16 +310,19 @@ def refills(new_text: str, old_text: str, *, told: bool = False, later: bool = F
     contact is Jana". Owners that are both people must be the same.
 
     ``later``: the new one was said in a later conversation, with no word of change ("match
-    fees £12" after "match fee is £10"); then the word in common must be of the slot, not the
-    name of the person both are said of ("Kez shoots recurve" is not "Kez is a Level 2
-    coach"), and the old one must have a subject of its own ("stone", "the match fee"; "we
-    hire the minibus from Avis" and "John has been reading this book" are no slot said again
-    but doings and stories), or a subject both name ("the 0.9 release"); both must be of the
-    same person, when both are of one; the old one's subject must be said
-    again ("the ledger service"); the old one may hold no kind of value
-    the new one lacks, which replacing it would lose; the new one's first clause may do
-    nothing the old one does not ("are delivered by" is not "come from"); and what each says
-    it is for, when both say, must be the same ("for a van" is not "for a car").
+    fees £12" after "match fee is £10"). Then, further:
+
+    * the old one has a subject of its own that the new one says again ("stone", "the match
+      fee"; not "the ledger service" for "pin Python for all services"), with a word in common
+      that is not the name of the person both are said of ("Kez shoots recurve" is not "Kez
+      is a Level 2 coach"); or both name one thing as subject ("the 0.9 release"). "We hire
+      the minibus from Avis" and "John has been reading this book" are doings and stories,
+      no slot said again;
+    * both are of the same person, when both are of one;
+    * the old one holds no kind of value the new one lacks, which replacing it would lose;
+    * the new one's first clause does nothing the old one does not ("are delivered by" is
+      not "come from");
+    * what each says it is for, when both say, is the same ("for a van" is not "for a car").
     """
     new, old = read_slot(new_text), read_slot(old_text)
     new_names, old_names = set(new.names), set(old.names)

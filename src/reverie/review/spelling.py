@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 
 from . import lexicon as lx
-from .frames import is_verb
+from .frames import CALENDAR, is_verb
 
 __all__ = ["recase", "spellings"]
 
@@ -38,21 +38,18 @@ _COMMON = (
     | lx.words("first second third fourth fifth last next")
     | lx.words("thanks thank cheers hi hello hey ok okay sure noted great good yes sorry")
 )
-_WHEN = re.compile(
-    rf"(?:{lx.phrases(lx.WEEKDAYS).pattern}|{lx.phrases(lx.MONTHS).pattern})s?", re.I
-)
 
 
 def _common(word: str) -> bool:
     low = re.sub(r"['’]s$", "", word.lower())
-    return len(low) < 3 or low in _COMMON or is_verb(low) or bool(_WHEN.fullmatch(low))
+    return len(low) < 3 or low in _COMMON or is_verb(low) or bool(CALENDAR.fullmatch(low))
 
 
 def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str]:
-    """The names ``texts`` spell with capitals, by their lower-case form: ``{"tywi vets":
-    "Tywi Vets"}``. The first spelling seen wins; a Markdown heading teaches nothing, nor a
-    word in capitals alone, nor the name of one of ``people`` (who talk: how a speaker types
-    their own name is read as typed)."""
+    """The names ``texts`` spell with capitals, by their lower-case form, longest first (the
+    order :func:`recase` tries them in): ``{"tywi vets": "Tywi Vets"}``. The first spelling
+    seen wins; a Markdown heading teaches nothing, nor a word in capitals alone, nor the name
+    of one of ``people`` (who talk: how a speaker types their own name is read as typed)."""
     found: dict[str, str] = {}
     talking = {p.lower() for p in people}
     for said in texts:
@@ -74,15 +71,16 @@ def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str
                 continue
             if name.lower() != name and len(name.lower()) == len(name):
                 found.setdefault(name.lower(), name)
-    return found
+    return {low: found[low] for low in sorted(found, key=len, reverse=True)}
 
 
 def recase(text: str, names: dict[str, str]) -> str:
     """``text`` with each all-lower-case occurrence of a name in ``names`` (whole words)
-    spelled as ``names`` spells it; the longest name first. Its length never changes."""
+    spelled as ``names`` spells it, in the order of ``names`` (:func:`spellings`: longest
+    first, once per batch, not per message). Its length never changes."""
     if not names or not re.search(r"[a-z]", text):
         return text
-    for low in sorted(names, key=len, reverse=True):
+    for low in names:
         if low not in text:
             continue
         # (case-blind it is not: "USK Vets", typed with capitals, stays as typed)
