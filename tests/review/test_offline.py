@@ -3229,3 +3229,211 @@ def test_r5_a_timetable_pasted_line_by_line_is_output() -> None:
     said = "the ferry times for Saturday, copied off the website:\nDEP 07:40 Ardrossan\nARR 08:35"
     kept = " ".join(op.get("text", "") for op in review(turns("c1", user(said))).operations)
     assert "07:40" not in kept and "08:35" not in kept, kept
+
+
+# --- twentieth round: test18's lists, read-backs and lessons, said here in other words -------
+
+
+def test_r6_an_item_that_ended_leaves_the_rest_of_its_list() -> None:
+    # "we're not X any more" of one item of a list: the other items stay, the list reads on.
+    index = _after(
+        "what we stock: oak, sweet chestnut, larch, and reclaimed pine if it's kiln dried",
+        "we're not selling reclaimed pine any more, too many nails in it",
+    )
+    assert "reclaimed pine" not in index.replace("No longer reclaimed pine", ""), index
+    assert "oak, sweet chestnut, and larch" in index, index
+    # after a heading, the first item may go too
+    index = _after(
+        "classes we teach: pottery on Mondays, life drawing on Wednesdays, and printmaking",
+        "pottery's not running any more, the kiln cracked",
+    )
+    assert "pottery" not in index.lower().replace("no longer pottery", ""), index
+    assert "life drawing on Wednesdays and printmaking" in index, index
+
+
+def test_r6_a_firm_gone_into_administration_is_retired_and_the_rest_stays() -> None:
+    index = _after(
+        "glaze is always 60 silica 25 flux 15 clay. clay comes from Ashworth Minerals in Stoke",
+        "Ashworth Minerals have gone into administration. Ordering from Potclays now.",
+    )
+    assert "Stoke" not in index and "Potclays" in index, index
+    assert "60 silica 25 flux 15 clay" in index, index
+
+
+def test_r6_a_count_of_something_is_not_a_new_price() -> None:
+    # "31 degrees", said by the same speaker right after an ending, is no new value of "£9 a
+    # head": a number followed by what it counts is not a bare price.
+    index = _after("we also do toddler tea parties, £9 a head, Bea does those")
+    out = review(
+        turns(
+            "c1",
+            user("not doing the toddler tea parties any more, the spills aren't worth £9 a head"),
+            user("absolute scorcher today btw, 31 degrees in the shed"),
+        ),
+        index,
+    )
+    index = index_after(out, index)
+    assert "£31" not in index and "Bea does those" not in index, index
+
+
+def test_r6_what_a_recipe_uses_instead_of_something_replaces_no_entry() -> None:
+    # "instead of gin" names what was replaced: an entry that never said gin is not it.
+    out = review(
+        turns(
+            "c1",
+            user(
+                "Oi pessoal! I am Ines, from Porto, I make the cocktails in the weekends with Ade"
+            ),
+            bot("Oi Ines! Weekend bartender, from Porto. Welcome."),
+            user(
+                "I create a new one for the menu, Porto Tonic, with white port from Gaia instead "
+                "of gin. Ade says yes it goes on the Classics menu"
+            ),
+            author="ines",
+        )
+    )
+    index = index_after(out)
+    assert "weekends" in index and "Porto Tonic" in index, index
+
+
+def test_r6_same_terms_writes_the_new_value_into_the_entry() -> None:
+    # "same mileage deal": the rest of the entry stands; only the rate changes.
+    index = _after(
+        "my hourly rate with Brightwell is £45, mileage paid over 30 miles",
+        "got Brightwell up to £52 an hour from May. same mileage deal",
+    )
+    assert "hourly rate with Brightwell is £52" in index, index
+    assert "£45" not in index, index
+
+
+def test_r6_the_assistants_read_back_does_not_rewrite_the_users_update() -> None:
+    # "Updated: ..." in fewer words, with no name or value of its own: the user's update,
+    # with its reason, stays as they said it.
+    index = _after("adult swim is Fridays till 10, over 18s only")
+    out = review(
+        turns(
+            "c2",
+            user(
+                "we've moved adult swim to Thursdays, Fridays were empty because of the "
+                "football. same deal, over 18s only till 10"
+            ),
+            bot("Updated: adult swim is now Thursday until 10pm, over 18s only."),
+        ),
+        index,
+    )
+    index = index_after(out, index)
+    assert "Fridays were empty" in index and "now Thursday until 10pm" not in index, index
+
+
+def test_r6_a_read_back_that_names_someone_opening_a_sentence_is_a_read_back() -> None:
+    # "Nell's gone ..." opens its sentence with Nell: the reply that names her reads it back.
+    out = review(
+        turns(
+            "c1",
+            user(
+                "Nell's gone on maternity leave! our rota lead for now is Omar Haddad, he does "
+                "the Monday calls because it's busy"
+            ),
+            bot(
+                "Noted: Omar Haddad is covering as rota lead while Nell's on maternity leave, "
+                "doing the Monday calls."
+            ),
+        )
+    )
+    texts = [op["text"] for op in out.operations if op.get("action") == "add"]
+    assert len([t for t in texts if "Omar Haddad" in t]) == 1, texts
+
+
+def test_r6_a_name_alone_then_who_they_are_is_one_introduction() -> None:
+    out = review(
+        turns(
+            "c1",
+            user(
+                "Priya Nair. Self employed tree surgeon, trading as Nair Arborists, based in Frome."
+            ),
+            author="priya",
+        )
+    )
+    index = index_after(out)
+    assert "Priya Nair" in index and "Nair Arborists" in index, index
+    assert [line for line in index.splitlines() if "Priya Nair" in line and "tree surgeon" in line]
+
+
+def test_r6_where_things_are_sent_is_no_update() -> None:
+    # "goes to him" says where something is sent; the introduction before it stays.
+    out = review(
+        turns(
+            "c1",
+            user("so I'm Ruth, me and my brother Ed run The Rolling Scone, a vintage tea bus"),
+            bot("Hi Ruth!"),
+            user("Ed does the books and the permits so anything with the council goes to him"),
+            author="ruth",
+        )
+    )
+    index = index_after(out)
+    assert "Ruth and their brother Ed run The Rolling Scone" in index, index
+    assert "goes to him" in index, index
+
+
+def test_r6_what_stays_beside_what_ended_is_kept() -> None:
+    index = _after(
+        "paddling pool is open weekends, £2 a go",
+        "we've closed the paddling pool for good, the council wanted new fencing. "
+        "splash pad stays open",
+    )
+    assert "splash pad stays open" in index, index
+    assert "paddling pool is open" not in index, index
+
+
+def test_r6_a_plan_for_a_month_is_not_progress() -> None:
+    index = _after(
+        "Tom Reyes here, I'm the trainee at Harbour Forge. doing my welding ticket in November"
+    )
+    assert "welding ticket in November" in index, index
+
+
+def test_r6_how_it_has_gone_since_the_fix_stays_with_the_lesson() -> None:
+    # one message each: the cause on one line with no full stop, the fix on the next
+    out = review(
+        turns(
+            "c1",
+            user(
+                "worth remembering. three loaves collapsed in the oven last week. I'd cut the "
+                "proof short because of the rush"
+            ),
+            user(
+                "fix: a full 90 minute proof every batch, and the oven at 230 before loading. "
+                "not had one collapse since"
+            ),
+        )
+    )
+    index = index_after(out)
+    lines = [line for line in index.splitlines() if "collapse" in line]
+    assert len(lines) == 1 and "rush. fix:" in lines[0] and "since" in lines[0], index
+
+
+def test_r6_a_story_then_so_now_is_one_lesson() -> None:
+    # "dropped" reads as a word of change; after it, "so now ..." is still the fix.
+    out = review(
+        turns(
+            "c1",
+            user(
+                "note this. last spring we cut 300 tulips a week early to get ahead and half of "
+                "them dropped their petals before the wedding, had to give a refund"
+            ),
+            user("so now tulips are never cut more than two days before an event"),
+        )
+    )
+    index = index_after(out)
+    lines = [line for line in index.splitlines() if "tulips" in line.lower()]
+    assert len(lines) == 1 and "petals" in lines[0] and "two days" in lines[0], index
+
+
+def test_r6_a_funny_aside_about_the_old_supplier_is_not_kept() -> None:
+    index = _after(
+        "repairs go to Fixwell in Derby, about 2 weeks",
+        "we've moved repairs to Mendit in Leicester. Fixwell kept losing parts. "
+        "funny thing is the Fixwell owner still sends us a calendar every year",
+    )
+    assert "calendar" not in index, index
+    assert "Mendit" in index, index

@@ -13,7 +13,7 @@ import functools
 import re
 
 from . import lexicon as lx
-from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, past, strip_source
+from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, past, stem, strip_source
 from .slots import dated_alike, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "resets", "restates", "supersedes", "uses", "version_change"]
@@ -135,6 +135,12 @@ _NO_MORE = re.compile(
 )
 
 
+_JUST_A_SUBJECT = re.compile(
+    r"\s*(?:(?:we|i|they|he|she|you)(?:'re|'m|'ve|'s)?(?:\s+(?:are|am|is|have|has|do|does))?)?\s*",
+    re.I,
+)
+
+
 def _retire(text: str, kind: str) -> tuple[str, str] | None:
     """``(thing retired, what the clause goes on to say)``, or None.
 
@@ -153,10 +159,14 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     if m:
         thing = _thing(m["v"] or m.groupdict().get("w") or "")
         if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
-            said = (text[: m.start()] + " " + text[m.end() :]).strip(" ,;")
+            before = text[: m.start()]
+            if _JUST_A_SUBJECT.fullmatch(before):
+                before = ""  # "we're not taking X any more, ...": "we're" says nothing alone
+            said = (before + " " + text[m.end() :]).strip(" ,;")
             return thing, said if len(said.split()) >= 2 else ""
     m = re.match(
-        rf"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:isn't|aren't|won't be|is not|are not|will not be)"
+        rf"^(?:the |our |my )?(?P<w>[^,;:]+?)"
+        rf"(?: (?:isn't|aren't|won't be|is not|are not|will not be)|'s not|'re not)"
         rf" (?:{_NEGATED_STATE.pattern})\b",
         text,
         re.I,
@@ -350,7 +360,8 @@ _CLOSED_DOWN = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w'-]+)(?: (?-i:[A-Z][\w'-]+))?) (?:has |have )?"
     r"(?:(?:stopped|ceased) trading|packed it in|sold up|(?:shut|closed) for good"
     r"|(?:cancell?ed|pulled out|dropped out) on (?:us|me)"
-    r"|(?:went|gone) (?:bust|under))\b(?P<rest>.*)$",
+    r"|(?:went|gone) (?:bust|under|into (?:administration|liquidation|receivership)))\b"
+    r"(?P<rest>.*)$",
     re.I,
 )
 
@@ -572,6 +583,19 @@ _HOLDS_FROM = re.compile(
 )
 
 
+_INSTEAD_OF = re.compile(r"\b(?:instead of|rather than|in place of)\s+(?P<v>[^,;.!?()]+)", re.I)
+
+
+def names_what_it_replaced(text: str, entry: str) -> bool:
+    """Whether ``entry`` may be what ``text`` replaced: ``text`` names no replaced thing
+    ("instead of lime", "rather than Tuesdays"), or ``entry`` shares a word with it."""
+    m = _INSTEAD_OF.search(text)
+    if m is None:
+        return True
+    words = {stem(w) for w in WORD.findall(m["v"]) if w.lower() not in lx.STOP_WORDS}
+    return not words or bool(words & {stem(w) for w in WORD.findall(entry)})
+
+
 def supersedes(new: Frame, old: Frame) -> bool:
     """Whether a statement with frame ``new`` makes an entry with frame ``old`` outdated.
 
@@ -587,6 +611,8 @@ def supersedes(new: Frame, old: Frame) -> bool:
         return True  # "buying from Costco now instead of Booker" after "stock comes from Booker"
     if _role_taken(new, old):
         return True  # "Alan Brewer is steeple keeper now" after "Geoffrey Pell is our ..."
+    if not names_what_it_replaced(new.text, old.text):
+        return False  # "with forced rhubarb instead of lime" replaces nothing about Recife
     if (new.update or dated_alike(new.text, old.text)) and refills(new.text, old.text):
         return True  # "Opsgenie handles alerts now" after "Paging goes through PagerDuty"
     if refills(new.text, old.text) and _one_subject(new.text, old.text):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from .frames import WORD, has_verb, is_verb, past, says_update
+from .frames import CALENDAR, WORD, has_verb, is_verb, past, says_update
 from .sentences import clean, sentences
 from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
@@ -49,9 +49,29 @@ def _fragment(text: str) -> bool:
     words = WORD.findall(text)
     content = [w for w in words if w.lower() not in lx.STOP_WORDS]
     contracted = any(re.search(r"'(?:m|s|re|ve|ll|d)$", w, re.I) for w in words)
-    if not content or contracted or any(is_verb(w) for w in words):
+    if not content or contracted or any(is_verb(w) for w in _without_describing(words)):
         return False
     return bool(_SMALL_TALK.sub(" ", text.lower()).strip(" .,!?;:-"))
+
+
+def _without_describing(words: list[str]) -> list[str]:
+    """``words`` without a past participle that opens them and describes the noun after it
+    ("Self employed telecoms rigger", "Retired teacher", "Qualified electrician"): a role,
+    not something done ("Moved to Leeds" goes on with a preposition, "Closed Mondays" with a
+    day)."""
+    at = 1 if words and words[0].lower() == "self" else 0
+    if len(words) > at + 1 and past(words[at].lower()):
+        after = words[at + 1].lower()
+        if after not in lx.STOP_WORDS and not is_verb(after) and not CALENDAR.fullmatch(after):
+            return words[at + 1 :]
+    return words
+
+
+def _join(before: str, sentence: str) -> str:
+    """Two sentences as one unit; the first closed with a full stop when it was not ("... to
+    save time because of the market" on one line, "fix: three cycles" on the next)."""
+    stop = "" if before.rstrip().endswith((".", "!", "?", ":", ";", ",")) else "."
+    return f"{before.rstrip()}{stop} {sentence}"
 
 
 def _statement(text: str, role: str) -> bool:
@@ -84,7 +104,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         going_on = _statement(sentence, role) or _fragment(sentence)
         if out and introducing and _about_speaker(sentence) and going_on:
             before = out[-1]
-            joined = f"{before[2]} {sentence}"
+            joined = _join(before[2], sentence)
             # "I'm Gwen Pritchard, bereavement services manager. I'll be using you to help
             # with the office side": what the joined text cannot keep is not joined to it.
             reads = isinstance(
@@ -106,13 +126,21 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             )
             and read(clean(sentence), role=role, speaker=speaker or "Someone") != "introduction"
         )
+        # How it has gone since the fix ("haven't had one warp since"): the lesson's outcome,
+        # not a statement of its own (alone, "since" reads as a change).
+        if out and i > 0 and _SINCE.search(sentence) and _LESSON.search(out[-1][2]):
+            before = out[-1]
+            joined = _join(before[2], sentence)
+            if len(joined) <= MAX_JOINED:
+                out[-1] = (before[0], end, joined)
+                continue
         # What went wrong, told in the past, then what is done now ("Clive tapped a firkin
         # before it settled and it poured cloudy. Now every cask sits 48 hours"): one lesson.
         if out and i > 0 and _remedy(sentence, role):
             before = out[-1]
-            joined = f"{before[2]} {sentence}"
+            joined = _join(before[2], sentence)
             # told without a lesson's cue, the joined text must still read as a statement
-            told = not _LESSON.search(before[2]) and _told(before[2])
+            told = not _LESSON.search(before[2]) and _told(before[2], sentence)
             kept = joined_lesson or (
                 told
                 and isinstance(
@@ -124,7 +152,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
                 continue
         if out and i > 0 and _why_changed(out[-1][2], sentence, role):
             before = out[-1]
-            joined = f"{before[2]} {sentence}"
+            joined = _join(before[2], sentence)
             if len(joined) <= MAX_JOINED and _keeps(before[2], joined, role, speaker):
                 out[-1] = (before[0], end, joined)  # the change, kept with why it was made
                 continue
@@ -137,7 +165,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             listed = before[2].rstrip().endswith(":") or priced(clean(before[2]), role)
             own = listed and priced(clean(sentence), role)
             leans = lesson or _opens_leaning(sentence) or (_fragment(sentence) and not own)
-            joined = f"{before[2]} {sentence}"
+            joined = _join(before[2], sentence)
             if (
                 leans
                 and len(joined) <= MAX_JOINED
@@ -153,6 +181,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     return out
 
 
+_SINCE = re.compile(r"^[^.!?]{0,60}\b(?:ever since|since then|since)\s*[.!]*\s*$", re.I)
 _STAYS = re.compile(r"\b(?:stays?|staying|stayed|unchanged|still|same|as before)\b", re.I)
 
 
@@ -180,11 +209,14 @@ def _keeps(before: str, joined: str, role: str, speaker: str) -> bool:
     return not isinstance(alone, Statement) or isinstance(together, Statement)
 
 
-def _told(text: str) -> bool:
+def _told(text: str, after: str = "") -> bool:
     """Whether a sentence tells what went wrong: a verb in the past, not a question, and no
     word of change ("I let the Trados licence expire", "Dr Lindqvist has left Velacor": what
-    follows is the new value, not a fix)."""
-    if text.rstrip().endswith("?") or _CHANGE.search(text):
+    follows is the new value, not a fix), unless what follows opens with "so" ("half of them
+    dropped needles ... so now pre-cut trees are never felled before 1 December")."""
+    if text.rstrip().endswith("?"):
+        return False
+    if _CHANGE.search(text) and not re.match(r"\W*so\b", after, re.I):
         return False
     return any(past(w) for w in WORD.findall(text))
 

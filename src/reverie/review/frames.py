@@ -424,15 +424,21 @@ def says_update(text: str, *, weak: bool = True) -> bool:
 _NEGATED_VERB = re.compile(r"\b(?:would|could)\s+(not)\s+(?=[a-z])", re.I)
 
 
+#: "anything with the council goes to her": where things are sent, not a value that moved.
+_TO_SOMEONE = re.compile(r"\b(?:go|goes|gone|went)\s+to\s+(?=(?:her|him|them|me|us)\b)", re.I)
+
+
 #: "a fixed booking", "our fixed price": fixed as a kind of thing, not as a repair.
 _FIXED_KIND = re.compile(r"\b(?:a|an|the|our|my|their|its|on a)\s+(fixed)\b", re.I)
 
 
 def _unchanging(text: str) -> str:
     """``text`` with the words that only look like a word of update blanked out: the "not" of
-    a negated verb (:data:`_NEGATED_VERB`), "fixed" before a noun (:data:`_FIXED_KIND`)."""
+    a negated verb (:data:`_NEGATED_VERB`), "goes to her" (:data:`_TO_SOMEONE`), "fixed"
+    before a noun (:data:`_FIXED_KIND`)."""
     for m in reversed(list(_NEGATED_VERB.finditer(text))):
         text = text[: m.start(1)] + "   " + text[m.end(1) :]
+    text = _TO_SOMEONE.sub(lambda m: " " * len(m.group(0)), text)
     return _FIXED_KIND.sub(lambda m: m.group(0)[: -len(m.group(1))] + " " * 5, text)
 
 

@@ -254,7 +254,7 @@ REACTION_OPENERS = phrase_list(
     nice to meet | great to meet | lovely to meet | sounds | exciting | appreciate | enjoy
     haha | aww | oh man | wow | ha | yay | nice work | nice one | great job | big change
     sensible | makes sense | understood | noted | got it | sure | of course | no problem
-    sorry | hello | hi | good morning
+    sorry | hello | hi | good morning | funny thing is | the funny thing is | funnily enough
     """
 )
 #: Progress and the moment: true now, stale in an hour.
@@ -592,7 +592,12 @@ NEGATED_STATES = phrase_list(
 )
 #: How a clause says that the speaker no longer uses something: a negation, then one of
 #: these, then the thing ("we're not on Zendesk any more", "we aren't using Jira anymore").
-NEGATED_USE = phrase_list("on | using | use | with | in | at | through | buying from | going to")
+NEGATED_USE = phrase_list(
+    """
+    on | using | use | with | in | at | through | buying from | going to | taking | accepting
+    | selling | stocking | offering | doing | running
+    """
+)
 #: Words that end a negated use: without one of them ("not on call this week") nothing ended.
 NO_LONGER = phrase_list("any more | anymore | any longer")
 #: Skeleton words too common to say two statements are about the same thing.

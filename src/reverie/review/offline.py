@@ -44,9 +44,10 @@ from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
 from . import lexicon as lx
-from .changes import keys, mentions, resets, restates, supersedes, uses
+from .changes import keys, mentions, names_what_it_replaced, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
 from .frames import (
+    AUX,
     CALENDAR,
     Frame,
     entry_frame,
@@ -160,6 +161,9 @@ class _Memory:
     replying_to: frozenset[tuple[str, int]] = frozenset()
     #: And their text: a read-back that gives again what the entries left out keeps it.
     replied: str = ""
+    #: For an assistant's message: the user's messages of this batch said before it, in its
+    #: conversation.
+    heard: frozenset[tuple[str, int]] = frozenset()
     #: The people talking, as lower-case words of their names.
     people: frozenset[str] = frozenset()
     #: When the message being read is the user's, the assistant's message right before it: a
@@ -357,6 +361,20 @@ class _Memory:
         if not same and _cued(text, new):
             close = self._closest(text, older)
             same = [close] if close is not None else []
+        if (
+            same
+            and self.heard
+            and _CONFIRMS.search(self.message)
+            and all(_positions(e.text) & self.heard and _no_more(text, e.text) for e in same)
+        ):
+            # The assistant reads back what the user just said or changed, with no name or
+            # value of its own and in fewer words ("Updated: late opening is now Thursday until
+            # 9pm" after "we've moved the late night to Thursdays, ... same deal, adults only
+            # till 9"): what the user said stands as they said it. (One that says more, "home
+            # visits removed, housebound patients referred to ..." of "We'll refer those to
+            # ...", or "Bongani Dube is the Eyewear Direct rep" of "our new rep is Bongani
+            # Dube", takes its place.)
+            return "duplicate"
         if same:
             # An entry that already says this, and more, stays as it is; the others go.
             holder = next((e for e in same if _holds(e.text, text)), None)
@@ -367,8 +385,17 @@ class _Memory:
                 return "duplicate"
             if len(same) == 1 and self._written_in(text, same[0]):
                 return "duplicate"
+            if (
+                self.heard
+                and len(same) == 1
+                and _positions(same[0].text) & self.heard
+                and _values_held(text, same[0].text)
+            ):
+                # The assistant's "Signing moved to 15 March." of "signing with Priya Desai on
+                # Saturday 15 March, 12 till 3", just written: the entry says it, and more
+                return "duplicate"
             one = self._value_link(text, same[:1]) if len(same) == 1 else None
-            if one is not None and self._one_of_several(*one[:2]):
+            if one is not None and (self._one_of_several(*one[:2]) or _SAME_REST.search(text)):
                 # "the initial assessment goes to £60" of "initial assessment £55, follow-up
                 # £48": the one price is written in, the other stays.
                 done = self._substitute(*one, source, text)
@@ -431,6 +458,12 @@ class _Memory:
         outdated = [
             s for s in said if supersedes(new, entry_frame(s)) or refills(text, s, told=True)
         ]
+        if not outdated:
+            # no rule says which: the sentences naming what the message named and the update
+            # does not ("Metallum have gone into administration. We're buying from Brock Metal
+            # now" of "bell metal is 77/23. ingot comes from Metallum")
+            gone = self.context - read_slot(text).names
+            outdated = [s for s in said if read_slot(s).names & gone]
         if not outdated or len(outdated) == len(said):
             return text
         kept = [s.rstrip() for s in said if s not in outdated and not _holds(text, s)]
@@ -735,6 +768,8 @@ class _Memory:
                 continue  # a retired entry goes at the end of the message, whatever says it
             if self._said_after(e):
                 continue  # said after this message (a batch read again): not outdated by it
+            if not names_what_it_replaced(text, e.text):
+                continue
             old = read_slot(e.text)
             people = {new.owner, old.owner}
             if new.owner and old.owner and len(people) > 1 and "i" not in people:
@@ -780,7 +815,7 @@ class _Memory:
         value because the message said it, not because it changed (an idle re-run)."""
         if supersedes(new, entry_frame(e.text)):
             return True
-        if self._from_this_message(e):
+        if self._from_this_message(e) or not names_what_it_replaced(text, e.text):
             return False
         if _STANDING_IN.search(self.message):
             return False  # "Olu's off til june, Sam from Cambridge is covering e-bikes"
@@ -853,12 +888,14 @@ class _Memory:
         replying_to: frozenset[tuple[str, int]] = frozenset(),
         answering: str = "",
         replied: str = "",
+        heard: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
         """Before a message is read: the names of entries it names (:attr:`context`). The
         people talking, and a name most entries hold, are who the talk is between, not the
         value of a slot: they make no context."""
         self.message = text
         self.replying_to = replying_to
+        self.heard = heard
         self.replied = replied
         self.people = people
         self.answering = answering
@@ -1084,6 +1121,13 @@ class _Memory:
         its other parts (:func:`_other_sentences`), citing that message, or goes."""
         rest = _other_sentences(e.text, thing)
         cited = self._citation(rest, e, source) if rest else None
+        leans = rest is not None and re.match(r"(?:[^:]{1,40}:\s)?(?:she|he|they|it)\b", rest, re.I)
+        if rest is not None and cited is None and not leans and self._says(thing, source):
+            # What stays shares no word with the message that ended the thing ("glaze is 60
+            # silica ..." after "Ashworth Minerals have gone into administration"): it says
+            # what ended, as :meth:`retire` does of a list. (Not "She wants receipts by the
+            # 10th" once she has gone: it spoke of her.)
+            rest, cited = f"{_closed(rest)} No longer {thing}.", source
         if rest is None or cited is None:
             e.removed = True
         else:
@@ -1605,15 +1649,24 @@ def _said(text: str) -> set[str]:
 
 def _bare_numbers(text: str) -> tuple[Measure, ...]:
     """The whole numbers ``text`` gives outside any measure, as amounts of money ("its 75
-    now not 60"); a year is none."""
+    now not 60"); a year is none, and so is a count of something ("29 degrees", "3 kids")."""
     body = strip_source(text)
     for m in measures(body):
         body = body.replace(m.said, " ")
     return tuple(
-        Measure("money", n, n)
-        for n in re.findall(r"(?<![\w.,:/£$€-])\d{1,5}(?![\w.,:/%-])", body)
-        if not re.fullmatch(r"(?:19|20)\d\d", n)
+        Measure("money", m[1], m[1])
+        for m in re.finditer(r"(?<![\w.,:/£$€-])(\d{1,5})(?![\w.,:/%-])(?:\s+([a-z]+))?", body)
+        if not re.fullmatch(r"(?:19|20)\d\d", m[1])
+        and not (m[2] and len(m[2]) > 2 and m[2] not in _AFTER_A_PRICE)
     )
+
+
+#: Words that may follow a bare price ("its 75 now not 60", "45 quid", "30 per hour"); any
+#: other word after a number says what it counts.
+_AFTER_A_PRICE = lx.words(
+    "now not instead from and then per each for quid tops max min off plus inc incl but this "
+    "next last"
+)
 
 
 def _stems(text: str) -> set[str]:
@@ -1640,9 +1693,9 @@ def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
     return [
         e
         for e in said
-        if mine.names | mine.values <= (s := read_slot(e.text)).names | s.values
+        if _gives_all(e.text, set(mine.names), mine.values)
         and capitals <= _stems(e.text)
-        and len(mine.words - s.words - _LOOSE) <= 1
+        and len(mine.words - read_slot(e.text).words - _LOOSE) <= 1
     ]
 
 
@@ -1666,18 +1719,29 @@ def _given_back(
     mine = read_slot(text)
     # "Ollie Brennan does your website" is written "... does Raj's website": the user named
     # in place of "your" is who the talk is between, not a name the reply gives.
-    given = {g for g in mine.names if not set(g.split()) & people} | mine.values
-    if not given:
+    names = {g for g in mine.names if not set(g.split()) & people}
+    if not names | mine.values:
         return []
     capitals = _capitals(text) - {root(p) for p in people}
     words = _stems(text) - _LOOSE - _STOP_STEMS
     return [
         e
         for e in said
-        if given <= (s := read_slot(e.text)).names | s.values
+        if _gives_all(e.text, names, mine.values)
         and capitals <= (held := _stems(e.text))
         and not (words - held) & replied
     ]
+
+
+def _gives_all(entry: str, names: set[str], values: frozenset[str]) -> bool:
+    """Whether ``entry`` gives every one of ``names`` and ``values``: as a name or a value,
+    or a name in its words ("Sue's gone on leave" names Sue, though a sentence opens with
+    her)."""
+    slot = read_slot(entry)
+    if not values <= slot.names | slot.values:
+        return False
+    rest = names - slot.names - slot.values
+    return not rest or all(_stems(n) <= _stems(entry) for n in rest)
 
 
 def _says_value(text: str, values: frozenset[str]) -> bool:
@@ -1773,8 +1837,11 @@ def _without(text: str, thing: str) -> str | None:
     Disney+" -> "We pay for Disney+"), or None when it is not in a list."""
     # A first name takes its surname and what the entry says of them in brackets along:
     # "Tariq" out of "Ola Brandt (nights) and Tariq Aziz (days)".
+    listed = _item_without(text, thing)
+    if listed is not None:
+        return listed
     t = re.escape(thing) + r"(?:\s+(?-i:[A-Z])[\w'-]+)?(?:\s*\([^)]*\))?"
-    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf"\s+(?:and|&)\s+{t}(?![\w+])"):
+    for pattern in (rf"\b{t}\s+(?:and|&)\s+(?P<next>[\w'-]+)", rf",?\s+(?:and|&)\s+{t}(?![\w+])"):
         m = re.search(pattern, text, flags=re.I)
         # Only where "and" joins two things: "in Scrivener and do edits in Google Docs" joins
         # two doings, and taking "Scrivener and" out would break the sentence.
@@ -1786,6 +1853,76 @@ def _without(text: str, thing: str) -> str | None:
         if not mentions(shorter, thing):
             return re.sub(r"\s+([.,;:!?])", r"\1", shorter).strip()
     return None
+
+
+def _item_without(text: str, thing: str) -> str | None:
+    """``text`` with the item that names ``thing`` taken out of a list of three or more
+    ("We accept sealed food, bread, and home-cooked food" -> "We accept sealed food and
+    bread"), or None. The items after the first are short and verbless, so that the commas
+    join things, not clauses; the first item is where a heading ends ("Events we run: kitten
+    yoga, quiz night, and brunch") or any item but the first."""
+    who = re.match(r"^[^:]{1,40}:\s", text)
+    lead = who.group(0) if who else ""
+    said = [s for _, _, s in sentences(text[len(lead) :])]
+    for n, sentence in enumerate(said):
+        body = sentence.rstrip().rstrip(".!")
+        parts = re.split(r",\s+", body)
+        if len(parts) < 3:
+            continue
+        items = [re.sub(r"^(?:and|or)\s+", "", p, flags=re.I) for p in parts]
+        at = [i for i, p in enumerate(items) if mentions(p, thing)]
+        if len(at) != 1 or any(mentions(p, thing) for p in said[:n] + said[n + 1 :]):
+            continue
+        rest = [p for i, p in enumerate(items[1:], start=1) if i != at[0]]
+        named = _CONDITION.split(items[at[0]], maxsplit=1)[0]  # "... if it's labelled"
+        if any(_clause(p) or len(p.split()) > 8 for p in rest) or (at[0] and _clause(named)):
+            continue  # clauses, not things ("a RIB of 6 metres, the skipper is João Reis")
+        head = parts[0]
+        if at[0] == 0:
+            colon = head.rfind(": ")
+            if colon < 0:
+                continue  # where the first thing starts is not known
+            head, rest = head[: colon + 2] + rest[0], rest[1:]
+        kept = [head, *rest]
+        # the last item keeps the "and" the list ended on
+        ended = re.match(r"(?:and|or)\s", parts[-1], re.I)
+        joint = (", and " if len(kept) > 2 else " and ") if ended else ", "
+        listed = kept[0] if len(kept) == 1 else f"{', '.join(kept[:-1])}{joint}{kept[-1]}"
+        said[n] = f"{listed}{sentence.rstrip()[len(body) :] or '.'}"
+        return f"{lead}{' '.join(s.strip() for s in said)}"
+    return None
+
+
+def _no_more(text: str, entry: str) -> bool:
+    """Whether ``text`` gives no name or value ``entry`` does not ("Thursday", "9pm" of
+    "Thursdays ... till 9"), in no more words than it."""
+    theirs = read_slot(entry)
+    held = _stems(entry) | set(re.findall(r"\d+", entry)) | theirs.values | theirs.names
+    mine = read_slot(text)
+    for given in (*mine.names, *mine.values):
+        digits = set(re.findall(r"\d+", given))
+        if not (_stems(given) <= held or (digits and digits <= held)):
+            return False
+    return len(_content(text)) <= len(_content(strip_source(entry)))
+
+
+def _values_held(text: str, entry: str) -> bool:
+    """Whether ``text`` gives values (:func:`.slots.measures`) and ``entry`` holds each, with
+    more besides: said of it, ``text`` changes nothing."""
+    given = {(m.kind, m.value) for m in measures(text)}
+    held = {(m.kind, m.value) for m in measures(entry)}
+    return bool(given) and given < held
+
+
+def _clause(part: str) -> bool:
+    """Whether a part of a list is a clause ("Lou does those", "we deliver"), not a thing
+    ("re-charring and repairs", "planters"): a subject pronoun, an auxiliary, or "does"."""
+    words = {w.lower() for w in re.findall(r"[\w']+", part)}
+    return bool(words & (AUX | _SUBJECTS) or any(w.endswith(("'s", "'re")) for w in words))
+
+
+_SUBJECTS = lx.words("i we they he she it you does do did")
+_CONDITION = re.compile(r"\s(?:if|when|unless|as long as|provided)\s", re.I)
 
 
 def _other_sentences(entry: str, thing: str) -> str | None:
@@ -1949,6 +2086,7 @@ class OfflineReviewer:
         )
         given = {(t.conversation_id, t.position) for t in batch.turns}
         opening: dict[str, int] = {}  # per conversation: the first position given
+        heard: dict[str, set[tuple[str, int]]] = {}  # per conversation: user messages read
         for t in batch.turns:
             c = t.conversation_id
             opening[c] = min(opening.get(c, t.position), t.position)
@@ -1993,7 +2131,10 @@ class OfflineReviewer:
                 replying_to=frozenset((t.conversation_id, t.position) for t in answered),
                 answering=_reply_before(turn, before),
                 replied="\n".join(t.text for t in answered),
+                heard=frozenset(heard.get(conv, ())) if turn.role == "assistant" else frozenset(),
             )
+            if turn.role == "user":
+                heard.setdefault(conv, set()).update((conv, t.position) for t in block)
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
             # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
@@ -2206,7 +2347,8 @@ _STANDING_IN = re.compile(
 )
 #: The rest of an entry said to stay as it was, beside a new value ("Same hours.").
 _SAME_REST = re.compile(
-    r"\b(?:same (?:hours|time|times|price|prices|place|room|days?)|(?:rest|everything else)"
+    r"\b(?:same (?:hours|time|times|price|prices|place|room|days?)"
+    r"|same (?:\w+ )?(?:deal|terms|arrangement|rules|setup|set-up)|(?:rest|everything else)"
     r" (?:is |stays )?(?:the )?same|stays? the same|unchanged)\b",
     re.I,
 )

@@ -154,6 +154,11 @@ _CLAUSE_WORDS = re.compile(
     r"have|had|\w+ed)\b",
     re.I,
 )
+# ... nor does a heading that says what the speaker does with what follows: "what we accept:"
+# names the list, and without it the list says nothing.
+_WE_DO = re.compile(r"\b(?:we|i|they)\s+[a-z]+:", re.I)
+# "what we accept: sealed food, bread" says "we accept sealed food, bread".
+_WHAT_WE_DO = re.compile(r"^what\s+(?P<who>we|I|they)\s+(?P<do>[a-z]+):\s+(?=\S)", re.I)
 _OLD_VALUE = lx.phrases(lx.OLD_VALUE_LEADS)
 _NAME_FIRST = re.compile(
     r"^(?-i:[A-Z][\w&'.+-]*)(?:\s+(?-i:[A-Z][\w&'.+-]*)){0,3}(?=$|[,;(]|\s[-–—])"
@@ -203,11 +208,13 @@ def clean(text: str) -> str:
     while previous != text:
         previous = text
         text = re.sub(r"[.!…]+$", "", text).strip()
+        text = _WHAT_WE_DO.sub(lambda m: f"{m['who']} {m['do']} ", text)
         header = _HEADER.match(text)
         if (
             header
             and not _LESSON.search(header.group(0))
             and not _CLAUSE_WORDS.search(header.group(0))
+            and not _WE_DO.search(header.group(0))  # "what we accept: ...", "events we run:"
             and not _OLD_VALUE.match(header.group(0))  # "scratch the bullet points: ..."
             and not _labels_a_name(text[header.end() :])
         ):

@@ -22,6 +22,7 @@ from .changes import _retire, _switch, names_both
 from .frames import (
     AUX,
     CALENDAR,
+    MONTH,
     TIME_WORDS,
     WORD,
     Frame,
@@ -414,6 +415,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         # Ingrid in finance" or "Staging database runs Postgres 16" (a noun, then its verb).
         doing = gerund and (not following or following in _OBJECT_STARTS)
         doing = doing and not _SWITCHING.match(low)  # "going over to wylex boards now": a change
+        doing = doing and not _IN_A_MONTH.search(text)  # "doing my raising test in October"
         if doing and (_NOW.search(text) or len(WORD.findall(text)) <= 6):
             return "transient"
     if role == "user" and _own_practice(text):
@@ -586,6 +588,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not (_POLICY.search(text) and not _MOMENT.search(text))
         and not _RULE_OVER_SET.match(low)
         and not (role == "user" and _own_practice(text))
+        and not (role == "user" and _GOES_ON.search(text))
     ):
         # (but "every game has a checklist card", "all the premium games are sleeved": a
         # standing rule over a set of things)
@@ -621,6 +624,19 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
         return False  # "I love it when that happens"
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
+
+
+#: A thing that goes on as it was ("tubing lane stays open", "the quiz and brunch stay"): said
+#: beside something that ended, what is still true.
+_GOES_ON = re.compile(
+    r"\b(?:stays?|remains?|is still|are still)\s+(?:open|on|running|available|going)\b"
+    r"|\b(?:carr(?:y|ies) on|continues?|stays?)\s*[.!]?$",
+    re.I,
+)
+
+
+#: A month something is planned for: what is being done then is a plan, not progress.
+_IN_A_MONTH = re.compile(rf"\b(?:in|by|until|till)\s+(?:{MONTH.pattern})", re.I)
 
 
 #: Said of a price of the moment or of one purchase, not of what something costs.

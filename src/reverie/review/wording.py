@@ -102,6 +102,9 @@ def third_person(text: str, speaker: str) -> str | None:
                 break
             else:
                 return None
+    if head.endswith(" is"):
+        # "I'm Ade, me and my partner Lou run ...": Ade is the subject of what follows
+        rest = re.sub(rf"^({re.escape(speaker)}),\s+me and\s+", r"\1 and ", rest, flags=re.I)
     for pattern, repl in _INNER_I:
         rest = pattern.sub(repl, rest)
     if head.endswith(" is") and rest.lower().startswith(speaker.lower()):
