@@ -3437,3 +3437,28 @@ def test_r6_a_funny_aside_about_the_old_supplier_is_not_kept() -> None:
     )
     assert "calendar" not in index, index
     assert "Mendit" in index, index
+
+
+def test_r6_a_comment_after_what_is_done_does_not_undo_it() -> None:
+    # ", regulars love it" comments on the clause before it, which still says something.
+    index = _after("we take payment by phone with SumUp now, regulars love it, no more cash tins")
+    assert "SumUp" in index, index
+
+
+def test_r6_what_alone_is_done_from_now_on_is_kept() -> None:
+    index = _after(
+        "we do soup in winter too, Gwen's got a soup kettle in the kitchen",
+        "no more soup, the kettle kept tripping the power and the landlord said no hot food. "
+        "sandwiches only from now on",
+    )
+    assert "sandwiches only from now on" in index, index
+    assert "soup kettle" not in index, index
+
+
+def test_r6_days_it_is_shut_are_hours_not_an_ending() -> None:
+    # "shut Tuesdays" gives the days it is closed; nothing named "Tuesdays" ended.
+    index = _after(
+        "decision made: we're opening Tuesdays this spring, Ffion covers them",
+        "scrap that. we'll be shut Tuesdays again from next week, hardly anyone came",
+    )
+    assert "shut Tuesdays again" in index, index

@@ -277,6 +277,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         or (habitual and re.search(_SCHEDULE, raw, re.I))
         or re.search(r"\b(?:you|your)\b", thing, re.I)
         or _only_when(thing)  # "we're closed on July 4": a day, not a thing that ended
+        # "we'll be shut Mondays again": the days it is closed, not a thing that ended
+        or (bool(verb) and verb[-1].lower() in ("shut", "closed") and CALENDAR.match(thing))
         or _TO_VALUE.match(raw)  # "we cut the class size to 12": a new value, not an end
     ):
         return None

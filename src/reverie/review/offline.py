@@ -2211,8 +2211,11 @@ class OfflineReviewer:
                             entry = render(found, listener=listener, when=block[last].time)
                             section = PEOPLE if _gives_up(found) else found.section
                             outcomes[memory.fact(entry, section, source)] += 1
-                        elif found.rest and not _why_it_ended(found.rest):
-                            pending.insert(0, found.rest)
+                        elif found.rest:
+                            # each sentence of it but the first when that says why it ended
+                            # ("the kettle kept tripping the power. sandwiches only from now")
+                            parts = [t for _, _, t in sentences(found.rest)]
+                            pending[0:0] = parts[1:] if parts and _why_it_ended(parts[0]) else parts
                         continue
                     entry = render(found, listener=listener, when=block[last].time)
                     if named is not None:

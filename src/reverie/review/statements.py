@@ -510,6 +510,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     content = [w for w in words if w.lower() not in lx.STOP_WORDS]
     if len(words) < (2 if kind in ("i", "implicit", "name") else 3) or not content:
         return False
+    if _ONLY_FROM_NOW.match(low):
+        return True  # "casks only from now on", "cold food only from now": what is done now
     if lesson:
         # "Lesson learned the hard way", "A lesson from last winter": a label, the lesson is
         # what follows it
@@ -621,8 +623,14 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         return False  # "Seller's fee unchanged", "the rest is the same": no value of its own
     if re.search(r"\b(?:it|that|this|them)\s*$", low) and len(content) < 4:
         return False  # "I love it", "we like that": no object of their own
-    if re.search(r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low):
-        return False  # "I love it when that happens"
+    liked = re.search(
+        r"\b(?:love|loves|like|likes|hate|hates|enjoy|enjoys)\s+(?:it|that|this)\b", low
+    )
+    before = low.partition(", ")[0]
+    if liked and not (liked.start() > len(before) and has_verb(before.split(" ")[1:])):
+        # "I love it when that happens"; but "we take cards on a Square reader now, customers
+        # love it" says what it says before the comment
+        return False
     return len(content) >= (1 if kind in ("i", "implicit", "we") else 2)
 
 
@@ -632,6 +640,13 @@ _GOES_ON = re.compile(
     r"\b(?:stays?|remains?|is still|are still)\s+(?:open|on|running|available|going)\b"
     r"|\b(?:carr(?:y|ies) on|continues?|stays?)\s*[.!]?$",
     re.I,
+)
+
+
+#: What alone is done from now on, said without a verb.
+_ONLY_FROM_NOW = re.compile(
+    r"^(?!no\b)[\w' -]{2,40}?\bonly\s+(?:from now(?: on)?|from today|going forward|these days)"
+    r"\s*[.!]*$"
 )
 
 
