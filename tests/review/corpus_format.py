@@ -149,11 +149,17 @@ the figures of the reviewer as the eighteenth round left it. It was measured in 
 only, before the nineteenth round and after it; from the twentieth round on it is development
 data (:data:`EIGHTEENTH`).
 
-**The held-out set** ``test19`` (:data:`HELD_OUT`, ids ``t19-``) was written fresh during the
-nineteenth round the same way (by two writers, ten settings each, who read only this format,
-the scoring and the checks), and committed with the figures of the reviewer as the
-nineteenth round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
---half test19`` in aggregate only.
+``test19`` was written fresh during the nineteenth round the same way (by two writers, ten
+settings each, who read only this format, the scoring and the checks), and committed with the
+figures of the reviewer as the nineteenth round left it. It was measured in aggregate only,
+before the twentieth round and after it; from the twenty-first round on it is development data
+(:data:`NINETEENTH`).
+
+**The held-out set** ``test20`` (:data:`HELD_OUT`, ids ``t20-``) was written fresh during the
+twentieth round the same way (by two writers, ten settings each, who read only this format,
+the scoring and the checks), and committed with the figures of the reviewer as the twentieth
+round left it. It is never tuned on: it is measured with ``bench/review_corpus.py --half
+test20`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -177,6 +183,7 @@ __all__ = [
     "HALVES",
     "HELD_OUT",
     "NEVER_KINDS",
+    "NINETEENTH",
     "NINTH",
     "SECOND",
     "SECTIONS",
@@ -237,13 +244,16 @@ SEVENTEENTH = "test17"
 #: Written at the end of the eighteenth round; held out then and in the nineteenth,
 #: development data since the twentieth.
 EIGHTEENTH = "test18"
+#: Written during the nineteenth round; held out then and in the twentieth, development data
+#: since the twenty-first.
+NINETEENTH = "test19"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
-    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH,
+    TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
 )  # fmt: skip
-#: Written during the nineteenth round and never tuned on.
-HELD_OUT = "test19"
+#: Written during the twentieth round and never tuned on.
+HELD_OUT = "test20"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -299,8 +309,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test19`` when its id starts with
-    ``t2-`` to ``t19-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test20`` when its id starts with
+    ``t2-`` to ``t20-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -337,6 +347,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t18-"):
         return EIGHTEENTH
     if conversation_id.startswith("t19-"):
+        return NINETEENTH
+    if conversation_id.startswith("t20-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -16,6 +16,7 @@ from tests.review.corpus_format import (
     FOURTH,
     HALVES,
     HELD_OUT,
+    NINETEENTH,
     NINTH,
     SECOND,
     SEVENTEENTH,
@@ -55,7 +56,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t16-any-intro") == SIXTEENTH == "test16"
     assert half("t17-any-intro") == SEVENTEENTH == "test17"
     assert half("t18-any-intro") == EIGHTEENTH == "test18"
-    assert half("t19-any-intro") == HELD_OUT == "test19"
+    assert half("t19-any-intro") == NINETEENTH == "test19"
+    assert half("t20-any-intro") == HELD_OUT == "test20"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -97,7 +99,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
         *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH),
-        HELD_OUT,
+        *(NINETEENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
