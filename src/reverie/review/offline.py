@@ -1859,8 +1859,9 @@ def _item_without(text: str, thing: str) -> str | None:
     """``text`` with the item that names ``thing`` taken out of a list of three or more
     ("We accept sealed food, bread, and home-cooked food" -> "We accept sealed food and
     bread"), or None. The items after the first are short and verbless, so that the commas
-    join things, not clauses; the first item is where a heading ends ("Events we run: kitten
-    yoga, quiz night, and brunch") or any item but the first."""
+    join things, not clauses; the first item is taken out only where a heading ends before it
+    ("Events we run: kitten yoga, quiz night, and brunch"), since nothing else says where it
+    starts."""
     who = re.match(r"^[^:]{1,40}:\s", text)
     lead = who.group(0) if who else ""
     said = [s for _, _, s in sentences(text[len(lead) :])]
@@ -1916,7 +1917,8 @@ def _values_held(text: str, entry: str) -> bool:
 
 def _clause(part: str) -> bool:
     """Whether a part of a list is a clause ("Lou does those", "we deliver"), not a thing
-    ("re-charring and repairs", "planters"): a subject pronoun, an auxiliary, or "does"."""
+    ("re-charring and repairs", "planters"): a subject pronoun, an auxiliary, "do" or a
+    contracted "is" or "are"."""
     words = {w.lower() for w in re.findall(r"[\w']+", part)}
     return bool(words & (AUX | _SUBJECTS) or any(w.endswith(("'s", "'re")) for w in words))
 
