@@ -3462,3 +3462,37 @@ def test_r6_days_it_is_shut_are_hours_not_an_ending() -> None:
         "scrap that. we'll be shut Tuesdays again from next week, hardly anyone came",
     )
     assert "shut Tuesdays again" in index, index
+
+
+def test_r8_a_question_word_with_is_and_no_mark_is_a_question() -> None:
+    for said in ("when's my next MOT again", "where's the spare key for the boathouse"):
+        out = review(turns("c1", user(said), bot("Let me check.")))
+        kept = " ".join(op.get("text", "") for op in out.operations)
+        assert said.split(" ")[2] not in kept, kept
+
+
+def test_r8_a_corrected_answer_to_the_users_own_question_keeps_no_question() -> None:
+    # The user asks, the assistant answers wrongly, the user puts it right: the answer is
+    # kept, the user's question is not (R8: memory holds no question the user asked).
+    out = review(
+        turns(
+            "c1",
+            user("How many portions do my lasagne trays give?"),
+            bot("Your 1kg foil trays give about 4 portions."),
+            user("They're 2kg, the ceramic ones with lids. 8 portions a tray. I've got three."),
+        )
+    )
+    kept = " ".join(op.get("text", "") for op in out.operations)
+    assert "8 portions" in kept and "How many" not in kept, kept
+
+
+def test_r8_an_order_addressed_with_an_at_mention_is_a_rule_for_the_agent() -> None:
+    said = "@assistant don't message me after 6 this week, I'm on earlies"
+    index = index_after(review(turns("c1", user(said), bot("Noted."))))
+    assert "don't message me" not in index, index
+
+
+def test_r8_an_order_after_what_it_is_about_and_a_comma_is_a_rule_for_the_agent() -> None:
+    said = 'for supplier emails, always sign off with "Cheers, Dev"'
+    out = review(turns("c1", user(said), bot("Will do.")))
+    assert not [op for op in out.operations if "Cheers" in op.get("text", "")], out.operations

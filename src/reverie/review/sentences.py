@@ -180,6 +180,8 @@ _VOCATIVE = re.compile(
     r"\s*,\s+(?=\S)",
     re.I,
 )
+# Whom a chat message is addressed to, as typed: "@assistant", "@jade:".
+_MENTION = re.compile(r"^(?:@[\w.-]+[,:]?\s+)+(?=\S)")
 # The speaker's "I" typed in lower case, alone or run together with its verb.
 _CAPITAL_I = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'll": "I'll"}
 _LOWER_I = re.compile(r"(?<![\w'.-])(?-i:i|im|i'm|ive|i've|i'll)(?![\w'.-])")
@@ -220,6 +222,7 @@ def clean(text: str) -> str:
         ):
             text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
         text = _VOCATIVE.sub("", text).strip()
+        text = _MENTION.sub("", text).strip()  # "@assistant don't ping me before 10"
         text = _LEAD.sub("", text).strip()
         text = _CUE.sub("", text).strip()
         text = _FILLER.sub("", text).strip()

@@ -71,6 +71,9 @@ _ASKS = re.compile(
     rf"|ask(?:ing)?|asked(?:\s+(?:me|us))?,?)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
     rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
     rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
+    # "when's my licence due again", "what's the gate code": a question word and "is", then
+    # what it asks about
+    rf"|^(?:when|where|who|what|how)'s\s+(?:my|our|the|your|his|her|their|this|that)\s"
     rf"|^(?:and\s+|so\s+|but\s+)?{_AUX_Q}\s+(?:the|our|my|your|this|that|these|those|it|there"
     rf"|we|you|he|she|they|anyone|someone|anybody|somebody|other|any|most|all|people)\s"
     # "is 60% decent for a matinee", "was £40 too much": a verb, then a value it asks about
@@ -305,9 +308,10 @@ _ASKING = re.compile(
     r"(?:ask|want|need|request|say|send|give|type|paste|share|mention|forward|tell|get)\b",
     re.I,
 )
+_NOT_A_PERSON = r"(?!(?:i|we|you|he|she|they|it|everyone|nobody)\b)"
 _ABOUT = re.compile(
-    r"^(?:for|in|on|with|about)\s+(?:(?!(?:i|we|you|he|she|they|it|everyone|nobody)\b)"
-    r"[\w'-]+\s+){1,4}?,?\s*(?=(?:always|never|only|just)\s)",
+    rf"^(?:for|in|on|with|about)\s+(?:{_NOT_A_PERSON}[\w'-]+\s+){{0,3}}?"
+    rf"{_NOT_A_PERSON}[\w'-]+(?:,\s*|\s+)(?=(?:always|never|only|just)\s)",
     re.I,
 )
 _ORDER = re.compile(

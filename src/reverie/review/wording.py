@@ -276,9 +276,9 @@ def render(st: Statement, *, listener: str | None, when: float) -> str:
         # answer to the speaker's own question (a correction of the assistant's reply) with
         # what the question was about, since memory holds no question the user asked (R8).
         question = absolute_dates(st.meta["question"], when)
-        about = topic(question) if st.meta.get("own") else None
-        if about:
-            return finish(f"{st.speaker}, on {about}: {text}")
+        if st.meta.get("own"):
+            about = topic(question)
+            return finish(f"{st.speaker}, on {about}: {text}" if about else f"{st.speaker}: {text}")
         return finish(f'{st.speaker}, asked "{question}": {text}')
     if st.role != "user":
         if listener:
