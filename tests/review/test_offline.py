@@ -3496,3 +3496,23 @@ def test_r8_an_order_after_what_it_is_about_and_a_comma_is_a_rule_for_the_agent(
     said = 'for supplier emails, always sign off with "Cheers, Dev"'
     out = review(turns("c1", user(said), bot("Will do.")))
     assert not [op for op in out.operations if "Cheers" in op.get("text", "")], out.operations
+
+
+def test_r6_why_a_value_changed_survives_the_assistants_fuller_read_back() -> None:
+    # The reason joins the user's update; the assistant's read-back, which names more (Dan),
+    # takes the update's place and keeps the reason, so that reading the batch again finds
+    # the reason held and changes nothing.
+    index = _after("our flour comes from Hartley Mills in Chelmsford")
+    second = turns(
+        "c1",
+        user(
+            "Heads up, we're getting our flour from Shipton Mill now. Hartley Mills put "
+            "their prices up 30%. Ask for Dan on the trade line."
+        ),
+        bot("Updated: flour now comes from Shipton Mill; ask for Dan on the trade line."),
+    )
+    index = index_after(review(second, index), index)
+    assert "Chelmsford" not in index and "Shipton Mill" in index, index
+    assert index.count("prices up 30%") == 1, index
+    again = review(second, index)
+    assert not again.operations or index_after(again, index) == index, again.operations

@@ -402,7 +402,10 @@ class _Memory:
                 if done != "nothing to change":
                     return done
             lost = read_slot(same[0].text).names - read_slot(text).names
-            same[0].text = f"{self._keep_rest(same[0], new, text)} {source}"
+            body = self._keep_rest(same[0], new, text)
+            # (what it keeps of the entry was said where the entry was: cited too)
+            cited = self._citation(body, same[0], source) if body != text else None
+            same[0].text = f"{body} {cited or source}"
             self.updated.append((same[0], lost))
             for other in same[1:]:
                 _supersede(other, same[0])
@@ -456,7 +459,10 @@ class _Memory:
         if len(said) < 2:
             return text
         outdated = [
-            s for s in said if supersedes(new, entry_frame(s)) or refills(text, s, told=True)
+            s
+            for s in said
+            if (supersedes(new, entry_frame(s)) or refills(text, s, told=True))
+            and not (s is not said[0] and _why_then(s, text))
         ]
         if not outdated:
             # no rule says which: the sentences naming what the message named and the update
@@ -464,7 +470,12 @@ class _Memory:
             # now" of "bell metal is 77/23. ingot comes from Metallum")
             gone = self.context - read_slot(text).names
             outdated = [s for s in said if read_slot(s).names & gone]
-        if not outdated or len(outdated) == len(said):
+        if not outdated:
+            # the whole entry is replaced, but for why its value changed ("Northern Sawmill put
+            # their prices up 40%"): read again, that would stand alone
+            why = [s.rstrip() for s in said[1:] if _why_then(s, text)]
+            return " ".join([_closed(text), *why]) if why else text
+        if len(outdated) == len(said):
             return text
         kept = [s.rstrip() for s in said if s not in outdated and not _holds(text, s)]
         at = said.index(outdated[0])
@@ -1892,6 +1903,16 @@ def _item_without(text: str, thing: str) -> str | None:
         said[n] = f"{listed}{sentence.rstrip()[len(body) :] or '.'}"
         return f"{lead}{' '.join(s.strip() for s in said)}"
     return None
+
+
+def _why_then(sentence: str, text: str) -> bool:
+    """Whether ``sentence``, after the first of an entry, says in the past why its value
+    changed, naming what ``text`` does not ("Northern Sawmill put their prices up 40%" beside
+    "boards now come from Hallam Timber"): the update keeps it."""
+    words = [w.lower() for w in re.findall(r"[\w']+", sentence)]
+    now = any(w in ("is", "are", "am") or w.endswith(("'s", "'re", "'m")) for w in words)
+    told = not now and any(past(w) for w in words)  # (not "we're a mixed team, practice is")
+    return told and bool(_capitals(sentence) - _stems(text))
 
 
 def _no_more(text: str, entry: str) -> bool:
