@@ -3262,7 +3262,9 @@ def test_r6_a_firm_gone_into_administration_is_retired_and_the_rest_stays() -> N
 
 def test_r6_a_count_of_something_is_not_a_new_price() -> None:
     # "31 degrees", said by the same speaker right after an ending, is no new value of "£9 a
-    # head": a number followed by what it counts is not a bare price.
+    # head": a number followed by what it counts is not a bare price. (A guard of the two
+    # rules together: before this round the ending was not read, so this passed then too; with
+    # the ending read and without the count rule it fails.)
     index = _after("we also do toddler tea parties, £9 a head, Bea does those")
     out = review(
         turns(
