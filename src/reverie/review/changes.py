@@ -141,6 +141,14 @@ _JUST_A_SUBJECT = re.compile(
 )
 
 
+#: A thing mourned as dead: "RIP the Brinsea", "R.I.P. old van".
+_RIP = re.compile(
+    r"^(?:rip|r\.i\.p\.?)\s+(?:(?:the|our|my|old|poor)\s+)*(?P<v>(?-i:[A-Z])[^,;.!?]{1,40}?)\s*"
+    r"(?:[.,;!?]|$)",
+    re.I,
+)
+
+
 def _retire(text: str, kind: str) -> tuple[str, str] | None:
     """``(thing retired, what the clause goes on to say)``, or None.
 
@@ -150,6 +158,9 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     build box is gone"). Then, for the speaker or their team, a verb that retires ("we dropped
     Vellum", "I've given up on Scrivener").
     """
+    m = _RIP.match(text)
+    if m:
+        return _thing(m["v"]), ""  # "RIP the Brinsea": it broke for good
     m = _CHANGED_ALL.match(text)
     if m:
         # "Jess moved physios", "I've switched visas": the one before is over, whoever

@@ -39,9 +39,24 @@ _DOING = re.compile(r"^(?:i|we|i'm|we're|i've|we've|i'll|we'll)\b", re.I)
 _LEANING_PHRASE = re.compile(r"^(?:" + lx.phrases(lx.LEANING_PHRASES).pattern + r")", re.I)
 
 
+_TO_THE_LISTENER = re.compile(r"\b(?:you|your)\b", re.I)
+
+
 def _opens_leaning(text: str) -> bool:
     first = text.split(" ", 1)[0].lower().strip(",.;:!?")
-    return first in lx.LEANING_OPENERS or bool(_LEANING_PHRASE.match(text))
+    return (
+        first in lx.LEANING_OPENERS
+        or bool(_LEANING_PHRASE.match(text))
+        or bool(_NAMED_OF_IT.match(text))
+    )
+
+
+#: Someone named, then what they are to the thing the sentence before names, said as "it":
+#: "Dev Malhotra owns it and I answer to him", "Sharon runs the place".
+_NAMED_OF_IT = re.compile(
+    r"^(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?\s+(?:owns|runs|manages|started|founded|"
+    r"set up|bought)\s+(?:it|the place|the business)\b"
+)
 
 
 def _fragment(text: str) -> bool:
@@ -102,6 +117,8 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     for i, (start, end, sentence) in enumerate(said):
         # "Stan Whitlock. Fishmonger.": a role said alone goes on with the introduction
         going_on = _statement(sentence, role) or _fragment(sentence)
+        # (not what they hope the agent will do: "I'm hoping you can help me with schedules")
+        going_on = going_on and not _TO_THE_LISTENER.search(sentence)
         if out and introducing and _about_speaker(sentence) and going_on:
             before = out[-1]
             joined = _join(before[2], sentence)

@@ -79,9 +79,23 @@ CUES = phrase_list(
     """
     remember that | remember | note that | keep in mind that | keep in mind
     don't forget that | do not forget that | bear in mind that | bear in mind
-    just remember | please remember | please note | please note that
+    just remember | please remember | please note | please note that | for the record
+    one thing I want kept | one thing I do want kept | one thing to keep
     """
 )
+#: Asking the agent to keep what follows ("could you note the volunteer rota: ...", "can you
+#: remember that Dana books the toilets?"): a request that names no task but keeping, so the
+#: request goes and what follows is read as a statement, even under a question mark.
+KEEP_VERBS = phrase_list(
+    """
+    remember | note | note down | make a note | make a note of | jot down | write down
+    log | keep a note | keep a note of
+    """
+)
+#: Asking to put what follows somewhere ("could you put in my diary: ..."): only with the place.
+PUT_VERBS = words("put add pop")
+#: Where the agent is asked to keep it.
+KEEP_PLACES = words("diary calendar notes list records file")
 #: Openers that aim what follows at the future: "from now on, answer in French" is a rule.
 FORWARD = ("from now on", "going forward", "in future", "in the future", "next time")
 #: Closers dropped after reading ("..., though", "..., lol").
@@ -281,7 +295,8 @@ TRANSIENT = phrase_list(
 #: of theirs ("halfway through my fourth novel, The Salt Ledger" says what they work on).
 PROGRESS_THROUGH = phrase_list(
     """
-    halfway through | half way through | of the way through | most of the way | partway through
+    halfway through | half way through | halfway down | half way down | of the way through
+    most of the way | partway through
     part way through | nearly through | almost through | thirds through | third through
     quarters through | quarter through | percent through | per cent through
     of the way up | of the way down | of the way round | of the way along | of the way across
@@ -333,7 +348,7 @@ HEDGES = phrase_list(
     considering | thinking about | thinking of | wondering | i guess | i wonder | i think
     i believe | i suppose | we could | should we | hypothetically | in theory | or not
     let's see | at some point | some day | someday | if i ever win | if we ever win | if i won
-    if we won | if i win | if we win
+    if we won | if i win | if we win | i'd love | we'd love | i would love | we would love
     """
 )
 #: How someone feels at the moment ("I'm so excited", "John is determined"): not a fact to
@@ -470,6 +485,7 @@ ENVIRONMENT_CUES = phrase_list(
     defaults to | listens | runs out of | is stored in | lives in | phone system
     sandbox | login | crm | version | upgraded | sdk | endpoint | webhook | flag | queue
     caches | read-only | timeout | limit
+    go through | goes through | come in through | comes in through | software
     """
 )
 #: Verbs and words that tie a statement to a person: who they are, what they like.
@@ -866,13 +882,14 @@ WEEKDAYS = phrase_list(
 )
 #: Numbers in words: "four doctors", "two weeks", "three seats" carry a value as "4" does.
 NUMBER_WORDS = words(
-    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
-    "fifty hundred thousand half dozen"
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand half dozen"
 )
 #: Value tokens: a time, a number with its unit, a version, a port, a path, an address.
 VALUE_TOKEN = re.compile(
     r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bv?\d+(?:[.,]\d+)*(?:k|m|%|st|nd|rd"
-    r"|th)?\b|\$\d|\b\d+\s?(?:gb|mb|tb|ms|s|mm|cm|km|kg|mins?|hours?|days?|weeks?|months?"
+    r"|th)?\b|\b\d+\s?(?:gb|mb|tb|ms|s|mm|cm|km|kg|mins?|hours?|days?|weeks?|months?"
     r"|years?|percent|euros?|dollars?)\b|[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w.])(?:~|\.{1,2})?/[\w.-]+"
     r"(?:/[\w.*-]*)+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`",
     re.I,

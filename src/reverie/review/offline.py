@@ -365,7 +365,10 @@ class _Memory:
             same
             and self.heard
             and _CONFIRMS.search(self.message)
-            and all(_positions(e.text) & self.heard and _no_more(text, e.text) for e in same)
+            and all(
+                _positions(e.text) & self.heard and _no_more(text, e.text, self._written(e))
+                for e in same
+            )
         ):
             # The assistant reads back what the user just said or changed, with no name or
             # value of its own and in fewer words ("Updated: late opening is now Thursday until
@@ -416,6 +419,15 @@ class _Memory:
         self.entries.append(entry)
         self.added.append(entry)
         return "added"
+
+    def _written(self, e: _Entry) -> str:
+        """The user's message the assistant answers, when it wrote into ``e`` (an older entry
+        that now says its value and cites it) rather than being ``e`` in its own words; else
+        ""."""
+        if not _positions(e.text) & self.replying_to:
+            return ""
+        said = set(meaning(self.replied).split())
+        return self.replied if not set(meaning(e.text).split()) <= said else ""
 
     def _read_back(self, text: str, live: list[_Entry]) -> list[_Entry]:
         """The entries of the user's message just before that an assistant's ``text`` reads
@@ -559,9 +571,12 @@ class _Memory:
                     continue
                 common = words & slot.words
                 if len({m.value for m in olds}) > 1:
-                    # "call out is £65 first hour then £45 an hour after": the value next to
-                    # the words the update shares with the entry ("put the call out up to £75").
-                    near = _nearest(e.text, olds, common)
+                    # "bars £5.50, guest soaps £2, shampoo bars £7" - "Bars are £6 each": the
+                    # value said after the words the new one is said after; else, "call out is
+                    # £65 first hour then £45 an hour after": the value next to the words the
+                    # update shares with the entry ("put the call out up to £75").
+                    near = _labelled_alike(text, news[0], e.text, olds)
+                    near = near or _nearest(e.text, olds, common)
                     olds = [near] if near is not None else olds
                 if len({m.value for m in olds}) != 1:
                     continue
@@ -657,12 +672,12 @@ class _Memory:
         3pm, 8 people" of "at 2pm, 6 people maximum"), citing the messages of both; an entry
         that then says what another says goes."""
         body = strip_source(e.text)
-        if body.find(old.said) < 0:
+        if _find(body, old.said) < 0:
             return "nothing to change"
         if new.said.isdigit():  # "its 75 now" of "£60", "65" of "59 pound": the old unit
             new = replace(new, said=re.sub(r"\d+(?:[.,]\d+)*", new.said, old.said, count=1))
         for was, now in [(old, new), *_also_changed(text, body, old.kind)]:
-            at = body.find(was.said)
+            at = _find(body, was.said)
             if at >= 0:
                 body = body[:at] + now.said + body[at + len(was.said) :]
         cited = self._citation(body, e, source)
@@ -1108,9 +1123,18 @@ class _Memory:
         if any(_holds(e.text, whole) for e in self.live() if id(e) not in retiring):
             return None  # memory says it already; the retired entry goes
         for e, thing in self.retiring:
-            if e.removed or _new_name(sentence, e.text, thing) is None:
+            name = None if e.removed else _new_name(sentence, e.text, thing)
+            if name is None:
                 continue
             e.text = f"{whole} {source}"
+            for o in self.live():
+                if (
+                    o is not e
+                    and id(o) not in retiring
+                    and _cites(o.text, source)
+                    and name.lower() in strip_source(o.text).lower()
+                ):
+                    _supersede(o, e)  # a clause of it, kept alone: the sentence says it all
             self.retiring.remove((e, thing))
             return "updated"
         return None
@@ -1584,7 +1608,7 @@ def _nearest(entry: str, values: list[Measure], words: frozenset[str]) -> Measur
         return None
     scored = []
     for i, v in enumerate(values):
-        at = body.find(v.said)
+        at = _find(body, v.said)
         if at >= 0:
             near = {w for spot, w in spots if abs(spot - at) <= _NEAR}
             scored.append((-len(near), min(abs(spot - at) for spot, _ in spots), i))
@@ -1618,10 +1642,57 @@ def _also_changed(text: str, entry: str, kind: str) -> list[tuple[Measure, Measu
     return pairs
 
 
+def _labelled_alike(text: str, new: Measure, entry: str, olds: list[Measure]) -> Measure | None:
+    """Of ``olds`` said in ``entry``, the one said with the words ``new`` is said with in
+    ``text`` (:func:`_around`): the most of them, then the fewest others ("Bars are £6" picks
+    "bars £5.50" over "shampoo bars £7"; "fair moved to 26 September" picks "Makers Fair ... on
+    19 September" over "stand fee's due 1 August"; "but juniors go up to £75" picks "£60 for
+    juniors"); None when none shares one or two tie."""
+    label = _around(text, new.said)
+    if not label:
+        return None
+    body = strip_source(entry)
+    scored = sorted(
+        ((-len(label & (theirs := _around(body, m.said))), len(theirs - label)), i)
+        for i, m in enumerate(olds)
+    )
+    best = scored[0][0]
+    if best[0] == 0 or (len(scored) > 1 and scored[1][0] == best):
+        return None
+    return olds[scored[0][1]]
+
+
+#: Where the words said of one value end: a stop, or a word that joins another clause.
+_PART = re.compile(r"[,;:.!?]|\s(?:but|and|while|whereas|though)\s", re.I)
+
+
+def _around(text: str, said: str) -> set[str]:
+    """The stems of the content words said with value ``said`` in ``text``: those of its
+    part (up to a stop or a word that joins another clause), before and after it ("£60 for
+    juniors"; "but juniors go up to £75"), values and words of updating left out."""
+    at = _find(text, said)
+    if at < 0:
+        return set()
+    before = _PART.split(text[:at])[-1]
+    after = _PART.split(text[at + len(said) :])[0]
+    return {  # ("half-day" is "half" and "day": "the half day becomes £155")
+        root(w.lower())
+        for w in re.findall(r"[A-Za-z][\w']*", f"{before} {after}")
+        if w.lower() not in lx.STOP_WORDS and root(w.lower()) not in _LOOSE and not measures(w)
+    }
+
+
+def _find(text: str, said: str) -> int:
+    """Where value ``said`` stands in ``text`` as a value of its own, not inside a longer one
+    ("4th" in "the 14th, not the 4th" is the second; "£5" is not in "£50"); -1 if nowhere."""
+    m = re.search(rf"(?<!\w)(?<!\d[.,:]){re.escape(said)}(?!\w)(?![.,:]\d)", text)
+    return m.start() if m else text.find(said)
+
+
 def _said_of(text: str, said: str) -> set[str]:
     """The stems of the content words before ``said`` in its part of ``text`` (up to a
     comma, a colon or a sentence's end), values and words of updating left out."""
-    at = text.find(said)
+    at = _find(text, said)
     part = re.split(r"[,;:.!?]", text[: max(at, 0)])[-1]
     return {
         root(w.lower())
@@ -1633,7 +1704,7 @@ def _said_of(text: str, said: str) -> set[str]:
 def _denied(text: str, m: Measure) -> bool:
     """Whether ``text`` says value ``m`` is not so ("thursday mate not tuesday", "instead of
     Fridays"): then it is the old value, never the new one."""
-    at = text.find(m.said)
+    at = _find(text, m.said)
     return at >= 0 and bool(_DENIED.search(text[max(0, at - 16) : at]))
 
 
@@ -1915,11 +1986,14 @@ def _why_then(sentence: str, text: str) -> bool:
     return told and bool(_capitals(sentence) - _stems(text))
 
 
-def _no_more(text: str, entry: str) -> bool:
+def _no_more(text: str, entry: str, replied: str = "") -> bool:
     """Whether ``text`` gives no name or value ``entry`` does not ("Thursday", "9pm" of
-    "Thursdays ... till 9"), in no more words than it."""
-    theirs = read_slot(entry)
-    held = _stems(entry) | set(re.findall(r"\d+", entry)) | theirs.values | theirs.names
+    "Thursdays ... till 9"), in no more words than it; a name or value of ``replied``, the
+    user's message it answers, is not its own ("from 1 May" of "cutting crown turnaround to 5
+    working days from 1 May", written into "crowns 7 working days, dentures 10")."""
+    theirs = read_slot(f"{entry} {replied}")
+    held = _stems(entry) | _stems(replied) | set(re.findall(r"\d+", f"{entry} {replied}"))
+    held |= theirs.values | theirs.names
     mine = read_slot(text)
     for given in (*mine.names, *mine.values):
         digits = set(re.findall(r"\d+", given))

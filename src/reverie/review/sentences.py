@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
+from .frames import AUX, has_verb
 from .types import SOURCE_PATTERN
 
-__all__ = ["clauses", "clean", "sentences"]
+__all__ = ["clauses", "clean", "listed_note", "sentences"]
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Lines that are program output, not conversation: log lines, tracebacks, shell prompts,
@@ -172,6 +173,52 @@ def _labels_a_name(rest: str) -> bool:
     return bool(_NAME_FIRST.match(rest.strip()))
 
 
+def _labels_a_list(rest: str) -> bool:
+    """Whether what follows a heading is a list of three or more short items without a verb
+    of their own ("Kit list for new dancers: white shirt, green baldrick, bell pads"; "jump
+    heights: 8 inch, 12, 16, 20 and 24"): then the heading says what the items are, and stays
+    (a note, kept whole)."""
+    first_sentence = re.split(r"(?<=[.!?])\s", rest.strip(), maxsplit=1)[0]
+    items = [i.split() for i in re.split(r",\s+(?:and\s+)?", first_sentence)]
+    items = [i for i in items if i]
+    # (a noun may read as a verb, "routine care", "bell pads": most items have none; none has
+    # a subject pronoun or an auxiliary, "it's the white Transit")
+    clause = [w for i in items for w in i if re.sub(r"^\w+(?='s$)", "", w.lower()) in _VERBAL]
+    verbless = sum(1 for i in items if not has_verb(i))
+    return (
+        len(items) >= 3
+        and all(len(i) <= 5 for i in items)
+        and not clause
+        and verbless * 2 > len(items)
+    )
+
+
+_VERBAL = AUX | lx.PRONOUN_SUBJECTS - {"all", "both", "one", "each", "every"}
+
+
+# A note's heading: a few words that are not a clause, then a colon.
+_NOTE_HEADER = re.compile(r"^(?:[A-Za-z'-]+ ){0,7}[A-Za-z'-]+:\s+(?=\S)")
+
+
+_OF_THE_DAY = re.compile(
+    r"\b(?:" + "|".join(lx.EPISODE) + r"|to-?do|todo|agenda|shopping|this week)\b", re.I
+)
+
+
+def listed_note(text: str) -> bool:
+    """Whether ``text`` is a note: a heading that is not a clause, then a list
+    (:func:`_labels_a_list`): "Kit list for the new dancers' info sheet: white shirt, green
+    baldrick, bell pads, black trousers"."""
+    header = _NOTE_HEADER.match(text)
+    return (
+        header is not None
+        and not _CLAUSE_WORDS.search(header.group(0))
+        and not _OF_THE_DAY.search(header.group(0))  # "today's plan: ...", "to-do list: ..."
+        and not re.search(r"\b(?:you|your)\b", header.group(0), re.I)  # "Rule for what you draft:"
+        and _labels_a_list(text[header.end() :])
+    )
+
+
 # Whom a message is to, before a comma: "Hi Kerry-Ann, Maya's got a new inhaler", "Mam, the new
 # website is live" (a name alone is kept: "Dennis, our treasurer, retired").
 _VOCATIVE = re.compile(
@@ -185,6 +232,18 @@ _MENTION = re.compile(r"^(?:@[\w.-]+[,:]?\s+)+(?=\S)")
 # The speaker's "I" typed in lower case, alone or run together with its verb.
 _CAPITAL_I = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'll": "I'll"}
 _LOWER_I = re.compile(r"(?<![\w'.-])(?-i:i|im|i'm|ive|i've|i'll)(?![\w'.-])")
+_PLACE = r"(?:my|the|our)\s+(?:" + "|".join(sorted(lx.KEEP_PLACES)) + r")"
+_KEEP_ASKED = re.compile(
+    r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)"
+    r"(?:(?:" + lx.phrases(lx.KEEP_VERBS).pattern + r")(?:\s+(?:in|on|to|into)\s+" + _PLACE + r")?"
+    r"|(?:"
+    + "|".join(sorted(lx.PUT_VERBS))
+    + r")(?:\s+(?:this|that|it))?\s+(?:in|on|to|into)\s+"
+    + _PLACE
+    + r")"
+    r"(?:\s+that\s+|(?:\s+[\w'-]+){0,4}\s*:\s+)(?=\S)",
+    re.I,
+)
 _CUE = re.compile(r"^(?:" + lx.phrases(lx.CUES).pattern + r")[\s,:]+(?!to\b)", re.I)
 # not "so far", "so much": the word is part of what follows
 _FILLER = re.compile(
@@ -193,8 +252,9 @@ _FILLER = re.compile(
 _TRAILER = re.compile(r"[\s,;:-]+(?:" + lx.phrases(lx.TRAILERS).pattern + r")\s*$", re.I)
 
 
-def clean(text: str) -> str:
-    """A clause without list markers, emphasis, emoji, quotes, greetings and fillers around it.
+def clean(text: str, *, heading: bool = False) -> str:
+    """A clause without list markers, emphasis, emoji, quotes, greetings and fillers around it,
+    and without a short heading before a colon unless ``heading``.
 
     A link or a source citation typed in chat is taken out: it must not become a link or a
     source in memory.
@@ -214,6 +274,7 @@ def clean(text: str) -> str:
         header = _HEADER.match(text)
         if (
             header
+            and not heading
             and not _LESSON.search(header.group(0))
             and not _CLAUSE_WORDS.search(header.group(0))
             and not _WE_DO.search(header.group(0))  # "what we accept: ...", "events we run:"
@@ -225,6 +286,9 @@ def clean(text: str) -> str:
         text = _MENTION.sub("", text).strip()  # "@assistant don't ping me before 10"
         text = _LEAD.sub("", text).strip()
         text = _CUE.sub("", text).strip()
+        asked = _KEEP_ASKED.match(text)
+        if asked:  # "can you remember that Dana books the toilets?": what to keep, asked
+            text = re.sub(r"\?+(?=\s|$)", ".", text[asked.end() :], count=1).strip()
         text = _FILLER.sub("", text).strip()
         text = _TRAILER.sub("", text).strip()
     return text

@@ -33,7 +33,7 @@ from .frames import (
     strip_source,
     subject_kind,
 )
-from .sentences import clauses, clean, sentences
+from .sentences import clauses, clean, listed_note, sentences
 from .slots import measures
 
 __all__ = [
@@ -90,6 +90,10 @@ _TRANSIENT = lx.phrases(lx.TRANSIENT)
 #: A share of a piece of work done: progress ("70% finished", "90 percent done").
 _SHARE_DONE = re.compile(
     r"\d\s?(?:%|percent|per cent)\s+(?:finished|done|complete|completed|there|through)\b", re.I
+)
+#: What was done a moment ago, said without a subject: "just unmoulded four loaves".
+_JUST_DONE = re.compile(
+    r"^just\s+(?P<v>[a-z]{3,}ed|" + "|".join(sorted(lx.IRREGULAR_PAST)) + r")\b", re.I
 )
 _MOMENT = lx.phrases(lx.MOMENT)
 _THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
@@ -402,6 +406,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
             return "transient"
         if _SHARE_DONE.search(text):
             return "transient"  # "the new website is 70% finished"
+        done = _JUST_DONE.match(text)
+        if done and not _CHANGED.fullmatch(done["v"]):
+            # "just unmoulded four loaves of the oatmeal batch"; not "just moved to Leeds"
+            return "transient"
         through = _THROUGH.search(text)
         # "halfway through the Camino": a name after it may be what the fact is about; a month
         # ("through the May issue", "as far as March") is not a name, nor where the work is
@@ -520,6 +528,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         # "Lesson learned the hard way", "A lesson from last winter": a label, the lesson is
         # what follows it
         return len(content) >= 3 and not _LESSON_LABEL.match(text)
+    if role == "user" and listed_note(text):
+        return True  # "Kit list for new dancers: white shirt, green baldrick, bell pads"
     first = re.sub(r"'(?:s|re|ll|ve|d)$", "", words[0].lower())
     determiner = first in _QUANTIFIERS and len(words) > 1 and words[1].lower() not in AUX
     # "IT runs the servers": the department, not "it"
@@ -877,6 +887,17 @@ _NOT_AFTER_ALL = re.compile(
 )
 
 
+#: A thing no longer offered, taken off where it was listed: "take raspberries off the
+#: website", "we've taken the veggie lasagne off the menu".
+_TAKEN_OFF = re.compile(
+    r"^(?:(?:ok|okay|so|and|actually|right)[\s,]+)?(?:(?:we've|i've|we have|i have)\s+)?"
+    r"(?:take|took|taken|taking)\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?P<v>(?!it\b|that\b|this\b|them\b)[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,3}?)\s+off\s+"
+    r"(?:the\s+|our\s+|my\s+)?(?:website|site|menu|price\s+list|list|shelves|shop)\b",
+    re.I,
+)
+
+
 def read(clause: str, *, role: str, speaker: str, question: str = "") -> Statement | str:
     """A :class:`Statement` for a durable clause, or the reason to skip it.
 
@@ -892,7 +913,10 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     called_off = None
     if role == "user":
         called_off = (
-            _CALLED_OFF.match(text) or _TAKEN_BACK.match(text) or _NOT_AFTER_ALL.match(text)
+            _CALLED_OFF.match(text)
+            or _TAKEN_BACK.match(text)
+            or _NOT_AFTER_ALL.match(text)
+            or _TAKEN_OFF.match(text)
         )
     if called_off and not _is_small_talk(text) and not re.search(r"\binstead\b", text, re.I):
         # "scrap the EV plan", "forget HubSpot": the speaker calls off their own plan; said
@@ -970,6 +994,14 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
         if role != "user":
             return "no durable fact"
+        noted = clean(clause, heading=True)
+        if noted != text and listed_note(noted) and skip_reason(noted, role) is None:
+            # "services: routine care, nail surgery, orthotics": the list says nothing without
+            # the heading that says what it is a list of
+            f = frame(noted, speaker, role)
+            kind, _ = subject_kind(noted, role)
+            section = _section(noted, kind, False, f.values, f.kinds)
+            return Statement(noted, section, f, subject_kind=kind, speaker=speaker, role=role)
         # "With prices going up, we raised the budget to 1,050": the statement is what follows
         # the opening phrase. "I work for Deliveroo and Uber Eats, you switch apps depending
         # which is busy": an aside to anyone after a comma; the statement before it stands alone.

@@ -107,15 +107,39 @@ def third_person(text: str, speaker: str) -> str | None:
         rest = re.sub(rf"^({re.escape(speaker)}),\s+me and\s+", r"\1 and ", rest, flags=re.I)
     for pattern, repl in _INNER_I:
         rest = pattern.sub(repl, rest)
+    # "... Tennessee. they report to ...": a sentence still opens with a capital
+    rest = re.sub(r"(?<=[.!?] )the(?=y\b|m\b|ir\b|mselves\b)", "The", rest)
     if head.endswith(" is") and rest.lower().startswith(speaker.lower()):
         # "I'm Kofi Mensah, staff engineer at ..." said by Kofi: the name is the subject,
         # written as a name when typed in lower case ("im nadia, community manager").
         rest = speaker + rest[len(speaker) :]
         named = re.match(r"^[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}", rest)
-        if named and "," in rest:
-            return rest
+        if named and ("," in rest or rest[named.end() :].startswith(" and ")):
+            # "Ade and their partner Lou run the Crown": the name opens the subject
+            return _name_as_subject(rest, named.group(0))
         return None if named and named.group(0) == rest.strip() else f"{head} {rest}"
     return f"{head} {rest}".strip()
+
+
+_THEY = {"they're": "is", "they are": "is", "they've": "has", "they have": "has"}
+_THEY.update({"they'll": "will", "they'd": "would", "they were": "was"})
+
+
+def _name_as_subject(text: str, name: str) -> str:
+    """ "Marnie, they make soap" -> "Marnie makes soap": the speaker's name said before what
+    they do ("I'm Marnie, I make soap") is its subject."""
+    m = re.match(
+        rf"^{re.escape(name)},\s+(they're|they are|they've|they have|they'll|they'd|"
+        r"they were|they)\s+(\S+)",
+        text,
+    )
+    if m is None:
+        return text
+    said = m.group(1).lower()
+    if said != "they":
+        return f"{name} {_THEY[said]} {text[m.start(2) :]}"
+    verb = _conjugate(m.group(2))
+    return f"{name} {verb}{text[m.end(2) :]}" if verb else text
 
 
 def _canonical(st: Statement, who: str) -> str | None:
