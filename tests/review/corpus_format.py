@@ -155,11 +155,17 @@ figures of the reviewer as the nineteenth round left it. It was measured in aggr
 before the twentieth round and after it; from the twenty-first round on it is development data
 (:data:`NINETEENTH`).
 
-**The held-out set** ``test20`` (:data:`HELD_OUT`, ids ``t20-``) was written fresh during the
-twentieth round the same way (by two writers, ten settings each, who read only this format,
-the scoring and the checks), and committed with the figures of the reviewer as it stood then
-(5af4803; two fixes taken from test19 followed in the same round). It is never tuned on: it is
-measured with ``bench/review_corpus.py --half test20`` in aggregate only.
+``test20`` was written fresh during the twentieth round the same way (by two writers, ten
+settings each, who read only this format, the scoring and the checks), and committed with the
+figures of the reviewer as it stood then (5af4803). It was measured in aggregate only,
+before the twenty-first round and after it; from the twenty-second round on it is development
+data (:data:`TWENTIETH`).
+
+**The held-out set** ``test21`` (:data:`HELD_OUT`, ids ``t21-``) was written fresh during the
+twenty-first round the same way (by two writers, ten settings each, who read only this format,
+the scoring and the checks), and committed with the figures of the reviewer as the
+twenty-first round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
+--half test21`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -184,6 +190,7 @@ __all__ = [
     "HELD_OUT",
     "NEVER_KINDS",
     "NINETEENTH",
+    "TWENTIETH",
     "NINTH",
     "SECOND",
     "SECTIONS",
@@ -247,13 +254,17 @@ EIGHTEENTH = "test18"
 #: Written during the nineteenth round; held out then and in the twentieth, development data
 #: since the twenty-first.
 NINETEENTH = "test19"
+#: Written during the twentieth round; held out then and in the twenty-first, development data
+#: since the twenty-second.
+TWENTIETH = "test20"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
+    TWENTIETH,
 )  # fmt: skip
-#: Written during the twentieth round and never tuned on.
-HELD_OUT = "test20"
+#: Written during the twenty-first round and never tuned on.
+HELD_OUT = "test21"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -309,8 +320,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test20`` when its id starts with
-    ``t2-`` to ``t20-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test21`` when its id starts with
+    ``t2-`` to ``t21-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -349,6 +360,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t19-"):
         return NINETEENTH
     if conversation_id.startswith("t20-"):
+        return TWENTIETH
+    if conversation_id.startswith("t21-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
