@@ -24,8 +24,9 @@ seventeenth round (development data since the nineteenth); ``test18``: written f
 of the eighteenth round (development data since the twentieth); ``test19``: written fresh
 during the nineteenth round (development data since the twenty-first); ``test20``: written
 fresh during the twentieth round (development data since the twenty-second); and ``test21``:
-written fresh during the twenty-first round and held out. Each conversation is imported into its own Reverie
-home and reviewed session by session through the runner (``tests/review/corpus_eval.py``),
+written fresh during the twenty-first round and held out. Each conversation is imported into
+its own Reverie home and reviewed session by session through the runner
+(``tests/review/corpus_eval.py``),
 then scored: durable facts kept exactly once, superseded values removed with the new value
 kept, retractions, phrases that must never reach memory or its history (secrets, tool output,
 questions, group chat, rules aimed at the agent, progress, small talk), sources that resolve

@@ -3676,3 +3676,63 @@ def test_r8_what_was_just_done_or_is_half_done_is_progress() -> None:
         "If the kiln ever dies I'd love a bigger one.",
     ):
         assert review(turns("c1", user(said), bot("Nice."))).operations == [], said
+
+
+# --- twenty-second round: test20's hard-rule breaks and misses, said here in other words -----
+
+
+def test_r8_an_order_for_when_the_agent_writes_or_quotes_is_a_rule_for_the_agent() -> None:
+    for said in (
+        "When I ask for a price always round up to the nearest 10 pounds, no pence please.",
+        'When emailing the parents always start with "Hi all" and keep it to one paragraph.',
+    ):
+        out = review(turns("c1", user(said), bot("Will do.")))
+        assert out.operations == [], out.operations
+
+
+def test_r8_work_going_on_as_we_speak_is_progress() -> None:
+    for said in (
+        "Re-glazing the north window at Hartwell as we speak.",
+        "Rechecking 0215 with the new probe now.",
+    ):
+        assert review(turns("c1", user(said), bot("Good luck."))).operations == [], said
+
+
+def test_r6_several_prices_changed_at_once_are_each_written_in() -> None:
+    # Each new price takes the place of the old one said with the same words and numbers.
+    index = _after(
+        "tray bake prices: 6 squares £9, 12 squares £16",
+        "new prices from today, 6 squares £10, 12 squares £18",
+    )
+    assert "6 squares £10, 12 squares £18" in index and "£16" not in index, index
+
+
+def test_r6_just_one_thing_from_now_is_kept() -> None:
+    said = "We've stopped doing the evening classes, nobody came. Just mornings from now."
+    index = index_after(review(turns("c1", user(said), bot("Noted."))))
+    assert "Just mornings from now" in index, index
+
+
+def test_r6_a_rate_put_right_by_naming_the_wrong_one_keeps_the_other_rates() -> None:
+    # Said in words the entry shares, the new rate is written in; said in none (the entry
+    # cannot cite the correction), the correction is kept beside the entry, which is not
+    # replaced by it: the pairs' rate would be lost.
+    index = _after(
+        "lessons are £22 an hour for pairs and £30 for solo",
+        "£30 was wrong, the solo rate is £32 since March, sorry",
+    )
+    assert "£22 an hour for pairs and £32 for solo" in index and "£30" not in index, index
+    index = _after(
+        "lessons are £22 an hour for pairs and £30 for 1:1",
+        "£30 was wrong, the 1:1 rate is £32 since March, sorry",
+    )
+    assert "£22 an hour for pairs" in index and "£32" in index, index
+
+
+def test_r6_a_price_said_again_as_unchanged_is_not_the_one_replaced() -> None:
+    index = _after(
+        "pricing for reference: standard round is £7.50 a head, 3 rounds for £18",
+        "gas bill came in. we're putting the single round up to £8.50 from 1 May, the 3-round "
+        "deal stays at £18",
+    )
+    assert "£18" in index and "3 rounds for £8.50" not in index, index

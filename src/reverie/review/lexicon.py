@@ -169,7 +169,7 @@ IMPERATIVES = words(
     "cite be stay skip act pretend explain summarise summarize draft pull check find look "
     "remind help make tell let call email text book schedule cancel remove delete update "
     "fix run try get bring buy order note remember forget open close move copy paste "
-    "compare review read print share start finish sort search fetch grab"
+    "compare review read print share start finish sort search fetch grab round quote convert"
 )
 #: What the user does with their own hands, in their own work: a rule with one of these
 #: ("always check the nets are pegged", "never spray Primo when it's hot") is how they work,
@@ -279,7 +279,7 @@ TRANSIENT = phrase_list(
     give me a second | give me a minute | bear with me | back after | ok back
     okay back | i'm back | still compiling | still building | still running | still loading
     still working | still thinking | in progress | almost done | nearly done
-    halfway there | so far | let me check | let me look | let me see | let me try
+    halfway there | so far | as we speak | let me check | let me look | let me see | let me try
     let me think | let me run | let me grab | let me find | let me dig | let me quickly
     i'll check | i'll look | i'll get back | i'll try | i'll run | i'll ping | i'll be back
     done for tonight | done for today | done with | slow going

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -354,7 +355,11 @@ class _Memory:
                 done = self._substitute(*linked, source, text)
                 if done != "nothing to change":
                     return done
-                # The entry cannot cite this message: the statement replaces it whole.
+                # The entry cannot cite this message: the statement replaces it whole, but
+                # not an entry whose other values it would lose ("£18 for groups and £35 for
+                # 1:1" - "£35 was wrong, the 1:1 rate is £38"): it is kept beside it.
+                if self._one_of_several(*linked[:2]):
+                    linked = None
             same = [linked[0]] if linked is not None else []
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
@@ -567,9 +572,21 @@ class _Memory:
                 ]
                 if any(m.value in ours for m in olds) and not updating:
                     continue  # the old value said again beside another: no update
+                if len({m.value for m in news}) > 1:
+                    # "50 balls £5, 100 balls £8.50" of "50 balls £4, 100 balls £7": each new
+                    # value in place of the old one said with the same words, or none
+                    paired = _paired(text, news, e.text, olds)
+                    if paired:
+                        found.append((e, *paired[0]))
+                        shares.append(len(words & slot.words))
+                        break
                 if len({m.value for m in news}) != 1:
                     continue
                 common = words & slot.words
+                if len({m.value for m in olds}) > 1:
+                    # (not one the update says stays: "the 3-game deal stays at £20")
+                    staying = {m.value for m in offered if _said_to_stay(text, m.said)}
+                    olds = [m for m in olds if m.value not in staying] or olds
                 if len({m.value for m in olds}) > 1:
                     # "bars £5.50, guest soaps £2, shampoo bars £7" - "Bars are £6 each": the
                     # value said after the words the new one is said after; else, "call out is
@@ -627,7 +644,8 @@ class _Memory:
         update of one is written into the entry, which keeps the others (a message that gives
         several, "moved the fair to 9 May ... Setup 7 to 8 May", replaces the entry)."""
         others = any(m.kind == old.kind and m.value != old.value for m in measures(e.text))
-        given = {m.value for m in measures(self.message) if m.kind == old.kind}
+        # (the old value named as wrong is not given: "£35 was wrong, the 1:1 rate is £38")
+        given = {m.value for m in measures(self.message) if m.kind == old.kind} - {old.value}
         return others and len(given) == 1
 
     def _written_in(self, text: str, e: _Entry) -> bool:
@@ -1630,7 +1648,7 @@ def _also_changed(text: str, entry: str, kind: str) -> list[tuple[Measure, Measu
     2pm, 6 people maximum": the time and the count; not "doors at 10am" of "setup at 8am")."""
     given = [m for m in measures(text) if not _denied(text, m)]
     held = measures(entry)
-    pairs: list[tuple[Measure, Measure]] = []
+    pairs = _paired(text, [m for m in given if m.kind == kind], entry, held)[1:]
     for k in dict.fromkeys(m.kind for m in given if m.kind != kind):
         olds = {m.value: m for m in held if m.kind == k}
         news = {m.value: m for m in given if m.kind == k}
@@ -1640,6 +1658,26 @@ def _also_changed(text: str, entry: str, kind: str) -> list[tuple[Measure, Measu
         if ":" in k or _said_of(text, now.said) <= _stems(entry):
             pairs.append((was, now))
     return pairs
+
+
+def _paired(
+    text: str, news: list[Measure], entry: str, olds: Sequence[Measure]
+) -> list[tuple[Measure, Measure]]:
+    """Each of several new values of one kind (:func:`_labelled_alike`) with the old value of
+    ``entry`` it takes the place of, ``(old, new)`` in the order ``text`` says them; [] unless
+    there are two or more and each finds its own old value, which no new value repeats."""
+    news = list({m.value: m for m in news}.values())
+    if len(news) < 2:
+        return []
+    kinds = {m.kind for m in news}
+    alike = [m for m in olds if m.kind in kinds]
+    pairs = [(_labelled_alike(text, n, entry, alike), n) for n in news]
+    taken = [o.value for o, _ in pairs if o is not None]
+    if len(taken) != len(news) or len(set(taken)) != len(taken):
+        return []
+    if set(taken) & {n.value for n in news}:
+        return []  # "£5 -> £6, £4 -> £5": a chain, not one change each
+    return [(o, n) for o, n in pairs if o is not None]
 
 
 def _labelled_alike(text: str, new: Measure, entry: str, olds: list[Measure]) -> Measure | None:
@@ -1666,20 +1704,36 @@ def _labelled_alike(text: str, new: Measure, entry: str, olds: list[Measure]) ->
 _PART = re.compile(r"[,;:.!?]|\s(?:but|and|while|whereas|though)\s", re.I)
 
 
+def _said_to_stay(text: str, said: str) -> bool:
+    """Whether value ``said`` is said in ``text`` to stay as it is ("the 3-game deal stays at
+    £20", "week still £60")."""
+    at = _find(text, said)
+    if at < 0:
+        return False
+    part = f"{_PART.split(text[:at])[-1]} {_PART.split(text[at + len(said) :])[0]}"
+    return bool(_STAYING.search(part))
+
+
+_STAYING = re.compile(r"\b(?:stays?|staying|remains?|still|unchanged|same)\b", re.I)
+
+
 def _around(text: str, said: str) -> set[str]:
     """The stems of the content words said with value ``said`` in ``text``: those of its
     part (up to a stop or a word that joins another clause), before and after it ("£60 for
-    juniors"; "but juniors go up to £75"), values and words of updating left out."""
+    juniors"; "but juniors go up to £75"), values and words of updating left out; and the
+    numbers of its part ("#50" of "50 balls £4")."""
     at = _find(text, said)
     if at < 0:
         return set()
     before = _PART.split(text[:at])[-1]
     after = _PART.split(text[at + len(said) :])[0]
-    return {  # ("half-day" is "half" and "day": "the half day becomes £155")
+    words = {  # ("half-day" is "half" and "day": "the half day becomes £155")
         root(w.lower())
         for w in re.findall(r"[A-Za-z][\w']*", f"{before} {after}")
         if w.lower() not in lx.STOP_WORDS and root(w.lower()) not in _LOOSE and not measures(w)
     }
+    # and the numbers said with it: "50 balls £5, 100 balls £8.50"
+    return words | {f"#{n}" for n in re.findall(r"\d+(?:[.,]\d+)?", f"{before} {after}")}
 
 
 def _find(text: str, said: str) -> int:

@@ -308,8 +308,10 @@ def _imperative(text: str) -> bool:
 # What the user sets before an order to the agent: when they ask for something ("whenever I
 # ask for a quote, add VAT"), or what the order is about ("for reports always give ...").
 _ASKING = re.compile(
-    r"^(?:when|whenever|if|every\s+time|each\s+time|any\s*time|once)\s+(?:i|we)\s+"
-    r"(?:ask|want|need|request|say|send|give|type|paste|share|mention|forward|tell|get)\b",
+    r"^(?:when|whenever|if|every\s+time|each\s+time|any\s*time|once)\s+(?:(?:i|we)\s+"
+    r"(?:ask|want|need|request|say|send|give|type|paste|share|mention|forward|tell|get)\b"
+    # or when the agent does its work: "when replying to customers, always open with ..."
+    r"|(?:replying|writing|answering|drafting|emailing|messaging|texting)\b)",
     re.I,
 )
 _NOT_A_PERSON = r"(?!(?:i|we|you|he|she|they|it|everyone|nobody)\b)"
@@ -425,7 +427,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         following = [*low.split(" "), ""][1].strip(",.")
         # "rerunning the pipeline", "sending the proposal now"; not "Billing disputes go to
         # Ingrid in finance" or "Staging database runs Postgres 16" (a noun, then its verb).
-        doing = gerund and (not following or following in _OBJECT_STARTS)
+        doing = gerund and (not following or following in _OBJECT_STARTS or following[:1].isdigit())
         doing = doing and not _SWITCHING.match(low)  # "going over to wylex boards now": a change
         doing = doing and not _IN_A_MONTH.search(text)  # "doing my raising test in October"
         if doing and (_NOW.search(text) or len(WORD.findall(text)) <= 6):
@@ -657,10 +659,11 @@ _GOES_ON = re.compile(
 )
 
 
-#: What alone is done from now on, said without a verb.
+#: What alone is done from now on, said without a verb ("casks only from now on", "just
+#: acoustic from now").
 _ONLY_FROM_NOW = re.compile(
-    r"^(?!no\b)[\w' -]{2,40}?\bonly\s+(?:from now(?: on)?|from today|going forward|these days)"
-    r"\s*[.!]*$"
+    r"^(?!no\b)(?:[\w' -]{2,40}?\bonly|(?i:just)\s+(?![a-z]+ing\b)[\w' -]{2,40}?)\s+"
+    r"(?:from now(?: on)?|from today|going forward|these days)\s*[.!]*$"
 )
 
 
