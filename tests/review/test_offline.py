@@ -3736,3 +3736,17 @@ def test_r6_a_price_said_again_as_unchanged_is_not_the_one_replaced() -> None:
         "deal stays at £18",
     )
     assert "£18" in index and "3 rounds for £8.50" not in index, index
+
+
+def test_r6_something_said_to_be_off_then_dropped_by_a_pronoun_ends_it() -> None:
+    # "X are off, we've dropped them": X is what ended; read again, nothing changes.
+    index = _after("Rowing sessions are every Monday night and the first Saturday of each month.")
+    batch = turns(
+        "c1",
+        user("The first Saturday rowing sessions are off, we've dropped them, hardly anyone came."),
+        bot("Understood, no more first Saturday sessions."),
+    )
+    index = index_after(review(batch, index), index)
+    assert "first Saturday" not in index.replace("No longer first Saturday", ""), index
+    again = review(batch, index)
+    assert not again.operations or index_after(again, index) == index, again.operations

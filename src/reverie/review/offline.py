@@ -74,7 +74,7 @@ from .slots import (
 )
 from .sources import BatchSources, is_link_line, said_words
 from .spelling import recase, spellings
-from .statements import PEOPLE, Statement, read, secret_values
+from .statements import DECISIONS, PEOPLE, Statement, read, secret_values
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -1580,6 +1580,26 @@ def _ended_habit(clause: str, after: str) -> bool:
     return bool(said & {w.lower().rstrip("s") for w in _content(habit["thing"])})
 
 
+#: What a clause is said of, before its verb "to be": "the second Sunday work parties are off".
+_SAID_OF = re.compile(
+    r"^(?:the\s+|our\s+|my\s+)?(?P<w>[^,;:]{3,60}?)(?:\s+(?:is|are|was|were)\b|'(?:s|re)\b)", re.I
+)
+
+
+def _ended_by_it(clause: str, after: str) -> str | None:
+    """What ``clause`` is said of, when ``after``, the next clause of the sentence, says the
+    speaker ended it by a pronoun ("..., we've dropped them", "..., I've scrapped it"); else
+    None."""
+    ended = _HABIT_ENDED.match(after.strip())
+    said = _SAID_OF.match(clause.strip())
+    if ended is None or ended["rest"] is not None or said is None:
+        return None
+    if not re.search(r"\b(?:it|that|them|those|this)\s*[,;.!?]*$", ended.group(0), re.I):
+        return None
+    thing = said["w"].strip()
+    return None if thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS else thing
+
+
 def _names_owner(text: str, old: Slot) -> bool:
     """Whether ``text`` moves something of a person (or a named thing) that ``old`` names
     beside other things, not as its owner: "Greta's class moved to Thursday" and "the pottery
@@ -2324,6 +2344,12 @@ class OfflineReviewer:
                         # "we used to do home visits, we've stopped": the habit and its end
                         # are one fact, kept whole (alone, the first says it still holds).
                         found = replace(found, text=f"{found.text.rstrip(' .,;')}, but {ended}")
+                        pending.pop(0)
+                    gone = _ended_by_it(clause, ended) if ended else None
+                    if gone and not isinstance(found, str) and found.kind == "fact":
+                        # "The second Sunday work parties are off, we've dropped them": what
+                        # the clause is about is what ended.
+                        found = replace(found, kind="retire", old=gone, section=DECISIONS)
                         pending.pop(0)
                     self_asked = asker is not None and asker == turn.author
                     if self_asked and not isinstance(found, str) and found.kind == "answer":
