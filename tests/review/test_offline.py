@@ -3750,3 +3750,13 @@ def test_r6_something_said_to_be_off_then_dropped_by_a_pronoun_ends_it() -> None
     assert "first Saturday" not in index.replace("No longer first Saturday", ""), index
     again = review(batch, index)
     assert not again.operations or index_after(again, index) == index, again.operations
+
+
+def test_r6_a_count_said_in_words_gives_no_price_to_a_price_list() -> None:
+    # "it takes three cakes" counts something: it replaces no price of the list.
+    index = _after(
+        "price list for the record. small cake £30, tier cake £200, cake topper £25",
+        "tier cake is going up to £240 from next month. flour cost went up and it takes three "
+        "cakes",
+    )
+    assert "small cake £30, tier cake £240, cake topper £25" in index, index

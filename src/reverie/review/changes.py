@@ -14,7 +14,7 @@ import re
 
 from . import lexicon as lx
 from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, past, stem, strip_source
-from .slots import dated_alike, read_slot, refills, root, turns_around
+from .slots import dated_alike, measures, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "resets", "restates", "supersedes", "uses", "version_change"]
 
@@ -731,12 +731,29 @@ def _slot_change(new: Frame, old: Frame, shared: frozenset[str]) -> bool:
         return False
     if not (new.values - old.values and old.values - new.values):
         return False
+    if new.kinds & old.kinds & _SLOT_KINDS == {"number"} and not _measured_alike(new, old):
+        return False  # "they eat two blocks" gives no price: "swan £295, logo block £180"
     if old.subject and not old.subject <= new.skeleton | new.subject | new.values:
         return False  # another thing: "the ledger service is on port 9100", "billing ... 7443"
     if new.owner and old.owner and not new.same_owner(old):
         named = set(new.owner) <= old.values or set(old.owner) <= new.values
         return named and not {"we"} & (set(new.owner) | set(old.owner))
     return True
+
+
+def _measured_alike(new: Frame, old: Frame) -> bool:
+    """Whether two statements whose values are numbers may hold numbers of one kind: not when
+    one gives a price (:func:`.slots.measures`) and the other only a number said in words,
+    which counts something ("they eat two blocks")."""
+
+    def counts(f: Frame) -> bool:  # only numbers said in words, and no price
+        worded = any(v.isalpha() and v in lx.NUMBER_WORDS for v in f.values)
+        return worded and not any(m.kind == "money" for m in measures(f.text))
+
+    def prices(f: Frame) -> bool:
+        return any(m.kind == "money" for m in measures(f.text))
+
+    return not ((counts(new) and prices(old)) or (counts(old) and prices(new)))
 
 
 @functools.lru_cache(maxsize=65536)
