@@ -24,7 +24,7 @@ import re
 
 from . import lexicon as lx
 from .frames import CALENDAR, WORD, has_verb, is_verb, past, says_update
-from .sentences import clean, sentences
+from .sentences import TO_THE_LISTENER, clean, sentences
 from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
 
@@ -37,9 +37,6 @@ _DOING = re.compile(r"^(?:i|we|i'm|we're|i've|we've|i'll|we'll)\b", re.I)
 
 
 _LEANING_PHRASE = re.compile(r"^(?:" + lx.phrases(lx.LEANING_PHRASES).pattern + r")", re.I)
-
-
-_TO_THE_LISTENER = re.compile(r"\b(?:you|your)\b", re.I)
 
 
 def _opens_leaning(text: str) -> bool:
@@ -118,7 +115,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         # "Stan Whitlock. Fishmonger.": a role said alone goes on with the introduction
         going_on = _statement(sentence, role) or _fragment(sentence)
         # (not what they hope the agent will do: "I'm hoping you can help me with schedules")
-        going_on = going_on and not _TO_THE_LISTENER.search(sentence)
+        going_on = going_on and not TO_THE_LISTENER.search(sentence)
         if out and introducing and _about_speaker(sentence) and going_on:
             before = out[-1]
             joined = _join(before[2], sentence)

@@ -1724,41 +1724,45 @@ def _labelled_alike(text: str, new: Measure, entry: str, olds: list[Measure]) ->
 _PART = re.compile(r"[,;:.!?]|\s(?:but|and|while|whereas|though)\s", re.I)
 
 
+def _part(text: str, said: str) -> str | None:
+    """The words said with value ``said`` in ``text``, before and after it: its part, up to a
+    stop or a word that joins another clause (:data:`_PART`); None if ``said`` is not there."""
+    at = _find(text, said)
+    if at < 0:
+        return None
+    return f"{_PART.split(text[:at])[-1]} {_PART.split(text[at + len(said) :])[0]}"
+
+
 def _said_to_stay(text: str, said: str) -> bool:
     """Whether value ``said`` is said in ``text`` to stay as it is ("the 3-game deal stays at
     £20", "week still £60")."""
-    at = _find(text, said)
-    if at < 0:
-        return False
-    part = f"{_PART.split(text[:at])[-1]} {_PART.split(text[at + len(said) :])[0]}"
-    return bool(_STAYING.search(part))
+    part = _part(text, said)
+    return part is not None and bool(_STAYING.search(part))
 
 
 _STAYING = re.compile(r"\b(?:stays?|staying|remains?|still|unchanged|same)\b", re.I)
 
 
 def _around(text: str, said: str) -> set[str]:
-    """The stems of the content words said with value ``said`` in ``text``: those of its
-    part (up to a stop or a word that joins another clause), before and after it ("£60 for
-    juniors"; "but juniors go up to £75"), values and words of updating left out; and the
-    numbers of its part ("#50" of "50 balls £4")."""
-    at = _find(text, said)
-    if at < 0:
+    """The stems of the content words said with value ``said`` in ``text`` (:func:`_part`:
+    "£60 for juniors"; "but juniors go up to £75"), values and words of updating left out;
+    and the numbers of its part ("#50" of "50 balls £4")."""
+    part = _part(text, said)
+    if part is None:
         return set()
-    before = _PART.split(text[:at])[-1]
-    after = _PART.split(text[at + len(said) :])[0]
     words = {  # ("half-day" is "half" and "day": "the half day becomes £155")
         root(w.lower())
-        for w in re.findall(r"[A-Za-z][\w']*", f"{before} {after}")
+        for w in re.findall(r"[A-Za-z][\w']*", part)
         if w.lower() not in lx.STOP_WORDS and root(w.lower()) not in _LOOSE and not measures(w)
     }
     # and the numbers said with it: "50 balls £5, 100 balls £8.50"
-    return words | {f"#{n}" for n in re.findall(r"\d+(?:[.,]\d+)?", f"{before} {after}")}
+    return words | {f"#{n}" for n in re.findall(r"\d+(?:[.,]\d+)?", part)}
 
 
 def _find(text: str, said: str) -> int:
     """Where value ``said`` stands in ``text`` as a value of its own, not inside a longer one
-    ("4th" in "the 14th, not the 4th" is the second; "£5" is not in "£50"); -1 if nowhere."""
+    ("4th" in "the 14th, not the 4th" is the second; "£5" is not in "£50"); where it stands
+    inside one when it stands nowhere alone (as ``str.find``); -1 if nowhere."""
     m = re.search(rf"(?<!\w)(?<!\d[.,:]){re.escape(said)}(?!\w)(?![.,:]\d)", text)
     return m.start() if m else text.find(said)
 

@@ -16,7 +16,7 @@ from . import lexicon as lx
 from .frames import AUX, has_verb
 from .types import SOURCE_PATTERN
 
-__all__ = ["clauses", "clean", "listed_note", "sentences"]
+__all__ = ["TO_THE_LISTENER", "clauses", "clean", "listed_note", "sentences"]
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Lines that are program output, not conversation: log lines, tracebacks, shell prompts,
@@ -196,6 +196,9 @@ def _labels_a_list(rest: str) -> bool:
 _VERBAL = AUX | lx.PRONOUN_SUBJECTS - {"all", "both", "one", "each", "every"}
 
 
+#: Words that speak to the listener, the agent: "you", "your".
+TO_THE_LISTENER = re.compile(r"\b(?:you|your)\b", re.I)
+
 # A note's heading: a few words that are not a clause, then a colon.
 _NOTE_HEADER = re.compile(r"^(?:[A-Za-z'-]+ ){0,7}[A-Za-z'-]+:\s+(?=\S)")
 
@@ -214,7 +217,7 @@ def listed_note(text: str) -> bool:
         header is not None
         and not _CLAUSE_WORDS.search(header.group(0))
         and not _OF_THE_DAY.search(header.group(0))  # "today's plan: ...", "to-do list: ..."
-        and not re.search(r"\b(?:you|your)\b", header.group(0), re.I)  # "Rule for what you draft:"
+        and not TO_THE_LISTENER.search(header.group(0))  # "Rule for what you draft:"
         and _labels_a_list(text[header.end() :])
     )
 
