@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     expected = 1 + args.events + args.events // 3 + args.events
     assert revision == args.events + args.events // 3 and queued == expected, (revision, queued)
 
-    machine = _common.machine()
+    machine = _common.machine(Path(tempfile.gettempdir()))
     payload = {
         "machine": machine,
         "commands_in_process": {k: v.to_dict() for k, v in commands.items()},

@@ -461,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         dispatch_events(args.dispatch, args.sections)
         return 0
     every = not (args.phases or args.group or args.workers or args.instructions)
-    payload: dict[str, Any] = {"machine": _common.machine()}
+    payload: dict[str, Any] = {"machine": _common.machine(Path(tempfile.gettempdir()))}
     text = [_common.machine_markdown(payload["machine"])]
     if every or args.phases:
         _common.progress(f"phases: {args.events} !remember events over HTTP")
