@@ -3759,4 +3759,182 @@ def test_r6_a_count_said_in_words_gives_no_price_to_a_price_list() -> None:
         "tier cake is going up to £240 from next month. flour cost went up and it takes three "
         "cakes",
     )
-    assert "small cake £30, tier cake £240, cake topper £25" in index, index
+    # (and the month it holds from, "next month" as of the message, goes with the new price)
+    assert "small cake £30, tier cake £240 from June, cake topper £25" in index, index
+
+
+def test_r6_a_price_changed_while_another_stays_replaces_the_one_it_names() -> None:
+    # "the day rate ... £50. Weekly stays £250": the weekly price is said to stay, so the
+    # new price is the day rate's, and the day it holds from goes with it.
+    index = _after(
+        "Kayak hire is £35 a day, weekly £180",
+        "Changed my mind on the daily price, £40 from June. Weekly stays £180",
+    )
+    assert "£40 a day from June, weekly £180" in index, index
+    assert "£35" not in index and "weekly £40" not in index, index
+
+
+def test_r6_a_switch_to_a_named_supplier_for_a_thing_replaces_the_entry() -> None:
+    # "switching to X for the Y": what the entry said of the old supplier's product is not
+    # true of the new one, so the statement takes the entry's place; read again, the
+    # older statement changes nothing.
+    first = "Timber for the decking comes from Jewson, their pressure-treated redwood."
+    then = (
+        "We're switching to Travis Perkins for the timber, their larch boards, account opened "
+        "today."
+    )
+    index = _after(first, then)
+    assert "Travis Perkins" in index and "larch boards" in index, index
+    assert "Jewson" not in index and "redwood" not in index, index
+    batch = [*turns("c0", user(first)), Turn("c1", 0, "user", "sam", then, T + 60)]
+    again = review(batch, index)
+    assert not again.operations or index_after(again, index) == index, again.operations
+
+
+def test_r6_new_said_of_a_kind_of_people_replaces_nothing() -> None:
+    # "all new members" are whoever joins, not a change: Priya stays the coordinator.
+    index = _after(
+        "Priya is the new climbing volunteer lead.",
+        "reminder all new volunteers MUST sign the waiver before their first session, waivers "
+        "are at the front desk 9am.",
+    )
+    assert "Priya is the new climbing volunteer lead" in index and "waiver" in index, index
+
+
+def test_r6_someone_named_who_is_sent_things_is_kept() -> None:
+    kept = statements.read(
+        "Owen does all the bookings, any refunds go to him", role="user", speaker="Ana"
+    )
+    assert isinstance(kept, statements.Statement), kept
+    # but not a clause whose "him" is someone said elsewhere
+    assert isinstance(statements.read("Money goes to him", role="user", speaker="Ana"), str)
+
+
+def test_r6_doing_a_numbered_thing_now_is_progress() -> None:
+    said = statements.read(
+        "sanding table 12 now, then 13 and 14 after tea", role="user", speaker="Al"
+    )
+    assert said == "transient", said
+    # a count said roughly is no numbered thing
+    said = statements.read("Expecting around 40 runners", role="user", speaker="Al")
+    assert said != "transient", said
+
+
+def test_r6_a_retired_person_introduced_retires_nothing() -> None:
+    assert (
+        changes._retire("I'm Mags, retired nurse in Kendal, keen to help on Fridays", "i") is None
+    )
+    assert changes._retire("we retired the old minibus", "we") is not None
+
+
+def test_r6_a_guess_in_a_comment_after_the_statement_leaves_the_statement() -> None:
+    said = statements.read(
+        "hi, my spaniel Ted had hip surgery a month ago, the physio said swimming might help",
+        role="user",
+        speaker="Jo",
+    )
+    assert isinstance(said, statements.Statement) and "hip surgery" in said.text, said
+    # a guess about the whole is still a guess
+    said = statements.read(
+        "Fence is done at the Browns, tomorrow I start the gate, then done I think",
+        role="user",
+        speaker="Jo",
+    )
+    assert said == "hedged", said
+
+
+def test_r6_a_statement_before_a_question_after_a_comma_is_kept() -> None:
+    said = statements.read(
+        "hi there we run a cafe in Whitby called The Galley, do you deliver to the coast?",
+        role="user",
+        speaker="Tess",
+    )
+    assert isinstance(said, statements.Statement) and "The Galley" in said.text, said
+    # what is going on as they ask is part of the asking
+    said = statements.read(
+        "my boiler's making a banging noise every morning, can you send someone out?",
+        role="user",
+        speaker="Tess",
+    )
+    assert said == "question", said
+
+
+def test_r6_the_rule_a_lesson_taught_stays_with_its_cause() -> None:
+    said = (
+        "lesson learned: the mower sank in the soft ground by the pond and stripped a belt. "
+        "don't take the mower down there after a wet week, give it 2 days to firm up"
+    )
+    index = index_after(review(turns("c1", user(said), bot("Noted."))))
+    assert "stripped a belt" in index and "give it 2 days" in index, index
+    assert index.count("\n- ") == 1, index
+
+
+def test_r6_a_named_supplier_used_now_said_without_a_verb_is_kept() -> None:
+    index = _after(
+        "bread comes from Hobbs Bakery, delivered mondays",
+        "bread now from Crumb & Co, thursdays, Hobbs closed",
+    )
+    assert "Crumb & Co" in index and "Hobbs Bakery" not in index, index
+    index = _after(
+        "tyre repairs go to Dave Mills in Ripon",
+        "Dave's retired. tyre repairs to TyreFix in Thirsk now",
+    )
+    assert "TyreFix in Thirsk" in index, index
+
+
+def test_r6_opening_hours_said_without_a_verb_are_kept() -> None:
+    index = _after("yard hours 7am to 4pm, saturdays 8 till 12")
+    assert "7am to 4pm" in index, index
+
+
+def test_r6_what_a_grant_asks_said_next_stays_with_it() -> None:
+    said = (
+        "Great news, we won the Arts Council grant, £3,000, for the autumn tour. "
+        "Has to be spent by 30 November."
+    )
+    index = index_after(review(turns("c1", user(said), bot("Congratulations!"))))
+    assert "£3,000" in index and "30 November" in index, index
+    assert index.count("\n- ") == 1, index
+
+
+def test_r6_one_thing_only_now_is_kept() -> None:
+    index = _after("we've stopped selling on eBay, the fees went up. website only now")
+    assert "website only now" in index.lower(), index
+
+
+def test_r6_an_update_replaces_the_sentence_of_the_entry_that_held_the_old_value() -> None:
+    # The entry holds two sentences; the update's value replaces the one that held the old
+    # value, and the other (a lesson) stays.
+    first = (
+        "jars are 200ml hex jars from Jarco, lead time is 2 weeks. lesson: lids are a SEPARATE "
+        "order with them"
+    )
+    index = _after(first, "Jarco lead time is 4 weeks now, they rang this morning")
+    assert "4 weeks" in index and "2 weeks" not in index and "lids are a SEPARATE" in index, index
+
+
+def test_r6_what_is_done_from_now_said_as_going_on_is_kept() -> None:
+    index = _after(
+        "tent repairs go to Peak Canvas in Buxton",
+        "Peak Canvas is closing down. we're sending the tents to Fabric Fixers in Leek from now",
+    )
+    assert "Fabric Fixers in Leek" in index and "Peak Canvas in Buxton" not in index, index
+
+
+def test_r6_what_must_be_done_by_a_day_is_no_guess() -> None:
+    said = statements.read(
+        "Costumes must be returned by the Saturday after the last show", role="user", speaker="Di"
+    )
+    assert isinstance(said, statements.Statement), said
+    assert statements.read("Bev must be worried", role="user", speaker="Di") == "reaction"
+
+
+def test_r6_a_lesson_label_alone_then_the_story_then_the_rule_is_one_lesson() -> None:
+    said = (
+        "lesson from yesterday. overfilled the resin mould on the big bowl and it cracked, "
+        "had to redo the whole order. ALWAYS pour in two stages on anything over 2kg, "
+        "12 hours apart"
+    )
+    index = index_after(review(turns("c1", user(said), bot("Noted."))))
+    assert "cracked" in index and "two stages" in index, index
+    assert index.count("\n- ") == 1, index

@@ -149,6 +149,10 @@ _RIP = re.compile(
 )
 
 
+#: What comes before a word that says who someone is ("a retired nurse", "Lydia, retired").
+_SAID_OF_SOMEONE = re.compile(r"(?:,|\b(?:a|an|am)|'m)\s*$", re.I)
+
+
 def _retire(text: str, kind: str) -> tuple[str, str] | None:
     """``(thing retired, what the clause goes on to say)``, or None.
 
@@ -256,6 +260,10 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         # "switched the deliveries to Acme, Brightway stopped doing pallets": someone else
         # gave it up, not the speaker.
         return None
+    if _SAID_OF_SOMEONE.search(text[: m.start()]) and text[m.start() :].lower().startswith(
+        "retire"
+    ):
+        return None  # "I'm Lydia, retired engineer in Stoke": who she is, nothing ended
     verb = text[m.start() : m.start("v")].split()
     # ("had to cancel the trial before it started" happened once)
     habitual = (

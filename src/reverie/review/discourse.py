@@ -94,7 +94,10 @@ def _statement(text: str, role: str) -> bool:
 def _stands(text: str, role: str, speaker: str, lesson: bool) -> bool:
     """Whether a sentence can take another after it: a statement, or the speaker naming
     themselves ("Dario Bellini here."); before a lesson also the symptom it explains ("The
-    card reader kept dropping out"), not progress ("it's green now")."""
+    card reader kept dropping out"), not progress ("it's green now"); never a sentence that
+    ends by asking ("my son is 12, could he try goalball?")."""
+    if text.rstrip().endswith("?"):
+        return False
     found = read(clean(text), role=role, speaker=speaker or "Someone")
     if isinstance(found, Statement) or found == "introduction":
         return True
@@ -148,6 +151,23 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             if len(joined) <= MAX_JOINED:
                 out[-1] = (before[0], end, joined)
                 continue
+        # A lesson's label alone, then what happened ("lesson from today. tightened a carbon
+        # seatpost without the torque wrench and cracked it"): the story goes on the label.
+        label = out and i > 0 and cue[i - 1] and _LABEL_ONLY.match(out[-1][2].strip())
+        if label and not cue[i] and _statement(sentence, role):
+            before = out[-1]
+            out[-1] = (before[0], end, _join(before[2], sentence))
+            joined_lesson = True
+            continue
+        # A lesson's cause, then the rule it taught, said as an order ("lesson learned: the
+        # picker got stuck in the wet ground. don't send it out after heavy rain"): one lesson.
+        if out and i > 0 and (cue[i - 1] or joined_lesson) and _RULE_TAUGHT.search(sentence):
+            before = out[-1]
+            joined = _join(before[2], sentence)
+            if len(joined) <= MAX_JOINED and not TO_THE_LISTENER.search(sentence):
+                out[-1] = (before[0], end, joined)
+                joined_lesson = True
+                continue
         # What went wrong, told in the past, then what is done now ("Clive tapped a firkin
         # before it settled and it poured cloudy. Now every cask sits 48 hours"): one lesson.
         if out and i > 0 and _remedy(sentence, role):
@@ -195,6 +215,16 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     return out
 
 
+#: A lesson's label said as a sentence of its own: "Lesson from today.", "lesson learned!".
+_LABEL_ONLY = re.compile(
+    r"^\W*(?:a\s+|another\s+)?lessons?\s+(?:learn(?:ed|t)|from\s+(?:today|this\s+week|"
+    r"yesterday|last\s+\w+))?\s*[.!:]*$",
+    re.I,
+)
+#: The rule a lesson taught, said as an order to anyone: "don't send the picker out after rain".
+_RULE_TAUGHT = re.compile(
+    r"^\W*(?:so\s+)?(?:don't|do not|never|always|make sure)\s+[a-z]|\bonly from now on\b", re.I
+)
 _SINCE = re.compile(r"^[^.!?]{0,60}\b(?:ever since|since then|since)\s*[.!]*\s*$", re.I)
 _STAYS = re.compile(r"\b(?:stays?|staying|stayed|unchanged|still|same|as before)\b", re.I)
 

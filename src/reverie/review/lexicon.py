@@ -38,8 +38,9 @@ def phrases(items: Iterable[str]) -> re.Pattern[str]:
 #: Esperanza Ruiz", "Now then. Keith Barraclough, ..."): said to open, they say nothing.
 GREETINGS = phrase_list(
     """
-    hi | hey | hello | hiya | howdy | hey there | morning | good morning | afternoon
-    good afternoon | evening | good evening | hola | ciao | bonjour | hallo | hei | hej | salut
+    hi | hey | hello | hiya | howdy | hey there | hi there | hello there | morning
+    good morning | afternoon | good afternoon | evening | good evening | hola | ciao | bonjour
+    hallo | hei | hej | salut
     olá | namaste | salaam | salam | shalom | servus | moin | g'day | now then | buongiorno
     """
 )
@@ -446,6 +447,7 @@ LEANING_PHRASES = phrase_list(
     """
     after that | before that | until then | till then | beyond that | past that | otherwise
     in that case | if not | failing that | after which
+    has to be | have to be | needs to be | need to be | must be
     """
 )
 DECISION_CUES = phrase_list(
@@ -597,7 +599,7 @@ ENDED_STATES = phrase_list(
     dropped | no longer used | discontinued | scrapped | done with | no more | switched off
     shut off | expired | lapsed | didn't renew | did not renew | won't be renewing
     isn't renewing | is not renewing | binned | folded | a thing of the past | off the menu
-    off for good | out for us
+    off for good | out for us | closing down | shutting down | closed down
     """
 )
 #: States whose negation says a thing has stopped: "homework club isn't happening this year".

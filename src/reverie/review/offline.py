@@ -313,6 +313,11 @@ class _Memory:
                 # the older value, read again: no word of change is needed to see it is older
                 link = self._value_link(text, newer, older=True)
                 latest = link[0] if link is not None else None
+            if latest is None:
+                # nor to see that a later entry switched away from the name it gives ("Bricks
+                # come from Ibstock" after "we're switching to Northcot for the bricks")
+                probe = [_Entry(path=INDEX, section=section, text=f"{text} {source}")]
+                latest = next((e for e in newer if self._attribute_switch(e.text, probe)), None)
             if latest is not None:
                 # (not what another clause of this very message said: said again, a message
                 # does not outdate itself)
@@ -332,7 +337,12 @@ class _Memory:
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
         same = same or self._named_elsewhere(text, older, {id(e) for e in near})
         switched = self._attribute_switch(text, same or older)
-        if switched is not None:
+        if switched is not None and _SWITCHING_FOR.search(strip_source(text)):
+            # "we're switching to Northcot for the bricks, their Staffordshire Blue" of "Bricks
+            # come from Ibstock, their blue engineering brick": what the entry says of the old
+            # name is not true of the new one; the statement takes its place.
+            same = same or [switched[0]]
+        elif switched is not None:
             # "we've switched feed to Baileys" of a list of suppliers: the one name changes.
             done = self._substitute(*switched, source, text)
             if done != "nothing to change":
@@ -488,6 +498,18 @@ class _Memory:
             gone = self.context - read_slot(text).names
             outdated = [s for s in said if read_slot(s).names & gone]
         if not outdated:
+            # nor that: the one sentence holding another value of a kind the update gives
+            # ("lead time is 3 weeks" of "... lead time is 3 weeks. lesson: caps are a separate
+            # order with them", updated to 5 weeks)
+            given = {(m.kind, m.value) for m in measures(text)}
+            kinds = {k for k, _ in given}
+            valued = [
+                s
+                for s in said
+                if any(m.kind in kinds and (m.kind, m.value) not in given for m in measures(s))
+            ]
+            outdated = valued if len(valued) == 1 else []
+        if not outdated:
             # the whole entry is replaced, but for why its value changed ("Northern Sawmill put
             # their prices up 40%"): read again, that would stand alone
             why = [s.rstrip() for s in said[1:] if _why_then(s, text)]
@@ -584,15 +606,19 @@ class _Memory:
                     continue
                 common = words & slot.words
                 if len({m.value for m in olds}) > 1:
-                    # (not one the update says stays: "the 3-game deal stays at £20")
+                    # (not one the update or its message says stays: "the 3-game deal stays
+                    # at £20"; "... £50 from July. Weekly stays £250")
                     staying = {m.value for m in offered if _said_to_stay(text, m.said)}
+                    staying |= {m.value for m in olds if _said_to_stay(message, m.said)}
                     olds = [m for m in olds if m.value not in staying] or olds
                 if len({m.value for m in olds}) > 1:
                     # "bars £5.50, guest soaps £2, shampoo bars £7" - "Bars are £6 each": the
                     # value said after the words the new one is said after; else, "call out is
                     # £65 first hour then £45 an hour after": the value next to the words the
-                    # update shares with the entry ("put the call out up to £75").
+                    # update shares with the entry ("put the call out up to £75"), those of
+                    # the statement itself first.
                     near = _labelled_alike(text, news[0], e.text, olds)
+                    near = near or _nearest(e.text, olds, frozenset(mine.words & slot.words))
                     near = near or _nearest(e.text, olds, common)
                     olds = [near] if near is not None else olds
                 if len({m.value for m in olds}) != 1:
@@ -617,11 +643,18 @@ class _Memory:
         farm": the one older entry that names a value after the same word, and the two names;
         or None. The entry keeps what else it says."""
         body = strip_source(text)
-        m = _SWITCHED_TO.search(body) or _NO_LONGER_FROM.search(body) or _FROM_NOW.search(body)
+        m = (
+            _SWITCHED_TO.search(body)
+            or _NO_LONGER_FROM.search(body)
+            or _FROM_NOW.search(body)
+            or _SWITCHING_FOR.search(body)
+        )
         if m is None or m["attr"].lower() in lx.STOP_WORDS:
             return None
+        # ("Bricks for the chamber come from Ibstock": what the thing is for may follow it)
         after = re.compile(
-            rf"\b{re.escape(m['attr'])}\b(?:\s+(?:is|are|was|come|comes|from|with|through|via|by|at|"
+            rf"\b{re.escape(m['attr'])}\b(?:\s+for\s+(?:the\s+|our\s+)?[a-z]+)?"
+            r"(?:\s+(?:is|are|was|come|comes|from|with|through|via|by|at|"
             rf"goes to)){{0,2}}[:\s]+(?P<old>{_CAPITALISED})",
             re.I,
         )
@@ -644,8 +677,14 @@ class _Memory:
         update of one is written into the entry, which keeps the others (a message that gives
         several, "moved the fair to 9 May ... Setup 7 to 8 May", replaces the entry)."""
         others = any(m.kind == old.kind and m.value != old.value for m in measures(e.text))
-        # (the old value named as wrong is not given: "£35 was wrong, the 1:1 rate is £38")
-        given = {m.value for m in measures(self.message) if m.kind == old.kind} - {old.value}
+        # (the old value named as wrong is not given: "£35 was wrong, the 1:1 rate is £38";
+        # nor one said to stay: "... £50 from July. Weekly stays £250")
+        said = self.message
+        given = {
+            m.value
+            for m in measures(said)
+            if m.kind == old.kind and not _said_to_stay(said, m.said)
+        } - {old.value}
         return others and len(given) == 1
 
     def _written_in(self, text: str, e: _Entry) -> bool:
@@ -694,10 +733,20 @@ class _Memory:
             return "nothing to change"
         if new.said.isdigit():  # "its 75 now" of "£60", "65" of "59 pound": the old unit
             new = replace(new, said=re.sub(r"\d+(?:[.,]\d+)*", new.said, old.said, count=1))
+        # "£9.50 from 1 April": the day the new value holds from goes with it, at the end of
+        # the words said with it ("£9.50 a head from 1 April, 3 games for £20")
+        since = _HOLDS_FROM.match(text[_find(text, new.said) + len(new.said) :]) if text else None
+        dated = any(m.kind == "date" for m in measures(body))
         for was, now in [(old, new), *_also_changed(text, body, old.kind)]:
             at = _find(body, was.said)
             if at >= 0:
                 body = body[:at] + now.said + body[at + len(was.said) :]
+        at = _find(body, new.said)
+        if since and new.kind != "date" and not dated and at >= 0:
+            end = at + len(new.said)
+            rest = _PART.search(body, end)
+            cut = rest.start() if rest else len(body.rstrip(" .!"))
+            body = f"{body[:cut]} {since.group(1)}{body[cut:]}"
         cited = self._citation(body, e, source)
         if cited is None:
             return "nothing to change"
@@ -1463,6 +1512,12 @@ _SWITCHED_TO = re.compile(
     rf"(?P<new>{_CAPITALISED})",
     re.I,
 )
+#: "we're switching to Northcot for the bricks": the new value first, then what it is for.
+_SWITCHING_FOR = re.compile(
+    r"\b(?:switch|switching|switched|moving|moved|changing|changed)\s+(?:over\s+)?to\s+"
+    rf"(?P<new>{_CAPITALISED})\s+for\s+(?:our\s+|the\s+|my\s+)?(?P<attr>[a-z]+)\b",
+    re.I,
+)
 #: "the eggs are no longer from Lane End, it's Hollybrook Farm": the old value named too.
 _NO_LONGER_FROM = re.compile(
     r"\b(?P<attr>[a-z]+)\s+(?:is|are)\s+no\s+longer\s+(?:from|with|at|through|by)\s+"
@@ -1612,6 +1667,14 @@ def _names_owner(text: str, old: Slot) -> bool:
         and new.owner in old.names | {n.split()[0] for n in old.names}  # "Greta" of "Greta Lund"
         and bool(_SWITCHED.search(text))
     )
+
+
+#: The day a value holds from, right after it: " from 1 April", " from July".
+_HOLDS_FROM = re.compile(
+    rf"^\s+((?:from|as of|starting)\s+(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+    rf"(?:{CALENDAR.pattern})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?)\b",
+    re.I,
+)
 
 
 def _holds(entry: str, text: str) -> bool:

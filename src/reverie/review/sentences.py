@@ -143,7 +143,8 @@ _EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+|:\)|:D|;\)|:\(")
 _LEAD = re.compile(
     r"^(?:"
     + lx.phrases(lx.LEADS).pattern
-    + r")(?:\s*[,:;.!\-–—]+\s*|\s+(?=(?-i:[A-Z])|[\"'])|\s*$)",
+    # (before a capital, a quote, or the speaker's own "we" or "my": "hi there we run a cafe")
+    + r")(?:\s*[,:;.!\-–—]+\s*|\s+(?=(?-i:[A-Z])|[\"']|(?:we|we're|my|our)\b)|\s*$)",
     re.I,
 )
 # A short heading before a colon ("Big change: I moved ..."): at most five words, no digit.

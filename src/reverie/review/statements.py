@@ -401,7 +401,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
     if _REACTION.search(text) or _REACTION_OPENER.match(text):
         return "reaction"
     guess = _GUESS.search(text)
-    if guess and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
+    # ("lines must be learned by 4 November": what must be done, not a guess)
+    done = re.match(rf"\s+(?P<v>{_DID})\b", text[guess.end() :], re.I) if guess else None
+    bound = done is not None and done["v"].lower() not in lx.FEELINGS  # not "Jo must be tired"
+    if guess and not bound and not re.match(r"^(?:the|our|my|all|every|each|a|an)\b", low):
         return "reaction"
     if not lesson:
         if _TRANSIENT.search(text) or _COUNTDOWN.search(text) or _tally(text, said or text):
@@ -428,6 +431,11 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         # "rerunning the pipeline", "sending the proposal now"; not "Billing disputes go to
         # Ingrid in finance" or "Staging database runs Postgres 16" (a noun, then its verb).
         doing = gerund and (not following or following in _OBJECT_STARTS or following[:1].isdigit())
+        # "doing hut 9 now": a thing named by its number; not "charging point 4 is broken"
+        numbered = re.match(r"^\w+\s+(?P<noun>[a-z]+)\s+\d+\b,?(?:\s+(?P<next>[\w']+))?", low)
+        rough = lx.STOP_WORDS | {"around", "roughly", "nearly", "almost", "over", "under"}
+        numbered = numbered if numbered and numbered["noun"] not in rough else None
+        doing = doing or (gerund and numbered is not None and numbered["next"] not in AUX)
         doing = doing and not _SWITCHING.match(low)  # "going over to wylex boards now": a change
         doing = doing and not _IN_A_MONTH.search(text)  # "doing my raising test in October"
         if doing and (_NOW.search(text) or len(WORD.findall(text)) <= 6):
@@ -445,7 +453,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         return "behavioural rule"
     if not lesson and _HEDGE.search(_COMPARED.sub("", text)):
         return "hedged"
-    if re.match(r"^(?:i|we|i'm|we're|i've|we've)\b", low) and _TODO.search(text):
+    # (in the sentence the speaker opens: "we got the grant. Has to be spent by 31 March" is
+    # what the grant asks, not a to-do)
+    opening = re.split(r"(?<=[.!?])\s+", text, maxsplit=1)[0]
+    if re.match(r"^(?:i|we|i'm|we're|i've|we've)\b", low) and _TODO.search(opening):
         return "to-do"
     return None
 
@@ -526,6 +537,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         return False
     if _ONLY_FROM_NOW.match(low):
         return True  # "casks only from now on", "cold food only from now": what is done now
+    if role == "user" and _NOW_ON.match(text):
+        return True  # "now on Chudleys ferret, ordered direct": what is used now, named
     if lesson:
         # "Lesson learned the hard way", "A lesson from last winter": a label, the lesson is
         # what follows it
@@ -558,6 +571,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         or listed
         or priced(text, role)
         or priced(text, role, "date")
+        or priced(text, role, "hours")  # "shop hours 6am to 5pm, sundays 6 till 12"
     ):
         return False  # "Coffee first, then the sprint review", "The login page"
     if role != "user":
@@ -593,6 +607,12 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     # A comment after a comma ("..., it's cheaper") leans on the clause it follows, not on
     # something said elsewhere: the main clause is what must not lean.
     main = _main_clause(low)
+    before, comma, after = main.partition(", ")
+    if kind == "name" and comma:
+        # "Lewis does all the maintenance, any repairs go to him": the one named before the
+        # comma, sent things after it
+        sent = re.sub(r"\b(?:go|goes|come|comes)\s+to\s+(?:him|her)\b", "", after)
+        main = before + comma + sent
     if not values and re.search(r"\b(?:it|them|him|her|these|those)\b", main) and len(content) < 6:
         return False  # "we won it by a tight score": what "it" is was said elsewhere
     cues = _ENVIRONMENT, _PROJECT, _DECISION, _PERSONAL
@@ -624,7 +644,13 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     head_noun = re.sub(r"^(?:the|our) ", "", low).split(" ")[0]
     if kind == "thing" and head_noun in lx.TRANSIENT_SUBJECTS and _STATE_NOW.search(text):
         return False  # "the tests are green now"
-    if _MOMENT.search(text) and (_PROGRESSIVE.match(text) or _STATE_NOW.search(text)):
+    progressive = _PROGRESSIVE.match(text)
+    # (but "we're switching to Northcot for the bricks, account set up today": a change)
+    changing = progressive and _SWITCHING.match(text[progressive.start(1) :])
+    # (nor "we're sending the canvas to TentCare from now": what is done from now on)
+    lasting = re.search(r"\b(?:from now|going forward)\b", text, re.I)
+    moment = _MOMENT.search(text) and not lasting
+    if moment and ((progressive and not changing) or _STATE_NOW.search(text)):
         return False
     if (
         _EPISODE.search(_STARTING.sub("", text))
@@ -632,8 +658,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         and not _lasting(text)
     ):
         return False  # "covered in soot today", "saw the first oystercatchers this morning"
-    progressive = _PROGRESSIVE.match(text)
-    if progressive and progressive.group(1).lower() in lx.MOMENTARY and not _SCHEDULE.match(text):
+    momentary = progressive and progressive.group(1).lower() in lx.MOMENTARY
+    if momentary and not _SCHEDULE.match(text) and not lasting:
         return False
     if not values and _UNCHANGED.match(low):
         return False  # "Seller's fee unchanged", "the rest is the same": no value of its own
@@ -659,11 +685,20 @@ _GOES_ON = re.compile(
 )
 
 
+#: "now on Chudleys ferret", "maggots now from Trentside Bait Farm": a named thing used now,
+#: said without a verb.
+_NOW_ON = re.compile(
+    r"^(?:(?:and|so)\s+)?(?:[a-z][\w'-]*\s+){0,3}?now\s+(?:on|with|using|through|from)\s+"
+    r"(?-i:[A-Z])"
+    # "rod repairs to RodFix in Lincoln now"
+    r"|^(?:[a-z][\w'-]*\s+){1,3}(?:to|from|with|through|via)\s+(?-i:[A-Z])[^,;]*\bnow\s*[.!]*$",
+    re.I,
+)
 #: What alone is done from now on, said without a verb ("casks only from now on", "just
-#: acoustic from now").
+#: acoustic from now", "shopify only now").
 _ONLY_FROM_NOW = re.compile(
     r"^(?!no\b)(?:[\w' -]{2,40}?\bonly|(?i:just)\s+(?![a-z]+ing\b)[\w' -]{2,40}?)\s+"
-    r"(?:from now(?: on)?|from today|going forward|these days)\s*[.!]*$"
+    r"(?:from now(?: on)?|from today|going forward|these days|now)\s*[.!]*$"
 )
 
 
@@ -681,7 +716,8 @@ def priced(text: str, role: str, kind: str = "money") -> bool:
     like "X costs Y". A price that opens the clause ("£40, a bargain") names nothing; one of
     the moment ("lunch £12 today") or a sum ("£300 so far") is no price of a thing, nor is what
     someone did ("paid the plumber, £80", "saving up for a bike, about £600"). With ``kind``
-    "date", the same of a date: "Beer festival in the garden 22 to 24 August"."""
+    "date", the same of a date: "Beer festival in the garden 22 to 24 August"; with "hours",
+    of opening hours: "shop hours 6am to 5pm"."""
     if role != "user" or _MOMENT.search(text) or _ONCE.search(text):
         return False
     money = next((m for m in measures(text) if m.kind == kind), None)
@@ -941,6 +977,16 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             found = read(unless["rest"], role=role, speaker=speaker)
             if isinstance(found, Statement):
                 return found
+        head = _before_hedge(text) if reason == "hedged" else None
+        # "i run a burger van in Swansea called Gaz's Grill, do you do wholesale?": the question
+        # is the part after the comma
+        head = head or (_before_question(text) if reason == "question" else None)
+        if head is not None:
+            # "my labrador Bruno had cruciate surgery 3 weeks ago, the vet said hydro might
+            # help": the guess is the comment's; the clause before it stands alone.
+            found = read(head, role=role, speaker=speaker)
+            if isinstance(found, Statement):
+                return found
         return reason
     kind, _ = subject_kind(text, role)
     named = _SELF_NAMED.fullmatch(text)
@@ -1065,6 +1111,39 @@ _INTRODUCTION = re.compile(
 #: What an aside in an introduction may read as ("... which is Manchester if you squint"): the
 #: introduction is kept all the same.
 _ASIDES = frozenset({"behavioural rule", "hedged"})
+
+
+#: A question asked after a comma, to the end: ", do you do wholesale?".
+_ASKED_AFTER = re.compile(
+    r",\s+(?:do|does|did|can|could|is|are|will|would|should|have|has|what|when|where|who|how)"
+    r"\b[^,.!?]*\?\s*$",
+    re.I,
+)
+
+
+def _before_question(text: str) -> str | None:
+    """The words of ``text`` before a question it asks after a comma (:data:`_ASKED_AFTER`),
+    when they are at least five words and ask nothing; else None."""
+    m = _ASKED_AFTER.search(text)
+    head = text[: m.start()] if m else ""
+    # ('How I say "pradaria marinha", is ...': a question word opens it, it asks too)
+    asks = "?" in head or re.match(r"(?:how|what|when|where|why|which|who)\b", head, re.I)
+    # (nor what is going on as they ask: "my ebike's making a grinding noise, can you come?")
+    going_on = re.search(r"(?:\b(?:is|are)|'s|'re)\s+(?:\w+ly\s+)?\w+ing\b", head, re.I)
+    return head if len(WORD.findall(head)) >= 5 and not asks and not going_on else None
+
+
+def _before_hedge(text: str) -> str | None:
+    """The words before the comma that begins the part of ``text`` that hedges, when that
+    part is a clause of its own that comes after at least four words that do not ("..., the
+    vet said hydro might help"); else None ("..., maybe Wednesday" hedges what it follows)."""
+    hedge = _HEDGE.search(text)
+    cut = text.rfind(", ", 0, hedge.start()) if hedge else -1
+    before = WORD.findall(text[cut : hedge.start()]) if hedge and cut > 0 else []
+    if len(before) < 3 or not has_verb(before):
+        return None  # ("..., then done I think": the guess is of all of it)
+    head = text[:cut]
+    return head if len(WORD.findall(head)) >= 4 and not _HEDGE.search(head) else None
 
 
 def _own_introduction(text: str, speaker: str) -> re.Match[str] | None:
