@@ -161,11 +161,17 @@ figures of the reviewer as it stood then (5af4803). It was measured in aggregate
 before the twenty-first round and after it; from the twenty-second round on it is development
 data (:data:`TWENTIETH`).
 
-**The held-out set** ``test21`` (:data:`HELD_OUT`, ids ``t21-``) was written fresh during the
-twenty-first round the same way (by two writers, ten settings each, who read only this format,
-the scoring and the checks), and committed with the figures of the reviewer as the
-twenty-first round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
---half test21`` in aggregate only.
+``test21`` was written fresh during the twenty-first round the same way (by two writers, ten
+settings each, who read only this format, the scoring and the checks), and committed with the
+figures of the reviewer as it stood then (24e665e). It was measured in aggregate only, before
+the twenty-second round and after it; from the twenty-third round on it is development data
+(:data:`TWENTY_FIRST`).
+
+**The held-out set** ``test22`` (:data:`HELD_OUT`, ids ``t22-``) was written fresh at the end of
+the twenty-second round the same way (by two writers, ten settings each, who read only this
+format, the scoring and the checks), and committed with the figures of the reviewer as the
+twenty-second round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
+--half test22`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -202,6 +208,7 @@ __all__ = [
     "THIRTEENTH",
     "TWELFTH",
     "TWENTIETH",
+    "TWENTY_FIRST",
     "Conversation",
     "Fact",
     "Message",
@@ -257,14 +264,17 @@ NINETEENTH = "test19"
 #: Written during the twentieth round; held out then and in the twenty-first, development data
 #: since the twenty-second.
 TWENTIETH = "test20"
+#: Written during the twenty-first round; held out then and in the twenty-second, development
+#: data since the twenty-third.
+TWENTY_FIRST = "test21"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
-    TWENTIETH,
+    TWENTIETH, TWENTY_FIRST,
 )  # fmt: skip
-#: Written during the twenty-first round and never tuned on.
-HELD_OUT = "test21"
+#: Written at the end of the twenty-second round and never tuned on.
+HELD_OUT = "test22"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -320,8 +330,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test21`` when its id starts with
-    ``t2-`` to ``t21-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test22`` when its id starts with
+    ``t2-`` to ``t22-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -362,6 +372,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t20-"):
         return TWENTIETH
     if conversation_id.startswith("t21-"):
+        return TWENTY_FIRST
+    if conversation_id.startswith("t22-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

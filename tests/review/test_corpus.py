@@ -28,6 +28,7 @@ from tests.review.corpus_format import (
     THIRTEENTH,
     TWELFTH,
     TWENTIETH,
+    TWENTY_FIRST,
     fact,
     half,
     load,
@@ -59,7 +60,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t18-any-intro") == EIGHTEENTH == "test18"
     assert half("t19-any-intro") == NINETEENTH == "test19"
     assert half("t20-any-intro") == TWENTIETH == "test20"
-    assert half("t21-any-intro") == HELD_OUT == "test21"
+    assert half("t21-any-intro") == TWENTY_FIRST == "test21"
+    assert half("t22-any-intro") == HELD_OUT == "test22"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -101,7 +103,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
         *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH),
-        *(NINETEENTH, TWENTIETH, HELD_OUT),
+        *(NINETEENTH, TWENTIETH, TWENTY_FIRST, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:

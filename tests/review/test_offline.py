@@ -3938,3 +3938,54 @@ def test_r6_a_lesson_label_alone_then_the_story_then_the_rule_is_one_lesson() ->
     index = index_after(review(turns("c1", user(said), bot("Noted."))))
     assert "cracked" in index and "two stages" in index, index
     assert index.count("\n- ") == 1, index
+
+
+def test_r6_a_code_told_in_a_clause_that_reads_as_anything_else_is_a_secret() -> None:
+    # Read first as a secret, before any other reading ("bin ..." otherwise opens as
+    # something thrown out): the model reviewer's post-check relies on it too.
+    clause = "bin combo is 51-08-33, keep that between us"
+    assert statements.read(clause, role="user", speaker="Jo") == "secret"
+    assert statements.entry_problem(f"Jo said: {clause} (source: c1#0-1)") == "secret"
+
+
+def test_r6_an_entry_that_holds_a_question_asked_after_a_comma_is_refused() -> None:
+    # The offline reviewer keeps only what comes before such a question; an entry another
+    # reviewer wrote with the question in it is a question.
+    entry = (
+        "Tess said: we run a cafe in Whitby called The Galley, do you deliver to the coast? "
+        "we open at 8 (source: c1#0-1)"
+    )
+    assert statements.entry_problem(entry) == "question"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # "pass" named several words before a colon, then the value
+        "pass for the members' area: Fell-Runner-9",
+        # a network's password called its code
+        "guest wifi is Harbour-Guest and the code is moor1ngs2026",
+    ],
+)
+def test_r6_a_password_said_as_pass_or_a_network_code_is_never_kept(said: str) -> None:
+    assert statements.read(said, role="user", speaker="Jo") == "secret"
+    out = review(turns("c1", user(f"for the records: {said}. cheers"), bot("Noted.")))
+    value = said.rsplit(" ", 1)[1]
+    assert all(value not in str(op) for op in out.operations), out.operations
+
+
+def test_r6_an_answer_to_a_question_asking_for_a_secret_is_never_kept() -> None:
+    batch = turns(
+        "c1",
+        user("can you hang on to the gym's door details"),
+        bot("Sure, what's the door code?"),
+        user("5117 then the green button"),
+        bot("Thanks."),
+    )
+    assert all("5117" not in str(op) for op in review(batch).operations)
+    # and a password spelled out in words, "password's ...", is a password
+    said = "password's heron with a capital H and 77 at the end"
+    assert statements.read(said, role="user", speaker="Jo") == "secret"
+    # but a token that is a voucher, then someone's "'s", gives no secret
+    said = "We've swapped the raffle token for a month's free parking, people liked it more"
+    assert isinstance(statements.read(said, role="user", speaker="Jo"), statements.Statement)

@@ -239,11 +239,19 @@ _SECRET_VALUE = (
 )
 #: A secret's name, up to two more words ("wifi key", "token seed", "admin pass"), then its
 #: value with or without "is" or a colon: "the pw is ...", "pass Teal_Otter_91"; or up to five
-#: words that say whose it is before "is" ("the API key she gave me is ...").
+#: words that say whose it is before "is" or a colon ("the API key she gave me is ...", "pass
+#: for the booking portal: ...").
 _NAMED_VALUE = re.compile(
     rf"\b(?:{_SECRET_NOUN.pattern}|pw|pwd|pass|key|seed)\b(?:(?:\s+[A-Za-z]+){{0,2}}?"
-    rf"(?:\s*(?:\bis\b|\bwas\b|[:=])\s*|\s+)|(?:\s+[A-Za-z']+){{1,5}}?\s+(?:is|was)\s+)"
+    rf"(?:\s*(?:\bis\b|\bwas\b|[:=])\s*|\s+)|(?:\s+[A-Za-z']+){{1,5}}?(?:\s+(?:is|was)\s+|\s*:\s*))"
     rf"(?P<value>{_SECRET_VALUE})",
+    re.I,
+)
+#: A network's code given after its name ("wifi is BoatClub-Guest and the code is reg4tta2025"):
+#: there "code" is the password.
+_NETWORK_CODE = re.compile(
+    rf"\b(?:wi-?fi|router|network|hotspot|broadband)\b[^.?!]{{0,60}}?\b(?:code|key)\b"
+    rf"\s*(?:\bis\b|\bwas\b|[:=])?\s*(?P<value>{_SECRET_VALUE})",
     re.I,
 )
 #: A value shaped like a password made by a person: upper and lower case letters and a digit,
@@ -271,11 +279,15 @@ _LOGIN_PAIR = re.compile(rf"(?<!\S)[\w.@-]{{3,}}\s*/\s*{_SECRET_VALUE}")
 
 
 def _secret_talk(text: str) -> bool:
-    if _access_code(text) or _LOGIN_PAIR.search(text):
+    if _access_code(text) or _LOGIN_PAIR.search(text) or _NETWORK_CODE.search(text):
         return True
     for m in _NAMED_VALUE.finditer(text):
         if not _SECRET_REFERENCE.search(m[0]):
             return True  # "Our password manager is 1Password" names where secrets are kept
+    # ("password's lavender with a capital L": the noun's "'s" is "is")
+    text = re.sub(
+        r"\b(password|passcode|passphrase|login|token|secret)'s\b", r"\1 is", text, flags=re.I
+    )
     for m in _SECRET_NOUN.finditer(text):
         after = text[m.end() : m.end() + 60]
         if re.match(r"^\s+(?!is\b|are\b|was\b|were\b|for\b|to\b|of\b|itself\b)[a-z]", after):
@@ -291,6 +303,15 @@ def _secret_talk(text: str) -> bool:
             re.I,
         )
     )
+
+
+def _asked_for_secret(question: str, answer: str) -> bool:
+    """Whether ``answer`` gives what ``question`` asked for, when that is a secret or a code
+    ("What's the login?" - "its kirsty and Lavender22"; "What's the alarm code?" - "2580 then
+    press set"): a value with a digit in it."""
+    code = re.search(r"\b(?:code|pin|combination|combo|passcode)\b", question, re.I)
+    asked = _SECRET_NOUN.search(question) or code  # (not "when does the gate open?")
+    return bool(asked) and bool(re.search(r"\d", answer))
 
 
 def _imperative(text: str) -> bool:
@@ -947,6 +968,10 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     text = clean(clause)
     if not text:
         return "small talk"
+    if _secret_talk(text) or _asked_for_secret(question, text):
+        # before any other reading: "bin combo is 38-14-22, don't write that down" is a
+        # secret, whatever else the clause looks like
+        return "secret"
     if _HELP_OFFER.search(question):
         question = ""  # "mostly keeping track of invoices": what they want help with
     called_off = None
@@ -1207,6 +1232,10 @@ def entry_problem(entry: str) -> str | None:
     reasons: list[str] = []
     for _, _, sentence in sentences(body):
         for part in clauses(sentence):
+            if clean(part).endswith("?"):
+                # (read() keeps what comes before a question asked after a comma; an entry
+                # must not hold the question)
+                return "question"
             found = read(part, role="user", speaker=speaker)
             if isinstance(found, Statement):
                 reasons.append("")
