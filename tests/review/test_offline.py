@@ -3989,3 +3989,16 @@ def test_r6_an_answer_to_a_question_asking_for_a_secret_is_never_kept() -> None:
     # but a token that is a voucher, then someone's "'s", gives no secret
     said = "We've swapped the raffle token for a month's free parking, people liked it more"
     assert isinstance(statements.read(said, role="user", speaker="Jo"), statements.Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the Co-op car park is pay and display now, saw the signs this morning",
+        "Megan does the Friday rota now, she told me yesterday",
+    ],
+)
+def test_r6_what_holds_now_told_with_the_day_it_was_heard_is_kept(said: str) -> None:
+    # "now" outlasts the day the news came (`statements._lasting`); a pattern of another rule
+    # once took its name and, for a stop, its place.
+    assert isinstance(statements.read(said, role="user", speaker="Jo"), statements.Statement)

@@ -735,7 +735,8 @@ class _Memory:
             new = replace(new, said=re.sub(r"\d+(?:[.,]\d+)*", new.said, old.said, count=1))
         # "£9.50 from 1 April": the day the new value holds from goes with it, at the end of
         # the words said with it ("£9.50 a head from 1 April, 3 games for £20")
-        since = _HOLDS_FROM.match(text[_find(text, new.said) + len(new.said) :]) if text else None
+        said_at = _find(text, new.said) if text else -1
+        since = _HOLDS_FROM.match(text[said_at + len(new.said) :]) if said_at >= 0 else None
         dated = any(m.kind == "date" for m in measures(body))
         for was, now in [(old, new), *_also_changed(text, body, old.kind)]:
             at = _find(body, was.said)

@@ -558,7 +558,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         return False
     if _ONLY_FROM_NOW.match(low):
         return True  # "casks only from now on", "cold food only from now": what is done now
-    if role == "user" and _NOW_ON.match(text):
+    if role == "user" and _NAMED_NOW.match(text):
         return True  # "now on Chudleys ferret, ordered direct": what is used now, named
     if lesson:
         # "Lesson learned the hard way", "A lesson from last winter": a label, the lesson is
@@ -669,8 +669,8 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     # (but "we're switching to Northcot for the bricks, account set up today": a change)
     changing = progressive and _SWITCHING.match(text[progressive.start(1) :])
     # (nor "we're sending the canvas to TentCare from now": what is done from now on)
-    lasting = re.search(r"\b(?:from now|going forward)\b", text, re.I)
-    moment = _MOMENT.search(text) and not lasting
+    from_now = re.search(r"\b(?:from now|going forward)\b", text, re.I)
+    moment = _MOMENT.search(text) and not from_now
     if moment and ((progressive and not changing) or _STATE_NOW.search(text)):
         return False
     if (
@@ -680,7 +680,7 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
     ):
         return False  # "covered in soot today", "saw the first oystercatchers this morning"
     momentary = progressive and progressive.group(1).lower() in lx.MOMENTARY
-    if momentary and not _SCHEDULE.match(text) and not lasting:
+    if momentary and not _SCHEDULE.match(text) and not from_now:
         return False
     if not values and _UNCHANGED.match(low):
         return False  # "Seller's fee unchanged", "the rest is the same": no value of its own
@@ -708,7 +708,7 @@ _GOES_ON = re.compile(
 
 #: "now on Chudleys ferret", "maggots now from Trentside Bait Farm": a named thing used now,
 #: said without a verb.
-_NOW_ON = re.compile(
+_NAMED_NOW = re.compile(
     r"^(?:(?:and|so)\s+)?(?:[a-z][\w'-]*\s+){0,3}?now\s+(?:on|with|using|through|from)\s+"
     r"(?-i:[A-Z])"
     # "rod repairs to RodFix in Lincoln now"
@@ -1002,13 +1002,12 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             found = read(unless["rest"], role=role, speaker=speaker)
             if isinstance(found, Statement):
                 return found
+        # "my labrador Bruno had cruciate surgery 3 weeks ago, the vet said hydro might help":
+        # the guess is the comment's; "i run a burger van in Swansea called Gaz's Grill, do you
+        # do wholesale?": the question is the part after the comma. The clause before stands.
         head = _before_hedge(text) if reason == "hedged" else None
-        # "i run a burger van in Swansea called Gaz's Grill, do you do wholesale?": the question
-        # is the part after the comma
         head = head or (_before_question(text) if reason == "question" else None)
         if head is not None:
-            # "my labrador Bruno had cruciate surgery 3 weeks ago, the vet said hydro might
-            # help": the guess is the comment's; the clause before it stands alone.
             found = read(head, role=role, speaker=speaker)
             if isinstance(found, Statement):
                 return found
