@@ -167,11 +167,17 @@ figures of the reviewer as it stood then (24e665e). It was measured in aggregate
 the twenty-second round and after it; from the twenty-third round on it is development data
 (:data:`TWENTY_FIRST`).
 
-**The held-out set** ``test22`` (:data:`HELD_OUT`, ids ``t22-``) was written fresh at the end of
-the twenty-second round the same way (by two writers, ten settings each, who read only this
+``test22`` was written fresh at the end of the twenty-second round the same way (by two
+writers, ten settings each, who read only this format, the scoring and the checks), and
+committed with the figures of the reviewer as it stood then (5e7d21d). It was measured in
+aggregate only, once, held out; from the twenty-third round on it is development data
+(:data:`TWENTY_SECOND`).
+
+**The held-out set** ``test23`` (:data:`HELD_OUT`, ids ``t23-``) was written fresh at the start of
+the twenty-third round the same way (by two writers, ten settings each, who read only this
 format, the scoring and the checks), and committed with the figures of the reviewer as the
 twenty-second round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
---half test22`` in aggregate only.
+--half test23`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -209,6 +215,7 @@ __all__ = [
     "TWELFTH",
     "TWENTIETH",
     "TWENTY_FIRST",
+    "TWENTY_SECOND",
     "Conversation",
     "Fact",
     "Message",
@@ -267,14 +274,17 @@ TWENTIETH = "test20"
 #: Written during the twenty-first round; held out then and in the twenty-second, development
 #: data since the twenty-third.
 TWENTY_FIRST = "test21"
+#: Written at the end of the twenty-second round; held out then, development data since the
+#: twenty-third.
+TWENTY_SECOND = "test22"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
-    TWENTIETH, TWENTY_FIRST,
+    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND,
 )  # fmt: skip
-#: Written at the end of the twenty-second round and never tuned on.
-HELD_OUT = "test22"
+#: Written at the start of the twenty-third round and never tuned on.
+HELD_OUT = "test23"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -330,8 +340,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test22`` when its id starts with
-    ``t2-`` to ``t22-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test23`` when its id starts with
+    ``t2-`` to ``t23-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -374,6 +384,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t21-"):
         return TWENTY_FIRST
     if conversation_id.startswith("t22-"):
+        return TWENTY_SECOND
+    if conversation_id.startswith("t23-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -29,6 +29,7 @@ from tests.review.corpus_format import (
     TWELFTH,
     TWENTIETH,
     TWENTY_FIRST,
+    TWENTY_SECOND,
     fact,
     half,
     load,
@@ -61,7 +62,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t19-any-intro") == NINETEENTH == "test19"
     assert half("t20-any-intro") == TWENTIETH == "test20"
     assert half("t21-any-intro") == TWENTY_FIRST == "test21"
-    assert half("t22-any-intro") == HELD_OUT == "test22"
+    assert half("t22-any-intro") == TWENTY_SECOND == "test22"
+    assert half("t23-any-intro") == HELD_OUT == "test23"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -103,7 +105,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
         *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH),
-        *(NINETEENTH, TWENTIETH, TWENTY_FIRST, HELD_OUT),
+        *(NINETEENTH, TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
