@@ -295,6 +295,9 @@ class Generator:
             return "key-" + self.chars(string.ascii_lowercase + string.digits, 32)
         return f"{self.chars(HEX, 32)}-{self.chars(HEX, 8)}-{self.chars(HEX, 8)}"
 
+    def mailchimp_key(self) -> str:
+        return f"{self.chars(HEX, 32)}-us{self.rng.randint(1, 21)}"
+
     def shopify_token(self) -> str:
         return self.rng.choice(["shpat_", "shpss_", "shpca_", "shppa_"]) + self.chars(HEX, 32)
 
@@ -400,6 +403,7 @@ class Generator:
             "telegram_token": self.telegram_token,
             "vault_token": self.vault_token,
             "mailgun_key": self.mailgun_key,
+            "mailchimp_key": self.mailchimp_key,
             "shopify_token": self.shopify_token,
             "digitalocean_token": self.digitalocean_token,
             "linear_key": self.linear_key,

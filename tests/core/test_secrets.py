@@ -136,6 +136,7 @@ TELEGRAM = "7123456789" + ":AA" + fake(B64URL, 33, 306)
 VAULT = "hv" + "s." + fake(B64URL, 90, 307)
 MAILGUN_LEGACY = "ke" + "y-" + fake("0123456789abcdefghijklmnopqrstuvwxyz", 32, 308)
 MAILGUN = fake(HEX, 32, 309) + "-" + fake(HEX, 8, 310) + "-" + fake(HEX, 8, 311)
+MAILCHIMP = fake(HEX, 32, 340) + "-u" + "s21"
 SHOPIFY = "shp" + "at_" + fake(HEX, 32, 312)
 DIGITALOCEAN = "do" + "p_v1_" + fake(HEX, 64, 313)
 LINEAR = "lin" + "_api_" + fake(ALNUM, 40, 314)
@@ -243,7 +244,9 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("vault_token", f"export VAULT_TOKEN={VAULT}", VAULT),
     ("mailgun_key", f"mailgun: {MAILGUN_LEGACY}", MAILGUN_LEGACY),
     ("mailgun_key", f"the Mailgun sending key is {MAILGUN}", MAILGUN),
+    ("mailchimp_key", f"the Mailchimp key for the newsletter: {MAILCHIMP}", MAILCHIMP),
     ("shopify_token", f"X-Shopify-Access-Token: {SHOPIFY}", SHOPIFY),
+    ("shopify_token", f"admin token, it's {SHOPIFY[:-2]}", SHOPIFY[:-2]),
     ("digitalocean_token", f"doctl auth init -t {DIGITALOCEAN}", DIGITALOCEAN),
     ("linear_key", f"Linear personal key {LINEAR}", LINEAR),
     ("atlassian_token", f"jira token {ATLASSIAN}", ATLASSIAN),
@@ -417,6 +420,8 @@ BENIGN: list[str] = [
     '{"auth": "' + base64.b64encode(b"just some text").decode() + '"}',
     "Twilio account " + "A" + "C" + fake(HEX, 32, 330) + " is the support line's",
     "md5 " + fake(HEX, 32, 331) + "  backup.tar.gz",
+    "sha " + fake(HEX, 32, 341) + "-usage.log is the report",
+    "the region is us-east-1 and the build hash " + fake(HEX, 32, 342),
     "the build 12345678:" + "a" * 35 + " failed",
     "NRAK-" + "X" * 27,
     "shp" + "at_" + "x" * 32,

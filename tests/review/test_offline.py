@@ -3948,6 +3948,17 @@ def test_r6_a_code_told_in_a_clause_that_reads_as_anything_else_is_a_secret() ->
     assert statements.entry_problem(f"Jo said: {clause} (source: c1#0-1)") == "secret"
 
 
+def test_r6_an_entry_that_names_a_secret_and_gives_it_in_the_next_sentence_is_refused() -> None:
+    # The rule the offline reviewer reads a message by (`statements.secret_values`), for an
+    # entry another reviewer wrote.
+    entry = (
+        "Femi said: the rota system makes me change my password every month. "
+        "It's Peckham#Rye42 now. (source: c1#0-1)"
+    )
+    assert statements.entry_problem(entry) == "secret"
+    assert statements.entry_problem("Femi: the rota system is Rotamaster. (source: c1#0-1)") is None
+
+
 def test_r6_an_entry_that_holds_a_question_asked_after_a_comma_is_refused() -> None:
     # The offline reviewer keeps only what comes before such a question; an entry another
     # reviewer wrote with the question in it is a question.
@@ -3965,6 +3976,11 @@ def test_r6_an_entry_that_holds_a_question_asked_after_a_comma_is_refused() -> N
         "pass for the members' area: Fell-Runner-9",
         # a network's password called its code
         "guest wifi is Harbour-Guest and the code is moor1ngs2026",
+        # the key's name, then why it is given, then a colon and the value
+        "the api key if the designer ever wants it for the site: Qm7tR2vX9kLp4WzN",
+        # the secret's name, then "it's" and the value, or only a comma
+        "if the booking page locks up you want the staff login, it's Harbour44Gulls",
+        "the supplier set up the stock feed with a token, kx_live_4Rt8Wq2Zp7",
     ],
 )
 def test_r6_a_password_said_as_pass_or_a_network_code_is_never_kept(said: str) -> None:
@@ -4002,3 +4018,62 @@ def test_r6_what_holds_now_told_with_the_day_it_was_heard_is_kept(said: str) -> 
     # "now" outlasts the day the news came (`statements._lasting`); a pattern of another rule
     # once took its name and, for a stop, its place.
     assert isinstance(statements.read(said, role="user", speaker="Jo"), statements.Statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Priya is in the middle of labelling the chutney jars, maybe 150 left to do",
+        "proofing the spring catalogue for Hanna, on page 12 of 40",
+        "Sam's on his fourth attempt at the reverse park now, nearly there",
+        "I'm on the second crate of apples now, we'll want more boxes by Friday",
+    ],
+)
+def test_r6_how_far_someone_has_got_is_progress(said: str) -> None:
+    assert statements.read(said, role="user", speaker="Jo") == "transient"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the deli is in the middle of the high street, next to the bank",
+        "we're on the third floor now, the lift is round the back",
+    ],
+)
+def test_r6_a_place_in_the_middle_or_on_a_floor_is_no_progress(said: str) -> None:
+    assert isinstance(statements.read(said, role="user", speaker="Jo"), statements.Statement)
+
+
+def test_r6_what_a_business_would_do_if_it_ever_did_is_no_fact() -> None:
+    said = "if we ever take on a second unit it'd be over in Leith, that's a pipe dream though"
+    assert statements.read(said, role="user", speaker="Jo") == "hedged"
+
+
+def test_r6_a_reply_that_reads_back_an_ending_the_user_made_keeps_nothing_of_it() -> None:
+    # The user's retirement removed the entry; "Noted: ... has ended" reads that back and is
+    # no entry of its own (it would hold the retired thing's name).
+    first = review(turns("c1", user("we run a Friday night quiz at the Anchor, 8pm start")))
+    index = index_after(first)
+    assert "Friday night quiz" in index
+    out = review(
+        turns(
+            "c2",
+            user("no more Friday quiz, nobody came after the summer"),
+            bot("Updated: the Friday quiz has ended."),
+        ),
+        index=index,
+    )
+    after = index_after(out, index)
+    assert "quiz" not in after.lower(), after
+
+
+def test_r6_a_reply_that_reads_back_an_ending_with_what_comes_next_is_read_as_usual() -> None:
+    # The ending does not close the reply: what follows it ("reopening on 1 March for 12
+    # places") is the user's new fact, read back, and stays the fact it was.
+    batch = turns(
+        "c1",
+        user("I've shut the booking list, it reopens 1 March for 12 places and then shuts again"),
+        bot("Understood: booking list closed, reopening on 1 March for 12 places."),
+    )
+    index = index_after(review(batch))
+    assert "1 March" in index and "12" in index, index

@@ -117,6 +117,7 @@ _LABELS: Final[dict[str, str]] = {
     "telegram_token": "Telegram bot token",
     "vault_token": "HashiCorp Vault token",
     "mailgun_key": "Mailgun API key",
+    "mailchimp_key": "Mailchimp API key",
     "shopify_token": "Shopify access token",
     "digitalocean_token": "DigitalOcean token",
     "linear_key": "Linear API key",
@@ -592,7 +593,12 @@ _MAILGUN_KEY = (
     _B + r"(?:key-(?P<legacy>[0-9a-z]{32})(?![A-Za-z0-9])"
     r"|(?P<current>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![A-Za-z0-9-]))"
 )
-_SHOPIFY_TOKEN = _B + r"shp(?:at|ss|ca|pa)_(?P<body>[a-fA-F0-9]{32})(?![A-Za-z0-9])"
+# Mailchimp: 32 hex characters, then the data centre ("-us21"). Shortened or lengthened keys
+# as people paste them (24-40) are still a key: nothing else ends hex with "-us" and a number.
+_MAILCHIMP_KEY = _B + r"(?P<body>[0-9a-f]{24,40})-us\d{1,2}(?![A-Za-z0-9])"
+# Shopify: the prefix and 32 hex characters; a token pasted a few characters short or long is
+# still the token (the prefix names it).
+_SHOPIFY_TOKEN = _B + r"shp(?:at|ss|ca|pa)_(?P<body>[a-fA-F0-9]{24,40})(?![A-Za-z0-9])"
 _DIGITALOCEAN_TOKEN = _B + r"do[opr]_v1_(?P<body>[a-f0-9]{64})(?![A-Za-z0-9])"
 _LINEAR_KEY = _B + r"lin_(?:api|oauth)_(?P<body>[A-Za-z0-9]{40})(?![A-Za-z0-9])"
 _ATLASSIAN_TOKEN = _B + r"AT(?:ATT|CTT)3(?P<body>[A-Za-z0-9_=-]{60,512}+)"
@@ -1037,9 +1043,14 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
         ),
     ),
     _detector(
+        "mailchimp_key",
+        ("-us",),
+        _regex_scanner(_MAILCHIMP_KEY, _body_check("body", min_len=24)),
+    ),
+    _detector(
         "shopify_token",
         ("shpat_", "shpss_", "shpca_", "shppa_"),
-        _regex_scanner(_SHOPIFY_TOKEN, _body_check("body", min_len=32)),
+        _regex_scanner(_SHOPIFY_TOKEN, _body_check("body", min_len=24)),
     ),
     _detector(
         "digitalocean_token",

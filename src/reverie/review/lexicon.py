@@ -348,8 +348,9 @@ HEDGES = phrase_list(
     i bet | maybe | perhaps | might | possibly | what if | not sure | unsure | probably
     considering | thinking about | thinking of | wondering | i guess | i wonder | i think
     i believe | i suppose | we could | should we | hypothetically | in theory | or not
-    let's see | at some point | some day | someday | if i ever win | if we ever win | if i won
+    let's see | at some point | some day | someday | if i ever win | if we ever | if i won
     if we won | if i win | if we win | i'd love | we'd love | i would love | we would love
+    a dream for now | pipe dream
     """
 )
 #: How someone feels at the moment ("I'm so excited", "John is determined"): not a fact to

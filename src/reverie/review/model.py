@@ -550,6 +550,10 @@ def _entry_problem(text: str, sources: BatchSources) -> str | None:
         return problem.message
     if not sources.grounded(text):
         return "the messages it cites do not say it"
+    if sources.quotes_output(text):
+        return "output pasted into a message (a log, a report, settings), not a fact"
+    if sources.reports_output(text):
+        return "what a tool printed, reported by the assistant, not a fact"
     reason = entry_problem(text)  # the offline reviewer's own reading of a sentence
     return None if reason is None else f"not a fact for memory ({reason})"
 

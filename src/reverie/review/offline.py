@@ -72,7 +72,7 @@ from .slots import (
     says_no_more,
     value_kind,
 )
-from .sources import BatchSources, is_link_line, said_words
+from .sources import BatchSources, beyond_output, is_link_line, said_words
 from .spelling import recase, spellings
 from .statements import DECISIONS, PEOPLE, Statement, read, secret_values
 from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
@@ -87,6 +87,13 @@ _HEADROOM = 0.75
 _MESSAGE_LINE = 160
 # A statement that says something ended, was given up, or is no longer so.
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
+#: How a reply says that something ended, beside :data:`_ENDS`.
+_ENDED_REPLY = re.compile(r"\b(?:has|have)\s+(?:now\s+)?(?:ended|finished)\b|\bis\s+over\b", re.I)
+
+#: What may follow an ending that closes a clause: "... has stopped for good now."
+_CLOSES = re.compile(r"^\s*(?:for good|now|as of today|from now on|\s)*[\W]*$", re.I)
+
+
 # A statement that says it updates or corrects something.
 _UPDATE = lx.phrases(
     [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
@@ -263,6 +270,8 @@ class _Memory:
         holders = holders or self._read_back(text, staying)
         if not holders and self._read_back(text, self.outdated):
             return "outdated"  # "Okay, Monday opening from May." of a decision taken back since
+        if not holders and self._reads_back_an_ending(text):
+            return "outdated"  # "Noted: Friday open gym has ended." after "no more open gym"
         newer = [e for e in near if self._said_after(e)]
         if holders:
             # Said again, it is still true: entries it outdates go (a batch that repeats an
@@ -443,6 +452,22 @@ class _Memory:
             return ""
         said = set(meaning(self.replied).split())
         return self.replied if not set(meaning(e.text).split()) <= said else ""
+
+    def _reads_back_an_ending(self, text: str) -> bool:
+        """Whether ``text``, in an assistant's reply that says it has taken note, only says
+        that something ended (the ending closes it: not "waiting list closed, reopening on 1
+        January"), which the user's message just before said ended ("Noted: the Sunday class
+        has stopped." after "no more Sunday classes"): the user's ending, and the entry it
+        removed, are what it reads back, not a fact of its own. Read from the two messages
+        alone, not from what memory held, so that reading them again changes nothing."""
+        if not (self.replying_to and _CONFIRMS.search(self.message)):
+            return False
+        ends = [m.end() for m in (*_ENDS.finditer(text), *_ENDED_REPLY.finditer(text))]
+        if not ends or not _CLOSES.match(text[max(ends) :]):
+            return False
+        if not (_ENDS.search(self.replied) or _ENDED_REPLY.search(self.replied)):
+            return False
+        return bool(keys(text) & keys(self.replied))
 
     def _read_back(self, text: str, live: list[_Entry]) -> list[_Entry]:
         """The entries of the user's message just before that an assistant's ``text`` reads
@@ -2388,7 +2413,7 @@ class OfflineReviewer:
                     # has amlodipine daily"): a report of output review never reads (R5). What
                     # holds beyond this output ("a checksum mismatch usually means a proxy")
                     # is the assistant's own knowledge, read as any other sentence.
-                    sentence = _beyond_output(sentence)
+                    sentence = beyond_output(sentence)
                     if not sentence:
                         skipped["tool output"] += 1
                         continue
@@ -2529,14 +2554,6 @@ def _reply_before(turn: Turn, before: list[Turn]) -> str:
     return last.text if last is not None else ""
 
 
-# An identifier as tool output prints it: a file name, a path, a snake_case or dotted name.
-_IDENTIFIER = re.compile(
-    r"(?<![\w/.-])(?=[\w./-]*[_/.][\w])[A-Za-z_][\w-]*(?:[./][\w-]+)+|\b\w+_\w+\b"
-)
-# A sentence that holds beyond one case: a habit or a cause, not a reading.
-_GENERAL = lx.phrases((*lx.GENERAL_CUES, *lx.LESSON_CUES))
-# A reading as tool output prints it: a decimal or a clock time ("54.4521N", "at 21:47").
-_READING = re.compile(r"\d[.:]\d")
 # A reply that opens by saying the message before was wrong ("no, 28th!", "That is
 # incorrect.", "wrong day").
 #: A reply that denies what the assistant said; "no worries", "no problem" thank it.
@@ -2546,23 +2563,6 @@ _DENIAL = re.compile(
     r"|that'?s (?:not|wrong|incorrect)|that is (?:not|wrong|incorrect)|not right\b)",
     re.I,
 )
-
-
-def _identifiers(text: str) -> set[str]:
-    """The identifiers of ``text`` (see :data:`_IDENTIFIER`), at least five characters long."""
-    return {m.group(0).lower() for m in _IDENTIFIER.finditer(text) if len(m.group(0)) >= 5}
-
-
-def _beyond_output(text: str) -> str:
-    """The sentences of ``text`` (an assistant's message after tool output) that hold beyond
-    that output: general (:data:`_GENERAL`), and naming no identifier or reading the tool
-    printed ("The last fix was 54.4521N 2.8810W": "fix was" is no lesson there)."""
-    kept = [
-        s
-        for _, _, s in sentences(text)
-        if _GENERAL.search(s) and not _identifiers(s) and not _READING.search(s)
-    ]
-    return " ".join(kept)
 
 
 def _corrected(turn: Turn, following: list[tuple[list[Turn], str]]) -> bool:

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import lexicon as lx
+from .sentences import sentences
 from .types import SOURCE_PATTERN, Turn, parse_sources
 
 __all__ = [
@@ -108,6 +109,69 @@ def _numbers(text: str) -> set[str]:
     return found
 
 
+def _body(text: str) -> str:
+    """An entry without its sources, nor "Sam said:" or "Sam:" before it: who said it is not
+    what the messages must say."""
+    return re.sub(r"^[A-Z][\w.' -]{0,40}?(?: said)?:\s+", "", SOURCE_PATTERN.sub(" ", text))
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in re.findall(r"[^\W\d_]+", text)}
+
+
+def _names(text: str) -> set[str]:
+    """The names ``text`` gives, lower case: its capitalised words but for the first word of
+    each sentence ("Bringing Marcus to the open day" gives "marcus")."""
+    found: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?:;])\s+", text):
+        words = re.findall(r"[^\W\d_]+", sentence)
+        found |= {w.casefold() for w in words[1:] if w[:1].isupper() and w != "I"}
+    return found
+
+
+# An identifier as tool output prints it: a file name, a path, a snake_case or dotted name.
+_IDENTIFIER = re.compile(
+    r"(?<![\w/.-])(?=[\w./-]*[_/.][\w])[A-Za-z_][\w-]*(?:[./][\w-]+)+|\b\w+_\w+\b"
+)
+# A sentence that holds beyond one case: a habit or a cause, not a reading.
+_GENERAL = lx.phrases((*lx.GENERAL_CUES, *lx.LESSON_CUES))
+# A reading as tool output prints it: a decimal or a clock time ("54.4521N", "at 21:47").
+_READING = re.compile(r"\d[.:]\d")
+
+
+def _identifiers(text: str) -> set[str]:
+    """The identifiers of ``text`` (see :data:`_IDENTIFIER`), at least five characters long."""
+    return {m.group(0).lower() for m in _IDENTIFIER.finditer(text) if len(m.group(0)) >= 5}
+
+
+def beyond_output(text: str) -> str:
+    """The sentences of ``text`` (an assistant's message after tool output) that hold beyond
+    that output: general (:data:`_GENERAL`), and naming no identifier or reading the tool
+    printed ("The last fix was 54.4521N 2.8810W": "fix was" is no lesson there). The one rule
+    for both reviewers: the offline reviewer reads only these sentences of such a message, and
+    a model's entry that cites only such messages must hold one
+    (:meth:`BatchSources.reports_output`)."""
+    kept = [
+        s
+        for _, _, s in sentences(text)
+        if _GENERAL.search(s) and not _identifiers(s) and not _READING.search(s)
+    ]
+    return " ".join(kept)
+
+
+def _output_lines(text: str) -> list[str]:
+    """The lines of a message that hold no prose sentence (:meth:`BatchSources.quotes_output`)."""
+    starts = [a for a, _, _ in sentences(text)]
+    out: list[str] = []
+    offset = 0
+    for line in text.split("\n"):
+        end = offset + len(line)
+        if line.strip() and not any(offset <= a <= end for a in starts):
+            out.append(line.strip())
+        offset = end + 1
+    return out
+
+
 def _ends_with_source(text: str) -> bool:
     found = list(SOURCE_PATTERN.finditer(text))
     return bool(found) and found[-1].end() == len(text)
@@ -119,25 +183,70 @@ class BatchSources:
     def __init__(self, turns: Iterable[Turn]) -> None:
         self.positions: dict[str, set[int]] = {}
         self.texts: dict[tuple[str, int], str] = {}
+        #: Per conversation, the lower-case words of its reviewed turns and their authors.
+        self.heard: dict[str, set[str]] = {}
+        assistant: list[tuple[str, int]] = []
         for turn in turns:
             self.positions.setdefault(turn.conversation_id, set()).add(turn.position)
             self.texts[(turn.conversation_id, turn.position)] = turn.text
+            words = _words(f"{turn.text} {turn.author or ''}")
+            self.heard.setdefault(turn.conversation_id, set()).update(words)
+            if turn.role == "assistant":
+                assistant.append((turn.conversation_id, turn.position))
+        #: The assistant's turns right after a message not given (tool output, R5), which
+        #: report that output.
+        self.after_output = {
+            (c, p)
+            for c, p in assistant
+            if p > min(self.positions[c]) and p - 1 not in self.positions[c]
+        }
 
     def grounded(self, text: str) -> bool:
         """Whether the turns an entry cites say what it says: at least a third of its content
-        words (four letters or more) are in their text. A reviewer that rewords keeps the
-        names and the values; one that invents (tool output it never saw, a group chat) does
-        not."""
-        said = " ".join(
-            self.texts.get((c, p), "") for c, s, e in parse_sources(text) for p in range(s, e)
-        )
+        words (four letters or more) are in their text, every number it states is stated
+        there, and every name it gives (a capitalised word inside a sentence) was said in the
+        reviewed turns of a conversation it cites, or is who said them. A reviewer that
+        rewords keeps the names and the values; one that invents (tool output it never saw,
+        a group chat) does not."""
+        cited = parse_sources(text)
+        said = " ".join(self.texts.get((c, p), "") for c, s, e in cited for p in range(s, e))
         have = set(_content(said))
-        # "Sam said: ..." and "Sam: ...": who said it is not what the messages must say.
-        body = re.sub(r"^[A-Z][\w.' -]{0,40}?(?: said)?:\s+", "", SOURCE_PATTERN.sub(" ", text))
+        body = _body(text)
         if not _numbers(body) <= _numbers(said):
+            return False
+        heard = set().union(*(self.heard.get(c, set()) for c, _, _ in cited))
+        # (a name cut short, "Gaffe" of "Gaffer", is the name: it starts a word said)
+        if any(n not in heard and not any(w.startswith(n) for w in heard) for n in _names(body)):
             return False
         want = _content(body)
         return not want or (bool(have & set(want)) and 3 * len(have & set(want)) >= len(set(want)))
+
+    def reports_output(self, text: str) -> bool:
+        """Whether ``text`` cites only assistant turns that report tool output (right after a
+        message not given) and holds nothing beyond that output (:func:`beyond_output`):
+        "Saturday has a Hollis birthday for 12 at 2:30" read off a booking system."""
+        cited = [(c, p) for c, s, e in parse_sources(text) for p in range(s, e)]
+        if not cited or not all(at in self.after_output for at in cited):
+            return False
+        return not beyond_output(_body(text))
+
+    def quotes_output(self, text: str) -> bool:
+        """Whether ``text`` quotes output pasted into a message it cites: a line the offline
+        reviewer does not read as prose (a log, a report's columns, settings, code: what
+        :func:`.sentences.sentences` leaves out), three of its words in a row or the whole of
+        a line of two."""
+        body = " ".join(SOURCE_PATTERN.sub(" ", text).casefold().split())
+        for c, s, e in parse_sources(text):
+            for p in range(s, e):
+                for line in _output_lines(self.texts.get((c, p), "")):
+                    words = line.casefold().split()
+                    n = min(3, len(words))
+                    if n >= 2 and any(
+                        f" {' '.join(words[i : i + n])} " in f" {body} "
+                        for i in range(len(words) - n + 1)
+                    ):
+                        return True
+        return False
 
     def problem(self, text: str) -> SourceProblem | None:
         """Why ``text`` (an entry review adds or rewrites) may not be written, or None."""

@@ -238,12 +238,15 @@ _SECRET_VALUE = (
     r"(?![\w@.]*[\w@])"
 )
 #: A secret's name, up to two more words ("wifi key", "token seed", "admin pass"), then its
-#: value with or without "is" or a colon: "the pw is ...", "pass Teal_Otter_91"; or up to five
-#: words that say whose it is before "is" or a colon ("the API key she gave me is ...", "pass
-#: for the booking portal: ...").
+#: value with or without "is", "it's", a comma or a colon: "the pw is ...", "pass Teal_Otter_91",
+#: "the till login, it's ...", "uses an API key, ab_live_..."; or up to five
+#: words that say whose it is before "is" ("the API key she gave me is ..."), or up to ten
+#: before a colon, which nothing else in a sentence of words ends ("pass for the booking
+#: portal: ...", "the API key in case the web person needs it: ...").
 _NAMED_VALUE = re.compile(
     rf"\b(?:{_SECRET_NOUN.pattern}|pw|pwd|pass|key|seed)\b(?:(?:\s+[A-Za-z]+){{0,2}}?"
-    rf"(?:\s*(?:\bis\b|\bwas\b|[:=])\s*|\s+)|(?:\s+[A-Za-z']+){{1,5}}?(?:\s+(?:is|was)\s+|\s*:\s*))"
+    rf"(?:\s*(?:\bis\b|\bwas\b|,\s*it(?:'s|\s+is)|[:=,])\s*|\s+)|(?:\s+[A-Za-z']+){{1,5}}?\s+(?:is|was)\s+"
+    rf"|(?:\s+[A-Za-z']+){{1,10}}?\s*:\s*)"
     rf"(?P<value>{_SECRET_VALUE})",
     re.I,
 )
@@ -792,6 +795,12 @@ _COUNTDOWN = re.compile(
     r"|\bstill\b[^.;]{0,40}\bto do\b"
     # "5 weeks into the 12 week Egypt topic"
     rf"|\b{_COUNT}\s+(?:days?|weeks?|months?|hours?)\s+into\s+(?:the|a|an|our|my|this)\b"
+    # "about 150 left to do", "on page 12 of 40", "on his fourth attempt at the reverse park",
+    # "in the middle of labelling the jars" (not "in the middle of town")
+    rf"|\b{_COUNT}\s+(?:[a-z]+\s+)?left\s+to\s+do\b|\bon\s+page\s+\d+\s+of\s+\d+\b"
+    r"|\bon\s+(?:my|his|her|their|our|the)\s+(?:second|third|fourth|fifth|sixth|seventh|eighth"
+    r"|ninth|tenth|\d+(?:st|nd|rd|th))\s+(?:attempt|try|go|pallet|batch|coat|lap|load|crate"
+    r"|draft)\b|\bin\s+the\s+middle\s+of\s+[a-z]+ing\b"
     # a part done, and after a comma what is still pending, with no verb of its own ("walls
     # primed, the ceiling still to do", "March sent, April still with the accountant")
     rf"|^[^,]*\b{_DID}\b[^,]*,(?:[^,]*,)*\s*(?:(?!is\b|are\b)[\w'-]+\s+){{1,3}}still\s+"
@@ -1221,13 +1230,16 @@ _NEVER = frozenset({"question", "request", "behavioural rule", "secret"})
 def entry_problem(entry: str) -> str | None:
     """Why an entry written by any reviewer is not a fact for memory, read the way the offline
     reviewer reads a clause (:func:`read`): any clause that is a question, a request or a rule
-    aimed at the agent, or a secret; or no clause that is durable (small talk, a reaction,
-    progress, a hedge, a to-do, a past event). None when it is a fact. "Sam said:" and "Sam:"
-    attributions are read as that person speaking."""
+    aimed at the agent, or a secret (also a secret named in one sentence and given in another,
+    :func:`secret_values`, as in a message); or no clause that is durable (small talk, a
+    reaction, progress, a hedge, a to-do, a past event). None when it is a fact. "Sam said:"
+    and "Sam:" attributions are read as that person speaking."""
     body = strip_source(entry)
     m = re.match(r"^(?P<who>[A-Z][\w.' -]{0,40}?)(?: said)?:\s+", body)
     speaker = m["who"] if m else "Someone"
     body = body[m.end() :] if m else body
+    if secret_values(body):
+        return "secret"  # named in one sentence, given in the next: the message's own rule
     reasons: list[str] = []
     for _, _, sentence in sentences(body):
         for part in clauses(sentence):
