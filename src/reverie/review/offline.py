@@ -89,10 +89,8 @@ _MESSAGE_LINE = 160
 _ENDS = lx.phrases([*lx.RETIRE_VERBS, *lx.ENDED_STATES, "no longer", "didn't renew"])
 #: How a reply says that something ended, beside :data:`_ENDS`.
 _ENDED_REPLY = re.compile(r"\b(?:has|have)\s+(?:now\s+)?(?:ended|finished)\b|\bis\s+over\b", re.I)
-
 #: What may follow an ending that closes a clause: "... has stopped for good now."
-_CLOSES = re.compile(r"^\s*(?:for good|now|as of today|from now on|\s)*[\W]*$", re.I)
-
+_CLOSES = re.compile(r"^(?:\W|for good|now|as of today|from now on)*$", re.I)
 
 # A statement that says it updates or corrects something.
 _UPDATE = lx.phrases(

@@ -159,17 +159,23 @@ def beyond_output(text: str) -> str:
     return " ".join(kept)
 
 
-def _output_lines(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _output_lines(text: str) -> tuple[str, ...]:
     """The lines of a message that hold no prose sentence (:meth:`BatchSources.quotes_output`)."""
-    starts = [a for a, _, _ in sentences(text)]
+    starts = iter(sorted(a for a, _, _ in sentences(text)))
+    start = next(starts, None)
     out: list[str] = []
     offset = 0
     for line in text.split("\n"):
         end = offset + len(line)
-        if line.strip() and not any(offset <= a <= end for a in starts):
+        prose = False
+        while start is not None and start <= end:  # the sentences that start on this line
+            prose = True
+            start = next(starts, None)
+        if line.strip() and not prose:
             out.append(line.strip())
         offset = end + 1
-    return out
+    return tuple(out)
 
 
 def _ends_with_source(text: str) -> bool:
