@@ -4077,3 +4077,25 @@ def test_r6_a_reply_that_reads_back_an_ending_with_what_comes_next_is_read_as_us
     )
     index = index_after(review(batch))
     assert "1 March" in index and "12" in index, index
+
+
+def test_r6_an_update_written_into_an_older_entry_is_held_when_read_again() -> None:
+    # The first run writes the new value into the older entry's words; given the same
+    # message again (an idle re-run), the entry it made holds the statement: nothing changes.
+    first = review(
+        turns(
+            "c1",
+            user("tiling labour is $12 per square metre, grout included"),
+            bot("Noted: tiling is $12 per square metre."),
+        )
+    )
+    index = index_after(first)
+    batch = turns(
+        "c2",
+        user("bumping tiling to $14 a square metre from the 1st. adhesive's gone up"),
+        bot("Noted: tiling will be $14 per square metre from the 1st."),
+    )
+    index = index_after(review(batch, index=index), index)
+    assert "$14 per square metre" in index and "$12" not in index, index
+    again = review(batch, index=index)
+    assert again.operations == [], again.operations

@@ -265,7 +265,7 @@ class _Memory:
         waiting = {id(e) for e, _ in self.retiring if not self._from_this_message(e)}
         staying = [e for e in live if id(e) not in waiting]
         holders = [e for e in staying if meaning(e.text) == said or _holds(e.text, text)]
-        holders = holders or self._read_back(text, staying)
+        holders = holders or self._read_back(text, staying) or self._made_from(text, source)
         if not holders and self._read_back(text, self.outdated):
             return "outdated"  # "Okay, Monday opening from May." of a decision taken back since
         if not holders and self._reads_back_an_ending(text):
@@ -450,6 +450,25 @@ class _Memory:
             return ""
         said = set(meaning(self.replied).split())
         return self.replied if not set(meaning(e.text).split()) <= said else ""
+
+    def _made_from(self, text: str, source: str) -> list[_Entry]:
+        """The entries memory held before this batch, as it held them, that cite ``source``
+        alone, the message being read, and give a value ``text`` gives (or, with none, every name it gives): a
+        run before read this message and wrote them (an update written into an older entry's
+        words, "commission pricing is $110 per square foot" of "bumping commissions to $110 a
+        square foot from the 1st"), so it is said already; read again, it changes nothing."""
+        mine = read_slot(text)
+        if not mine.names | mine.values:
+            return []
+        made = [
+            e
+            for e in self.live()
+            if e.text == e.original  # as memory held it, not changed by this batch
+            and [format_source(*cited) for cited in parse_sources(e.text)] == [source]
+        ]
+        if mine.values:
+            return [e for e in made if read_slot(e.text).values & mine.values]
+        return [e for e in made if _gives_all(e.text, set(mine.names), mine.values)]
 
     def _reads_back_an_ending(self, text: str) -> bool:
         """Whether ``text``, in an assistant's reply that says it has taken note, only says
