@@ -453,10 +453,11 @@ class _Memory:
 
     def _made_from(self, text: str, source: str) -> list[_Entry]:
         """The entries memory held before this batch, as it held them, that cite ``source``
-        alone, the message being read, and give a value ``text`` gives (or, with none, every name it gives): a
-        run before read this message and wrote them (an update written into an older entry's
-        words, "commission pricing is $110 per square foot" of "bumping commissions to $110 a
-        square foot from the 1st"), so it is said already; read again, it changes nothing."""
+        alone, the message being read, and give a value ``text`` gives (or, with none, every
+        name it gives): a run before read this message and wrote them (an update written into
+        an older entry's words, "commission pricing is $110 per square foot" of "bumping
+        commissions to $110 a square foot from the 1st"), so it is said already; read again,
+        it changes nothing."""
         mine = read_slot(text)
         if not mine.names | mine.values:
             return []
