@@ -159,7 +159,6 @@ def beyond_output(text: str) -> str:
     return " ".join(kept)
 
 
-@functools.lru_cache(maxsize=4096)
 def _output_lines(text: str) -> tuple[str, ...]:
     """The lines of a message that hold no prose sentence (:meth:`BatchSources.quotes_output`)."""
     starts = iter(sorted(a for a, _, _ in sentences(text)))
@@ -191,6 +190,8 @@ class BatchSources:
         self.texts: dict[tuple[str, int], str] = {}
         #: Per conversation, the lower-case words of its reviewed turns and their authors.
         self.heard: dict[str, set[str]] = {}
+        #: Per turn, its lines that are output, not prose (found when first cited).
+        self._output: dict[tuple[str, int], tuple[str, ...]] = {}
         assistant: list[tuple[str, int]] = []
         for turn in turns:
             self.positions.setdefault(turn.conversation_id, set()).add(turn.position)
@@ -244,7 +245,9 @@ class BatchSources:
         body = " ".join(SOURCE_PATTERN.sub(" ", text).casefold().split())
         for c, s, e in parse_sources(text):
             for p in range(s, e):
-                for line in _output_lines(self.texts.get((c, p), "")):
+                if (c, p) not in self._output:
+                    self._output[(c, p)] = _output_lines(self.texts.get((c, p), ""))
+                for line in self._output[(c, p)]:
                     words = line.casefold().split()
                     n = min(3, len(words))
                     if n >= 2 and any(
