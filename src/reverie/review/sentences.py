@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from reverie.core import chars
+
 from . import lexicon as lx
 from .frames import AUX, has_verb
 from .types import SOURCE_PATTERN
@@ -139,7 +141,14 @@ def clauses(sentence: str) -> list[str]:
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+|:\)|:D|;\)|:\(")
+# An emoji with what joins or dresses it (a joiner, a variation selector, a skin tone, a
+# flag's tags, a keycap), so that none of those is left behind alone: "🏄\u200d♀\ufe0f".
+_EMOJI = re.compile(
+    "(?:[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
+    "[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f]*)+"
+    "|[0-9#*]\ufe0f?\u20e3"
+    r"|:\)|:D|;\)|:\("
+)
 _LEAD = re.compile(
     r"^(?:"
     + lx.phrases(lx.LEADS).pattern
@@ -256,6 +265,19 @@ _FILLER = re.compile(
 _TRAILER = re.compile(r"[\s,;:-]+(?:" + lx.phrases(lx.TRAILERS).pattern + r")\s*$", re.I)
 
 
+def visible(text: str) -> str:
+    """``text`` without the invisible characters a memory write refuses
+    (:func:`reverie.core.validation.check_invisible`): a zero-width space pasted into a word
+    must not make review's entry refused, and so lost with the fact it holds."""
+    if text.isascii() or not chars.INVISIBLE.search(text):
+        return text
+    return "".join(
+        c
+        for i, c in enumerate(text)
+        if not chars.INVISIBLE.match(c) or chars.allowed_invisible(text, i)
+    )
+
+
 def clean(text: str, *, heading: bool = False) -> str:
     """A clause without list markers, emphasis, emoji, quotes, greetings and fillers around it,
     and without a short heading before a colon unless ``heading``.
@@ -266,7 +288,7 @@ def clean(text: str, *, heading: bool = False) -> str:
     text = _CONTROL.sub(" ", text)
     text = _BULLET.sub("", text)
     text = _EMPHASIS.sub("", text)
-    text = _EMOJI.sub("", text)
+    text = visible(_EMOJI.sub("", text))
     text = SOURCE_PATTERN.sub("", text).replace("[[", "").replace("]]", "")
     text = re.sub(r"\s+", " ", text).strip().strip("\"'“”‘’")
     text = _LOWER_I.sub(lambda m: _CAPITAL_I[m.group(0)], text)  # "hi im emre" -> "hi I'm emre"
