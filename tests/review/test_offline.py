@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,11 @@ def turns(conv: str, *messages: tuple[str, str], start: int = 0, author: str = "
         Turn(conv, start + i, role, author if role == "user" else None, text, T + i)
         for i, (role, text) in enumerate(messages)
     ]
+
+
+def days_later(days: int, batch: list[Turn]) -> list[Turn]:
+    """``batch`` said ``days`` days after :func:`turns` dates it (a later conversation)."""
+    return [replace(t, time=t.time + days * 86400) for t in batch]
 
 
 def user(text: str) -> tuple[str, str]:
@@ -4129,3 +4135,146 @@ def test_r6_an_update_written_into_an_older_entry_is_held_when_read_again() -> N
     assert "$14 per square metre" in index and "$12" not in index, index
     again = review(batch, index=index)
     assert again.operations == [], again.operations
+
+
+def test_r6_a_price_said_in_another_clause_of_an_update_is_written_in_too() -> None:
+    # "... and it's $380" says nothing of what $380 is but "it": the one price of the entry
+    # changes with the supplier, not left behind beside the new name.
+    index = index_after(
+        review(turns("c1", user("our routine music comes from Vortex Mixes, $450 a mix")))
+    )
+    said = (
+        "switched music to Pulse Audio Lab, they turn mixes round in 2 weeks instead of 6 "
+        "and it's $380"
+    )
+    after = index_after(review(turns("c2", user(said)), index), index)
+    assert "Pulse Audio Lab" in after and "$380" in after, after
+    assert "$450" not in after and "Vortex" not in after, after
+
+
+def test_r6_a_read_back_in_place_of_an_update_keeps_what_the_user_said_stays() -> None:
+    # "Pete still signs off": Pete's sentence is not what the update (or the assistant's
+    # "Updated: ..." of it) outdates, though the message names him.
+    said = (
+        "our contact at the National Trust is Jenna Hosking, collections manager. "
+        "her boss Pete Varcoe signs off the money"
+    )
+    index = index_after(review(turns("c1", user(said))))
+    batch = turns(
+        "c2",
+        user(
+            "Jenna's moved to Lanhydrock. new contact for the wagon wheels is Sam Rowe, "
+            "assistant curator. Pete still signs off"
+        ),
+        bot("Updated: Sam Rowe is the Cotehele contact now."),
+    )
+    after = index_after(review(batch, index), index)
+    assert "Sam Rowe" in after and "Pete Varcoe" in after, after
+    assert "Jenna Hosking" not in after, after
+
+
+def test_r6_a_read_back_read_again_after_an_update_leaves_what_it_read_back() -> None:
+    # Given every turn again, the assistant's "Noted: ... visit 9 April" is older than the
+    # entry of the move to 23 April; it does not take the placement, which the user's
+    # message it read back said, away with it.
+    first = turns(
+        "c1",
+        user(
+            "Mabel's placement is with Mr Dennis Hale in Thame, he lost his hearing after "
+            "meningitis two years ago. Matching visit is 9 April"
+        ),
+        bot("Noted: Mabel matched with Dennis Hale in Thame, matching visit 9 April."),
+    )
+    index = index_after(review(first))
+    second = days_later(
+        7,
+        turns(
+            "c2",
+            user(
+                "Mr Hale's had a fall, so the matching visit is moved to 23 April. Claire's agreed"
+            ),
+            bot("Noted, matching visit now 23 April."),
+        ),
+    )
+    index = index_after(review(second, index), index)
+    assert "23 April" in index and "9 April" not in index, index
+    again = review(first + second, index=index)
+    assert not again.operations or index_after(again, index) == index, again.operations
+
+
+def test_r6_a_read_back_of_an_update_leaves_the_other_clause_of_the_message() -> None:
+    # "From January tuition is $199 a month" reads back the user's update; the choreo fee the
+    # same message kept is not an older value it replaced, and the day the new price holds
+    # from, said after "a month", goes with it.
+    index = index_after(review(turns("c1", user("monthly tuition for all-star teams is $185"))))
+    batch = days_later(
+        11,
+        turns(
+            "c2",
+            user(
+                "had to raise it, gym rent went up. tuition is $199 a month starting January. "
+                "choreo fee stays $150 one-time"
+            ),
+            bot(
+                "Noted: from January tuition is $199 a month; choreography fee stays $150 one-time."
+            ),
+        ),
+    )
+    after = index_after(review(batch, index), index)
+    entries = [line for line in after.split("\n") if line.startswith("- ")]
+    assert [e for e in entries if "$150" in e and "choreo" in e], entries
+    assert len([e for e in entries if "$199" in e]) == 1, entries
+    assert "$185" not in after and "starting January" in after, after
+
+
+def test_r6_a_switch_of_supplier_keeps_the_lesson_said_with_it() -> None:
+    said = "we get our 10ml amber dropper bottles from Glassworks Direct, about 600 at a time"
+    index = index_after(review(turns("c1", user(said))))
+    batch = days_later(
+        7,
+        turns(
+            "c2",
+            user(
+                "ugh. second box from glassworks arrived with 30-odd smashed. I've moved the "
+                "bottles over to Ambrose Packaging in Norwich, they're dearer but they deliver "
+                "in their own van"
+            ),
+            user(
+                "lesson learned - anything glass that comes loose-packed breaks in the courier, "
+                "so now we only order bottles that ship in honeycomb dividers"
+            ),
+        ),
+    )
+    after = index_after(review(batch, index), index)
+    assert "Ambrose Packaging in Norwich" in after and "honeycomb dividers" in after, after
+    assert "from Glassworks Direct" not in after, after
+    again = review(batch, index=after)
+    assert not again.operations or index_after(again, after) == after, again.operations
+
+
+def test_r6_a_switch_said_with_why_the_old_one_went_changes_nothing_read_again() -> None:
+    # "fell out with ECP" names the old supplier (by its initials): it says why the switch
+    # came, not a fact to add to the entry, which read again would no longer look outdated.
+    first = turns("c1", user("parts from Euro Car Parts, they deliver within the hour"))
+    index = index_after(review(first))
+    second = days_later(
+        7,
+        turns("c2", user("fell out with ECP over a warranty claim. parts all come from GSF now")),
+    )
+    index = index_after(review(second, index), index)
+    assert "GSF" in index and "Euro Car Parts" not in index and "ECP" not in index, index
+    again = review(first + second, index=index)
+    assert not again.operations or index_after(again, index) == index, again.operations
+
+
+def test_r6_a_change_of_mind_on_a_thing_takes_it_back_and_is_no_entry_itself() -> None:
+    index = index_after(review(turns("c1", user("we're taking Storm to NCA in Dallas in March!!"))))
+    said = (
+        "changed my mind on Dallas. flights for 22 kids plus parents was insane. we're doing "
+        "Cheersport in Atlanta instead, we can drive there"
+    )
+    after = index_after(review(days_later(8, turns("c2", user(said))), index), index)
+    assert "Dallas" not in after and "Cheersport in Atlanta" in after, after
+    assert "mind" not in after, after
+    assert statements.skip_reason("changed my mind", "user") == "reaction"
+    assert statements.skip_reason("ok, I've changed my mind about the venue.", "user")

@@ -75,7 +75,7 @@ from .slots import (
 from .sources import BatchSources, beyond_output, is_link_line, said_words
 from .spelling import recase, spellings
 from .statements import DECISIONS, PEOPLE, Statement, read, secret_values
-from .types import ReviewInput, ReviewOutput, Turn, format_source, parse_sources
+from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
 __all__ = ["OfflineReviewer", "topic_slug"]
@@ -288,9 +288,18 @@ class _Memory:
             taken = {id(e) for e in (*near, *holders, *newer)}
             for e in outdated or self._named_elsewhere(text, live, taken):
                 _supersede(e, holders[0])
-            # (never an entry a later message made, near or not: a batch read again)
+            # (never an entry a later message made, near or not: a batch read again; nor one
+            # of the message an assistant's "Noted: ..." reads back)
+            back = self.replied_positions()
             linked = self._value_link(
-                text, [e for e in live if e not in holders and not self._said_after(e)]
+                text,
+                [
+                    e
+                    for e in live
+                    if e not in holders
+                    and not self._said_after(e)
+                    and not _positions(e.text) & back
+                ],
             )
             if linked is not None:
                 # Said again: the older value it replaced goes too.
@@ -299,7 +308,16 @@ class _Memory:
                 # An older value this batch wrote again (a batch read again) goes, as when the
                 # statement was first read; an entry the batch was given was compared with it
                 # then, where no rule had found the entry.
-                added = [e for e in live if e not in holders and e.original is None]
+                # (Not one of the message it reads back, "choreo fee stays $150" beside
+                # "tuition is $199 a month", nor one of its own: those are not older.)
+                added = [
+                    e
+                    for e in live
+                    if e not in holders
+                    and e.original is None
+                    and not _cites(e.text, source)
+                    and not _positions(e.text) & back
+                ]
                 close = self._closest(text, added)
                 if close is not None:
                     _supersede(close, holders[0])
@@ -327,8 +345,17 @@ class _Memory:
                 latest = next((e for e in newer if self._attribute_switch(e.text, probe)), None)
             if latest is not None:
                 # (not what another clause of this very message said: said again, a message
-                # does not outdate itself)
-                before = [e for e in live if e not in newer and not _cites(e.text, source)]
+                # does not outdate itself; nor what the user's message an assistant's "Noted:
+                # ..." reads back said: "Mabel matched with Dennis Hale, visit 9 April" read
+                # again after the visit moved does not take Mabel's placement with it)
+                reads_back = self.replied_positions()
+                before = [
+                    e
+                    for e in live
+                    if e not in newer
+                    and not _cites(e.text, source)
+                    and not _positions(e.text) & reads_back
+                ]
                 gone = [e for e in near if e in before and self._outdates(new, text, e, source)]
                 if not gone and _cued(text, new):
                     # as when it was first read, an update no rule connects goes to the
@@ -352,6 +379,8 @@ class _Memory:
         elif switched is not None:
             # "we've switched feed to Baileys" of a list of suppliers: the one name changes.
             done = self._substitute(*switched, source, text)
+            if done == "updated":
+                self._add_the_rest(switched[0], text, switched[1].said, switched[2].said)
             if done != "nothing to change":
                 return done
         near_staying = [e for e in near if id(e) not in waiting]
@@ -452,24 +481,37 @@ class _Memory:
         return self.replied if not set(meaning(e.text).split()) <= said else ""
 
     def _made_from(self, text: str, source: str) -> list[_Entry]:
-        """The entries memory held before this batch, as it held them, that cite ``source``
-        alone, the message being read, and give a value ``text`` gives (or, with none, every
-        name it gives): a run before read this message and wrote them (an update written into
-        an older entry's words, "commission pricing is $110 per square foot" of "bumping
-        commissions to $110 a square foot from the 1st"), so it is said already; read again,
-        it changes nothing."""
+        """The entries memory held before this batch, as it held them, that cite ``source``,
+        the message being read, first and nothing outside it, and give a value ``text`` gives
+        (or, with none, every name it gives): a run before read this message and wrote them (an
+        update written into an older entry's words, "commission pricing is $110 per square
+        foot" of "bumping commissions to $110 a square foot from the 1st"; a switch of
+        supplier, "moved the bottles over to Ambrose Packaging in Norwich"), so it is said
+        already; read again, it changes nothing."""
         mine = read_slot(text)
         if not mine.names | mine.values:
             return []
+        (sid, start, end), *_ = parse_sources(source)
+
+        def within(cited: tuple[str, int, int]) -> bool:  # (a part of the message read)
+            return cited[0] == sid and start <= cited[1] and cited[2] <= end
+
         made = [
             e
             for e in self.live()
             if e.text == e.original  # as memory held it, not changed by this batch
-            and [format_source(*cited) for cited in parse_sources(e.text)] == [source]
+            and (cites := parse_sources(e.text))
+            and format_source(*cites[0]) == source
+            and all(within(c) for c in cites)
         ]
         if mine.values:
             return [e for e in made if read_slot(e.text).values & mine.values]
         return [e for e in made if _gives_all(e.text, set(mine.names), mine.values)]
+
+    def replied_positions(self) -> frozenset[tuple[str, int]]:
+        """The messages the message being read replies to, when it says it has taken note
+        (:data:`_CONFIRMS`): what it reads back; empty otherwise."""
+        return self.replying_to if _CONFIRMS.search(self.message) else frozenset()
 
     def _reads_back_an_ending(self, text: str) -> bool:
         """Whether ``text``, in an assistant's reply that says it has taken note, only says
@@ -538,8 +580,12 @@ class _Memory:
             # no rule says which: the sentences naming what the message named and the update
             # does not ("Metallum have gone into administration. We're buying from Brock Metal
             # now" of "bell metal is 77/23. ingot comes from Metallum")
-            gone = self.context - read_slot(text).names
-            outdated = [s for s in said if read_slot(s).names & gone]
+            gone = self._named_as_gone(e) - read_slot(text).names
+            outdated = [
+                s
+                for s in said
+                if read_slot(s).names & gone and not (s is not said[0] and _why_then(s, text))
+            ]
         if not outdated:
             # nor that: the one sentence holding another value of a kind the update gives
             # ("lead time is 3 weeks" of "... lead time is 3 weeks. lesson: caps are a separate
@@ -563,6 +609,16 @@ class _Memory:
         at = said.index(outdated[0])
         kept.insert(min(at, len(kept)), (text if at == 0 else _body(text)).rstrip())
         return " ".join(k if k.endswith((".", "!", "?")) else f"{k}." for k in kept)
+
+    def _named_as_gone(self, e: _Entry) -> set[str]:
+        """The names of entry ``e`` that the message names (:attr:`context`), or, in a reply
+        that reads back, the user's message it replies to names; but for those it says stay
+        ("Pete still signs off")."""
+        said, names = self.message, set(self.context)
+        if self.replied and self.replied_positions():
+            said = self.replied
+            names = {n for n in read_slot(e.text).names if _names_any(said, frozenset({n}))}
+        return {n for n in names if not _said_to_stay_by_name(said, n)}
 
     def _value_link(
         self, text: str, live: list[_Entry], older: bool = False
@@ -712,7 +768,10 @@ class _Memory:
         if len(found) != 1 or m["new"].casefold() in strip_source(found[0][0].text).casefold():
             return None
         e, was = found[0]
-        return e, Measure("name", was, was), Measure("name", m["new"], m["new"])
+        # (and where it is, said with it: "over to Ambrose Packaging in Norwich")
+        where = re.match(rf"\s+in\s+{_CAPITALISED}", body[m.end("new") :])
+        now = m["new"] + (where.group(0) if where else "")
+        return e, Measure("name", was, was), Measure("name", now, now)
 
     def _one_of_several(self, e: _Entry, old: Measure) -> bool:
         """Whether entry ``e`` holds other values of ``old``'s kind beside it ("initial
@@ -802,6 +861,25 @@ class _Memory:
             return "duplicate"
         self.updated.append((e, frozenset({old.said.lower()})))
         return "updated"
+
+    def _add_the_rest(self, e: _Entry, text: str, was: str, said: str) -> None:
+        """Add to ``e``, into which :meth:`_substitute` wrote name ``said`` in place of ``was``,
+        the sentences of statement ``text`` that name neither: a lesson joined to the switch
+        ("moved the bottles over to Ambrose Packaging ... lesson learned - ... only order
+        bottles that ship in honeycomb dividers") is not lost with the words the switch
+        replaced. (One that names the old name says why it went: "fell out with ECP".)"""
+        old = {was.casefold(), "".join(w[0] for w in was.split()).casefold()}
+        rest = [
+            _closed(p[:1].upper() + p[1:])
+            for _, _, p in sentences(strip_source(text))
+            if said.casefold() not in p.casefold()
+            and not old & set(re.findall(r"[\w'-]+", p.casefold()))
+            and not _names_any(p, frozenset({was.casefold()}))
+            and len(_content(p)) >= 3
+        ]
+        if rest:
+            cited = " ".join(m.group(0) for m in SOURCE_PATTERN.finditer(e.text))
+            e.text = f"{strip_source(e.text)} {' '.join(rest)} {cited}"
 
     def _citation(self, body: str, e: _Entry, source: str) -> str | None:
         """The source of ``body``, ``e`` rewritten by the message ``source`` cites: what this
@@ -1715,7 +1793,8 @@ def _names_owner(text: str, old: Slot) -> bool:
 
 #: The day a value holds from, right after it: " from 1 April", " from July".
 _HOLDS_FROM = re.compile(
-    rf"^\s+((?:from|as of|starting)\s+(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+    r"^(?:\s+(?:a|an|per)\s+[a-z]+)?"  # (what the value is of: "$199 a month starting January")
+    rf"\s+((?:from|as of|starting)\s+(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
     rf"(?:{CALENDAR.pattern})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?)\b",
     re.I,
 )
@@ -1847,6 +1926,16 @@ def _said_to_stay(text: str, said: str) -> bool:
     return part is not None and bool(_STAYING.search(part))
 
 
+def _said_to_stay_by_name(text: str, name: str) -> bool:
+    """Whether ``text`` says that ``name`` (or its first word) stays as it is: a part of it
+    (:data:`_PART`) that names it says "still", "stays", ... ("Pete still signs off")."""
+    first = re.escape(name.split()[0])
+    return any(
+        re.search(rf"(?<!\w){first}(?!\w)", part, re.I) and _STAYING.search(part)
+        for part in _PART.split(text)
+    )
+
+
 _STAYING = re.compile(r"\b(?:stays?|staying|remains?|still|unchanged|same)\b", re.I)
 
 
@@ -1875,10 +1964,11 @@ def _find(text: str, said: str) -> int:
 
 
 def _said_of(text: str, said: str) -> set[str]:
-    """The stems of the content words before ``said`` in its part of ``text`` (up to a
-    comma, a colon or a sentence's end), values and words of updating left out."""
+    """The stems of the content words before ``said`` in its part of ``text`` (back to a
+    stop or a word that joins another clause, :data:`_PART`: "... in 2 weeks and it's $380"
+    says nothing of what $380 is but "it"), values and words of updating left out."""
     at = _find(text, said)
-    part = re.split(r"[,;:.!?]", text[: max(at, 0)])[-1]
+    part = _PART.split(text[: max(at, 0)])[-1]
     return {
         root(w.lower())
         for w in re.findall(r"[A-Za-z][\w'-]*", part)

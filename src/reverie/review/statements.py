@@ -407,11 +407,28 @@ def _ordered(text: str) -> bool:
 _COMPARED = re.compile(r"\b(?:than|as)\s+(?:i|we)\s+(?:think|thought|expected|imagined)\b", re.I)
 
 
+#: A change of mind said and nothing more ("changed my mind on the shirts"): what changed is
+#: in what follows, which updates what it names; on its own it holds no fact.
+#: Said by the user of a thing ("changed my mind on Dallas"), it takes that thing back, as
+#: "scrap the EV plan" does; what follows may take its place.
+_MIND_CHANGED = re.compile(
+    r"^(?:(?:ok|okay|so|and|actually|right|well)[\s,]+)?"
+    r"(?:i've\s+|we've\s+|i\s+|we\s+|i\s+have\s+|we\s+have\s+)?"
+    r"(?:changed\s+(?:my|our)\s+minds?|had\s+a\s+change\s+of\s+heart|change\s+of\s+plans?)"
+    r"(?:\s+(?:on|about|re|regarding|with)\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?P<v>(?!it\b|that\b|this\b|them\b)[\w][\w+.'&-]*(?:\s+[\w][\w+.'&-]*){0,3}))?"
+    r"[\s.!,;:-]*$",
+    re.I,
+)
+
+
 def skip_reason(text: str, role: str, said: str = "") -> str | None:
     """Why memory must not hold ``text``, or None. ``said`` is the clause before it was
     cleaned, when a lead taken off it ("today: ...") told the time it speaks of."""
     if max(len(piece) for piece in re.split(r"(?<=[.!?])\s+", text)) > MAX_CHARS:
         return "too long"
+    if _MIND_CHANGED.match(text):
+        return "reaction"
     low = text.lower()
     if text.rstrip().endswith("?") or _QUESTION.match(low) or _ASKS.search(text):
         return "question"
@@ -990,6 +1007,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
             or _TAKEN_BACK.match(text)
             or _NOT_AFTER_ALL.match(text)
             or _TAKEN_OFF.match(text)
+            or ((m := _MIND_CHANGED.match(text)) and m["v"] and m)
         )
     if called_off and not _is_small_talk(text) and not re.search(r"\binstead\b", text, re.I):
         # "scrap the EV plan", "forget HubSpot": the speaker calls off their own plan; said
