@@ -84,6 +84,12 @@ def index_after(
     return applied(out, index, topics).files.get("MEMORY.md", base) or ""
 
 
+def assert_changes_nothing(batch: list[Turn], index: str) -> None:
+    """``batch`` reviewed again against memory ``index`` proposes nothing that changes it."""
+    again = review(batch, index=index)
+    assert not again.operations or index_after(again, index) == index, again.operations
+
+
 def section_of(index: str, needle: str) -> str | None:
     current = None
     for line in index.split("\n"):
@@ -4198,8 +4204,7 @@ def test_r6_a_read_back_read_again_after_an_update_leaves_what_it_read_back() ->
     )
     index = index_after(review(second, index), index)
     assert "23 April" in index and "9 April" not in index, index
-    again = review(first + second, index=index)
-    assert not again.operations or index_after(again, index) == index, again.operations
+    assert_changes_nothing(first + second, index)
 
 
 def test_r6_a_read_back_of_an_update_leaves_the_other_clause_of_the_message() -> None:
@@ -4248,8 +4253,7 @@ def test_r6_a_switch_of_supplier_keeps_the_lesson_said_with_it() -> None:
     after = index_after(review(batch, index), index)
     assert "Ambrose Packaging in Norwich" in after and "honeycomb dividers" in after, after
     assert "from Glassworks Direct" not in after, after
-    again = review(batch, index=after)
-    assert not again.operations or index_after(again, after) == after, again.operations
+    assert_changes_nothing(batch, after)
 
 
 def test_r6_a_switch_said_with_why_the_old_one_went_changes_nothing_read_again() -> None:
@@ -4263,8 +4267,7 @@ def test_r6_a_switch_said_with_why_the_old_one_went_changes_nothing_read_again()
     )
     index = index_after(review(second, index), index)
     assert "GSF" in index and "Euro Car Parts" not in index and "ECP" not in index, index
-    again = review(first + second, index=index)
-    assert not again.operations or index_after(again, index) == index, again.operations
+    assert_changes_nothing(first + second, index)
 
 
 def test_r6_a_change_of_mind_on_a_thing_takes_it_back_and_is_no_entry_itself() -> None:
@@ -4278,3 +4281,56 @@ def test_r6_a_change_of_mind_on_a_thing_takes_it_back_and_is_no_entry_itself() -
     assert "mind" not in after, after
     assert statements.skip_reason("changed my mind", "user") == "reaction"
     assert statements.skip_reason("ok, I've changed my mind about the venue.", "user")
+
+
+def test_r6_a_read_back_in_other_words_is_one_fact_with_what_it_reads_back() -> None:
+    # The reply gives the same names and values as the user's sentence, in a few words of
+    # its own or a few more of the user's: memory holds it once. A hyphenated word is read
+    # as its parts ("ABV-tested").
+    cases = [
+        (
+            "anything over $500 goes Purolator now, with signature",
+            "Noted: rugs over $500 ship by Purolator with signature.",
+            "$500",
+        ),
+        (
+            "for the record membership is $90 a year, visitors pay $5 a session and we lend "
+            "them boules",
+            "Noted: membership is $90 a year, visitors $5 a session with loan boules.",
+            "$90",
+        ),
+        (
+            "rule for us is every batch gets an ABV test at Campden BRI and anything over 0.5% "
+            "gets poured away",
+            "Noted: every batch is ABV-tested at Campden BRI; anything over 0.5% is discarded.",
+            "0.5%",
+        ),
+    ]
+    for said, noted, value in cases:
+        batch = turns("c1", user(said), bot(noted))
+        after = index_after(review(batch))
+        held = [line for line in after.split("\n") if value in line]
+        assert len(held) == 1, after
+        assert_changes_nothing(batch, after)
+
+
+def test_r6_a_message_read_again_is_held_by_the_read_back_that_took_its_place() -> None:
+    first = turns("c1", user("once a month I do a day over the Hereford side, about 15 horses"))
+    index = index_after(review(first))
+    second = days_later(
+        7,
+        turns(
+            "c2",
+            user(
+                "I've dropped the Hereford side altogether. 2 hours each way. passed them on to "
+                "Tom Faulkner, EDT in Leominster"
+            ),
+            bot(
+                "Noted: no more Hereford days; those clients are passed to Tom Faulkner in "
+                "Leominster."
+            ),
+        ),
+    )
+    index = index_after(review(second, index), index)
+    assert "Tom Faulkner" in index, index
+    assert_changes_nothing(first + second, index)

@@ -153,6 +153,9 @@ class _Memory:
     reading: frozenset[tuple[str, int]] = frozenset()
     #: When each message of the batch was said, by (conversation, position).
     said_at: dict[tuple[str, int], float] = field(default_factory=dict)
+    #: Of each user message of the batch, the assistant's reply right after it that says it
+    #: has taken note (:data:`_CONFIRMS`): the reply reads it back.
+    read_back_in: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     #: What finds the entry an update no rule connected replaces (:mod:`.likeness`).
     likeness: Likeness = field(default_factory=SharedWords)
     #: Entries the message being read updated, with the names they lost; and entries it added.
@@ -463,13 +466,42 @@ class _Memory:
             self.updated.append((same[0], lost))
             for other in same[1:]:
                 _supersede(other, same[0])
+            fuller = self._read_back_fuller(text, [e for e in live if e is not same[0]])
+            if fuller is not None:  # "kit is now ordered from Owayo at £29" of "Owayo's £29"
+                _supersede(fuller, same[0])
             return "updated"
         entry = _Entry(
             path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries)
         )
         self.entries.append(entry)
         self.added.append(entry)
+        fuller = self._read_back_fuller(text, live)
+        if fuller is not None:
+            # "Noted: membership is $90 a year, visitors $5 a session with loan boules." of
+            # "membership is $90 a year, visitors pay $5 a session": one fact, not two
+            _supersede(fuller, entry)
         return "added"
+
+    def _read_back_fuller(self, text: str, live: list[_Entry]) -> _Entry | None:
+        """The one entry of the users' messages that ``text``, of an assistant's reply that
+        says it has taken note, reads back in other words (:attr:`read_back_in`): the two give
+        the same names and values, and the reply adds at most two words of its own ("with loan
+        boules", "ship by"). None otherwise."""
+        back = {m for m, reply in self.read_back_in.items() if reply in self.reading}
+        mine = read_slot(text)
+        if not back or not mine.names | mine.values:
+            return None
+        words = _stems(text) - _LOOSE - _STOP_STEMS
+        found = [
+            e
+            for e in live
+            if _positions(e.text)
+            and _positions(e.text) <= back
+            and _gives_all(e.text, set(mine.names), mine.values)
+            and _gives_all(text, set((theirs := read_slot(e.text)).names), theirs.values)
+            and len(words - _stems(e.text)) <= 2
+        ]
+        return found[0] if len(found) == 1 else None
 
     def _written(self, e: _Entry) -> str:
         """The user's message the assistant answers, when it wrote into ``e`` (an older entry
@@ -496,11 +528,24 @@ class _Memory:
         def within(cited: tuple[str, int, int]) -> bool:  # (a part of the message read)
             return cited[0] == sid and start <= cited[1] and cited[2] <= end
 
+        # (or only the reply that read it back, which took its place: "Noted: no more
+        # Hereford days; those clients are passed to Tom Faulkner" of "passed them on to Tom
+        # Faulkner, EDT in Leominster")
+        replies = {self.read_back_in.get((sid, p)) for p in range(start, end)} - {None}
+        held = [e for e in self.live() if e.text == e.original]  # not changed by this batch
+        read_back = [
+            e
+            for e in held
+            if (cites := parse_sources(e.text))
+            and all((c, a) in replies and b == a + 1 for c, a, b in cites)
+            and (read_slot(e.text).names | read_slot(e.text).values) & (mine.names | mine.values)
+        ]
+        if read_back:
+            return read_back
         made = [
             e
-            for e in self.live()
-            if e.text == e.original  # as memory held it, not changed by this batch
-            and (cites := parse_sources(e.text))
+            for e in held
+            if (cites := parse_sources(e.text))
             and format_source(*cites[0]) == source
             and all(within(c) for c in cites)
         ]
@@ -2072,7 +2117,9 @@ def _given_back(
     in whatever other words, but for words of the user's message (``replied``, stems) that
     the entry left out; none when it gives no name or value. A reply that joins what two
     entries say ("quarterly printed newsletter, Ely Print Shop"), or gives back what the
-    entry lost ("clean it every service"), says something of its own."""
+    entry lost ("clean it every service"), says something of its own. A word joined by a
+    hyphen is read as its parts ("ABV-tested" gives "ABV" and "tested")."""
+    text = re.sub(r"(?<=[A-Za-z])-(?=[A-Za-z])", " ", text)
     mine = read_slot(text)
     # "Ollie Brennan does your website" is written "... does Raj's website": the user named
     # in place of "your" is who the talk is between, not a name the reply gives.
@@ -2445,6 +2492,7 @@ class OfflineReviewer:
         memory.likeness = self.likeness
         memory.sources = BatchSources(batch.turns)
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
+        memory.read_back_in = _read_backs(batch.turns)
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         # per conversation: the last question, where, and who asked it
@@ -2645,6 +2693,26 @@ def _right_before(turn: Turn, before: list[Turn]) -> Turn | None:
     if last.conversation_id != turn.conversation_id:
         return None
     return last if last.position + 1 == turn.position else None
+
+
+def _read_backs(turns: list[Turn]) -> dict[tuple[str, int], tuple[str, int]]:
+    """Of each user message of ``turns``, the assistant's reply that reads it back: the next
+    message of its conversation, an assistant's that says it has taken note, after the user's
+    messages since the last assistant's (``Memory._made_from``)."""
+    out: dict[tuple[str, int], tuple[str, int]] = {}
+    waiting: dict[str, list[int]] = {}  # per conversation: user messages since the last reply
+    for t in sorted(turns, key=lambda t: (t.conversation_id, t.position)):
+        c = t.conversation_id
+        if t.role == "user":
+            run = waiting.setdefault(c, [])
+            if run and run[-1] != t.position - 1:
+                run.clear()
+            run.append(t.position)
+            continue
+        run = waiting.pop(c, [])
+        if run and run[-1] == t.position - 1 and _CONFIRMS.search(t.text):
+            out.update({(c, p): (c, t.position) for p in run})
+    return out
 
 
 def _answered(turn: Turn, before: list[Turn]) -> list[Turn]:
