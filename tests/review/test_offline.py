@@ -4334,3 +4334,25 @@ def test_r6_a_message_read_again_is_held_by_the_read_back_that_took_its_place() 
     index = index_after(review(second, index), index)
     assert "Tom Faulkner" in index, index
     assert_changes_nothing(first + second, index)
+
+
+def test_r6_a_read_back_of_what_users_said_in_few_words_is_their_fact() -> None:
+    # "Ruth (chair) here", "Dev, treasurer": too few words to read as an introduction; the
+    # assistant's "Noted: Ruth is chair; Dev is treasurer" says it in their words, and is kept.
+    # A word of its own ("founder") is not theirs: that statement stays the assistant's.
+    batch = [
+        Turn("c1", 0, "user", "ruth", "evening all, Ruth (chair) here. subs are £35 this year", T),
+        Turn("c1", 1, "user", "dev", "Dev, treasurer. pay by bank transfer not cash please", T + 1),
+        Turn("c1", 2, "assistant", None, "Noted: Ruth is chair; Dev is treasurer.", T + 2),
+    ]
+    after = index_after(review(batch))
+    assert "Ruth is chair" in after and "Dev is treasurer" in after, after
+    batch[2] = replace(batch[2], text="Noted: Ruth is the club founder.")
+    assert "founder" not in index_after(review(batch)), index_after(review(batch))
+
+
+def test_r6_being_sick_of_something_is_a_feeling_not_a_fact() -> None:
+    assert not isinstance(
+        statements.read("Dev is sick of counting coins in the shed", role="user", speaker="dev"),
+        statements.Statement,
+    )

@@ -359,7 +359,8 @@ FEELINGS = words(
     "excited determined happy glad thrilled sad stressed nervous proud grateful thankful sorry "
     "pumped stoked bummed upset worried anxious tired exhausted relieved curious eager keen "
     "motivated inspired amazed blessed lucky overwhelmed frustrated disappointed touched "
-    "honored honoured delighted psyched jealous scared afraid bored glad"
+    "honored honoured delighted psyched jealous scared afraid bored glad sick annoyed gutted "
+    "furious livid fuming knackered shattered chuffed"
 )
 #: An obligation of the speaker: a to-do, not a fact ("we need to fix the login bug").
 TODO = phrase_list(

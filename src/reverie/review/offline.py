@@ -2493,6 +2493,7 @@ class OfflineReviewer:
         memory.sources = BatchSources(batch.turns)
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         memory.read_back_in = _read_backs(batch.turns)
+        said_text = {(t.conversation_id, t.position): t.text for t in batch.turns}
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         # per conversation: the last question, where, and who asked it
@@ -2557,6 +2558,13 @@ class OfflineReviewer:
                 heard.setdefault(conv, set()).update((conv, t.position) for t in block)
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
+            # what the users said that this reply, taking note, reads back (their words)
+            told = frozenset(
+                w.lower()
+                for m, reply in memory.read_back_in.items()
+                if reply == (conv, turn.position)
+                for w in re.findall(r"[\w'-]+", said_text.get(m, ""))
+            )
             # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
             # and I run ..."): the next entry about them carries it.
             named: str | None = None
@@ -2587,7 +2595,9 @@ class OfflineReviewer:
                         named = own
                         skipped["introduction"] += 1
                         continue
-                    found = read(clause, role=turn.role, speaker=speaker, question=question)
+                    found = read(
+                        clause, role=turn.role, speaker=speaker, question=question, told=told
+                    )
                     ended = pending[0] if pending and turn.role == "user" else None
                     if ended and not isinstance(found, str) and _ended_habit(clause, ended):
                         # "we used to do home visits, we've stopped": the habit and its end

@@ -569,8 +569,16 @@ _STATE_NOW = re.compile(
 )
 
 
-def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[str]) -> bool:
-    """Whether a clause that passed the filters states something worth keeping."""
+def _durable(
+    text: str,
+    kind: str,
+    role: str,
+    lesson: bool,
+    values: frozenset[str],
+    told: frozenset[str] = frozenset(),
+) -> bool:
+    """Whether a clause that passed the filters states something worth keeping (``told``:
+    see :func:`read`)."""
     low = text.lower()
     words = WORD.findall(text)
     content = [w for w in words if w.lower() not in lx.STOP_WORDS]
@@ -624,7 +632,10 @@ def _durable(text: str, kind: str, role: str, lesson: bool, values: frozenset[st
         # not facts; a statement about a thing (an environment fact it explains) is.
         if kind not in ("thing", "our", "name") or pronoun or past(first):
             return False
-        return bool(_ENVIRONMENT.search(text) or values)
+        said = {w.lower() for w in content}
+        # (of someone or something named, with a verb: not "chalkboard price signs")
+        theirs = kind == "name" and bool(told) and said <= told and has_verb(words[1:])
+        return bool(_ENVIRONMENT.search(text) or values or theirs)
     listener = re.search(r"\b(?:you|your|yours|yourself)\b", low)
     if role == "user" and listener and not _own_practice(text):
         return False  # about the listener or the talk itself: "I'll let you know"
@@ -984,8 +995,15 @@ _TAKEN_OFF = re.compile(
 )
 
 
-def read(clause: str, *, role: str, speaker: str, question: str = "") -> Statement | str:
+def read(
+    clause: str, *, role: str, speaker: str, question: str = "", told: frozenset[str] = frozenset()
+) -> Statement | str:
     """A :class:`Statement` for a durable clause, or the reason to skip it.
+
+    ``told`` is, for an assistant's reply that says it has taken note, the words (lower case)
+    of the users' messages it reads back: a statement of it about someone or something named,
+    with a verb, all of whose words they said ("Noted: Ruth is chair; Dev is treasurer" after "Ruth (chair)
+    here", "Dev, treasurer"), is theirs, and durable as theirs would be.
 
     ``question`` is the question the message answers, when the message before it in the
     conversation ended with one: a user's verbless answer ("Organic chemistry and a statistics
@@ -1085,7 +1103,7 @@ def read(clause: str, *, role: str, speaker: str, question: str = "") -> Stateme
     # "Mostly the Kubernetes clusters" after "What does the team look after?": an answer
     # that leans on the question is kept with it, whether or not it has a verb.
     leans = text.split(" ", 1)[0].lower().strip(",") in lx.LEANING_OPENERS
-    if not _durable(text, kind, role, lesson, f.values) or (question and leans):
+    if not _durable(text, kind, role, lesson, f.values, told) or (question and leans):
         passing = _WELL_NOW.search(text)
         if question and role == "user" and (_answer(text, question) or leans) and not passing:
             # (not how someone is at the moment: "Is he on the mend?" "he's fine now")
