@@ -1002,8 +1002,8 @@ def read(
 
     ``told`` is, for an assistant's reply that says it has taken note, the words (lower case)
     of the users' messages it reads back: a statement of it about someone or something named,
-    with a verb, all of whose words they said ("Noted: Ruth is chair; Dev is treasurer" after "Ruth (chair)
-    here", "Dev, treasurer"), is theirs, and durable as theirs would be.
+    with a verb, all of whose words they said ("Noted: Ruth is chair; Dev is treasurer" after
+    "Ruth (chair) here", "Dev, treasurer"), is theirs, and durable as theirs would be.
 
     ``question`` is the question the message answers, when the message before it in the
     conversation ended with one: a user's verbless answer ("Organic chemistry and a statistics
