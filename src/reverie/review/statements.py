@@ -690,8 +690,8 @@ def _durable(
         # "anything over 90 days goes to auction": a rule over a range of things, told by value
         every = first in ("everything", "everyone", "they", "anything", "anyone")
         return (every and bool(values)) or bool(named)
-    told = kind == "thing" and _past_event(text) and not values
-    if told and not (_PROJECT.search(text) or _DECISION.search(text)):
+    recounted = kind == "thing" and _past_event(text) and not values
+    if recounted and not (_PROJECT.search(text) or _DECISION.search(text)):
         return False  # "the waiting room was packed", "the fees got silly"; not "... approved"
     head_noun = re.sub(r"^(?:the|our) ", "", low).split(" ")[0]
     if kind == "thing" and head_noun in lx.TRANSIENT_SUBJECTS and _STATE_NOW.search(text):
