@@ -913,12 +913,12 @@ class _Memory:
         ("moved the bottles over to Ambrose Packaging ... lesson learned - ... only order
         bottles that ship in honeycomb dividers") is not lost with the words the switch
         replaced. (One that names the old name says why it went: "fell out with ECP".)"""
-        old = {was.casefold(), "".join(w[0] for w in was.split()).casefold()}
+        initials = "".join(w[0] for w in was.split()).casefold()  # "ECP"
         rest = [
             _closed(p[:1].upper() + p[1:])
             for _, _, p in sentences(strip_source(text))
             if said.casefold() not in p.casefold()
-            and not old & set(re.findall(r"[\w'-]+", p.casefold()))
+            and not (len(initials) > 1 and initials in re.findall(r"[\w'-]+", p.casefold()))
             and not _names_any(p, frozenset({was.casefold()}))
             and len(_content(p)) >= 3
         ]
@@ -2493,7 +2493,12 @@ class OfflineReviewer:
         memory.sources = BatchSources(batch.turns)
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         memory.read_back_in = _read_backs(batch.turns)
-        said_text = {(t.conversation_id, t.position): t.text for t in batch.turns}
+        # of each such reply, the words (lower case) of the users' messages it reads back
+        told_to: dict[tuple[str, int], set[str]] = {}
+        for t in batch.turns:
+            reply = memory.read_back_in.get((t.conversation_id, t.position))
+            if reply is not None:
+                told_to.setdefault(reply, set()).update(re.findall(r"[\w'-]+", t.text.lower()))
         skipped: Counter[str] = Counter()
         outcomes: Counter[str] = Counter()
         # per conversation: the last question, where, and who asked it
@@ -2558,13 +2563,7 @@ class OfflineReviewer:
                 heard.setdefault(conv, set()).update((conv, t.position) for t in block)
             speaker = _display(turn.author) if turn.role == "user" else "The assistant"
             said_units = units(text, turn.role, speaker)
-            # what the users said that this reply, taking note, reads back (their words)
-            told = frozenset(
-                w.lower()
-                for m, reply in memory.read_back_in.items()
-                if reply == (conv, turn.position)
-                for w in re.findall(r"[\w'-]+", said_text.get(m, ""))
-            )
+            told = frozenset(told_to.get((conv, turn.position), ()))
             # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
             # and I run ..."): the next entry about them carries it.
             named: str | None = None
@@ -2708,7 +2707,7 @@ def _right_before(turn: Turn, before: list[Turn]) -> Turn | None:
 def _read_backs(turns: list[Turn]) -> dict[tuple[str, int], tuple[str, int]]:
     """Of each user message of ``turns``, the assistant's reply that reads it back: the next
     message of its conversation, an assistant's that says it has taken note, after the user's
-    messages since the last assistant's (``Memory._made_from``)."""
+    messages since the last assistant's (``_Memory._made_from``)."""
     out: dict[tuple[str, int], tuple[str, int]] = {}
     waiting: dict[str, list[int]] = {}  # per conversation: user messages since the last reply
     for t in sorted(turns, key=lambda t: (t.conversation_id, t.position)):
