@@ -487,7 +487,7 @@ class _Memory:
         says it has taken note, reads back in other words (:attr:`read_back_in`): the two give
         the same names and values, and the reply adds at most two words of its own ("with loan
         boules", "ship by"). None otherwise."""
-        back = {m for m, reply in self.read_back_in.items() if reply in self.reading}
+        back = self.replied_positions()
         mine = read_slot(text)
         if not back or not mine.names | mine.values:
             return None
@@ -554,9 +554,9 @@ class _Memory:
         return [e for e in made if _gives_all(e.text, set(mine.names), mine.values)]
 
     def replied_positions(self) -> frozenset[tuple[str, int]]:
-        """The messages the message being read replies to, when it says it has taken note
-        (:data:`_CONFIRMS`): what it reads back; empty otherwise."""
-        return self.replying_to if _CONFIRMS.search(self.message) else frozenset()
+        """The users' messages the message being read reads back, when it is an assistant's
+        reply that says it has taken note (:attr:`read_back_in`); empty otherwise."""
+        return frozenset(m for m, reply in self.read_back_in.items() if reply in self.reading)
 
     def _reads_back_an_ending(self, text: str) -> bool:
         """Whether ``text``, in an assistant's reply that says it has taken note, only says
