@@ -4356,3 +4356,71 @@ def test_r6_being_sick_of_something_is_a_feeling_not_a_fact() -> None:
         statements.read("Dev is sick of counting coins in the shed", role="user", speaker="dev"),
         statements.Statement,
     )
+
+
+# twenty-fifth round: where a price or a schedule is filed
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Basic service is £45, full service £85.",
+        "Walks are on Tuesdays, Thursdays and Saturdays.",
+        "The AGM is on Thursday 21 May at 7.30pm in the committee room.",
+        "The junior programme runs Sundays 1 to 3pm, $95 for the season.",
+    ],
+)
+def test_r6_what_things_cost_and_when_they_happen_is_project_state(said: str) -> None:
+    # A price or a schedule says how things stand now; "Environment & gotchas" is for the
+    # setting work is done in and what trips it up.
+    index = index_after(review(turns("c1", user(said))))
+    kept = said.rstrip(".").split(",")[0]
+    assert section_of(index, kept) == "Project state", index
+
+
+def test_r6_a_technical_fact_with_a_time_stays_in_the_environment() -> None:
+    index = index_after(
+        review(turns("c1", user("The nightly backup runs at 02:00 on db-1.internal.")))
+    )
+    assert section_of(index, "02:00 on db-1.internal") == "Environment & gotchas", index
+
+
+def test_r6_a_weekday_and_a_number_are_a_date_not_a_version() -> None:
+    # "Thursday 21 May" read as the tool "Thursday" at version 21 filed the AGM with the setup.
+    for said in ("The AGM is on Thursday 21 May.", "Nets run Sundays 1 to 3pm."):
+        assert "version" not in frames.frame(said, "Sam", "user").kinds, said
+    assert "version" in frames.frame("We run Postgres 16 now.", "Sam", "user").kinds
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Great Taste Awards entries close 3 March.", "Great Taste Awards entries close"),
+        ("Perfect Pitch Studios does our mastering now.", "Perfect Pitch Studios does"),
+    ],
+)
+def test_r6_a_name_that_opens_with_a_word_of_praise_keeps_it(said: str, kept: str) -> None:
+    # "Great" before a capital reads as "Great, ..." dropped; with no stop after it, and itself
+    # capitalised, it is the first word of the name.
+    assert kept in index_after(review(turns("c1", user(said))))
+    assert sentences.clean("Great, the van is booked") == "the van is booked"
+
+
+def test_r6_a_read_back_after_a_welcome_still_takes_the_users_place() -> None:
+    # "Welcome, Priya." before "Noted: ..." hid that the reply takes note: the user's schedule
+    # and the reply's shorter form of it were both kept.
+    batch = [
+        Turn(
+            "c1",
+            0,
+            "user",
+            "priya",
+            "hi all, Priya Shah, I've taken over as youth coach from Dan. youths are Thursdays "
+            "5 till 7",
+            T,
+        ),
+        Turn("c1", 1, "assistant", None, "Welcome, Priya. Noted: youth coach, Thursdays 5-7.", T),
+    ]
+    index = index_after(review(batch))
+    assert sum("Thursdays" in line for line in index.split("\n")) == 1, index
+    assert_changes_nothing(batch, index)

@@ -305,6 +305,8 @@ def _versions(text: str) -> tuple[tuple[str, str], ...]:
         low = tool.lower()
         if low in lx.STOP_WORDS or MONTH.fullmatch(tool) or low in TIME_WORDS:
             continue
+        if _WEEKDAY.fullmatch(tool):
+            continue  # "Thursday 21 May", "Sundays 1 to 3pm": a day, not a tool's version
         if not (tool[:1].isupper() or "." in version):
             continue
         after = text[m.end() :].split(" ", 2)

@@ -2103,7 +2103,9 @@ def _reads_back(text: str, said: list[_Entry]) -> list[_Entry]:
 
 #: A reply that opens by saying it has taken note: what follows reads the user's message back.
 _CONFIRMS = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|right|great|thanks|lovely|good|perfect|sure)\W+)*"
+    # (after a sentence that welcomes or thanks: "Welcome, Hannah. Noted: junior coach, ...")
+    r"^\W*(?:(?:welcome|thanks|thank you|cheers|hi|hello|hey)\b[^.!?\n]{0,40}[.!?]+\s+)?"
+    r"(?:(?:ok(?:ay)?|right|great|thanks|lovely|good|perfect|sure)\W+)*"
     r"(?:noted|got it|understood|will do|logged|saved|recorded|done|updated|changed|"
     r"i'll remember|i've noted|i'll note)\b|[,;]\s*noted\W*$",
     re.I,

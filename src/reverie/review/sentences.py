@@ -156,6 +156,9 @@ _LEAD = re.compile(
     + r")(?:\s*[,:;.!\-–—]+\s*|\s+(?=(?-i:[A-Z])|[\"']|(?:we|we're|my|our)\b)|\s*$)",
     re.I,
 )
+# A lead of praise written as the first word of a name, with no stop after it ("Great Taste
+# Awards entries close 3 March", "Perfect Pitch Studios does our mastering"): part of the name.
+_NAMED_BY_A_LEAD = re.compile(r"^(?:Great|Cool|Nice|Perfect|Awesome)\s+[A-Z][a-z]")
 # A short heading before a colon ("Big change: I moved ..."): at most five words, no digit.
 _HEADER = re.compile(r"^(?:[A-Za-z'-]+ ){0,4}[A-Za-z'-]+:\s+(?=\S)")
 # A heading does not open like a clause ("I've renamed the detective:", "The technician
@@ -310,7 +313,8 @@ def clean(text: str, *, heading: bool = False) -> str:
             text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
         text = _VOCATIVE.sub("", text).strip()
         text = _MENTION.sub("", text).strip()  # "@assistant don't ping me before 10"
-        text = _LEAD.sub("", text).strip()
+        if not _NAMED_BY_A_LEAD.match(text):
+            text = _LEAD.sub("", text).strip()
         text = _CUE.sub("", text).strip()
         asked = _KEEP_ASKED.match(text)
         if asked:  # "can you remember that Dana books the toilets?": what to keep, asked

@@ -933,21 +933,22 @@ def _section(
         return PROJECT
     if "path" in kinds:
         return ENVIRONMENT
+    # What something costs or when it happens ("basic service is £45", "walks on Tuesdays and
+    # Saturdays", "the AGM is on Thursday 21 May"), with nothing technical said with it: how
+    # things stand now, not the setting they are done in.
+    timed = kinds & {"date", "weekday", "time"} or any(m.kind == "money" for m in measures(text))
+    setting = PROJECT if timed else ENVIRONMENT
     if kind in ("i", "implicit") or (kind in ("name", "our") and _PERSONAL.search(text)):
         return PEOPLE
     if kind == "name" and _ENVIRONMENT.search(text):
-        return ENVIRONMENT
+        return setting
     if kind == "name":
         return PEOPLE
     if _PROJECT.search(text):
         return PROJECT
     if kind == "we":
         return DECISIONS
-    if _ENVIRONMENT.search(text):
-        return ENVIRONMENT
-    if "date" in kinds:
-        return PROJECT
-    return ENVIRONMENT
+    return setting
 
 
 # --- reading a clause -------------------------------------------------------------------------
