@@ -4424,3 +4424,15 @@ def test_r6_a_read_back_after_a_welcome_still_takes_the_users_place() -> None:
     index = index_after(review(batch))
     assert sum("Thursdays" in line for line in index.split("\n")) == 1, index
     assert_changes_nothing(batch, index)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The new pastry chef is Tomasz Wren.",
+        "The chaperones for the away game are Karen and Debbie.",
+    ],
+)
+def test_r6_who_someone_is_to_the_group_is_about_people(said: str) -> None:
+    index = index_after(review(turns("c1", user(said))))
+    assert section_of(index, said.rstrip(".")) == "People & preferences", index

@@ -492,6 +492,19 @@ ENVIRONMENT_CUES = phrase_list(
     go through | goes through | come in through | comes in through | software
     """
 )
+#: What someone is to a group or a business: "the new sous chef is Haruka Ito", "the
+#: chaperones are Karen and Debbie". Said with a name, the statement is about people.
+ROLES = phrase_list(
+    """
+    chef | chefs | cook | coach | coaches | treasurer | secretary | chair | chairman
+    chairwoman | chairperson | president | vice-president | captain | driver | drivers
+    chaperone | chaperones | vet | accountant | bookkeeper | instructor | instructors | trainer
+    leader | caretaker | cleaner | steward | stewards | organiser | organizer | rep
+    representative | inspector | officer | warden | tutor | mentor | receptionist | technician
+    mechanic | plumber | electrician | photographer | conductor | administrator | solicitor
+    manager | director | volunteer | volunteers | helper | helpers | assistant | deputy
+    """
+)
 #: Verbs and words that tie a statement to a person: who they are, what they like.
 PERSONAL_CUES = phrase_list(
     """

@@ -107,6 +107,7 @@ _DECISION = lx.phrases(lx.DECISION_CUES)
 _PROJECT = lx.phrases(lx.PROJECT_CUES)
 _ENVIRONMENT = lx.phrases(lx.ENVIRONMENT_CUES)
 _PERSONAL = lx.phrases(lx.PERSONAL_CUES)
+_ROLE = lx.phrases(lx.ROLES)
 _HELP_OFFER = lx.phrases(lx.HELP_OFFERS)
 _POLICY = lx.phrases(lx.POLICY_CUES)
 
@@ -946,6 +947,8 @@ def _section(
         return PEOPLE
     if _PROJECT.search(text):
         return PROJECT
+    if "name" in kinds and not timed and _ROLE.search(text):
+        return PEOPLE  # "New sous chef is Haruka Ito": who someone is to the group
     if kind == "we":
         return DECISIONS
     return setting
