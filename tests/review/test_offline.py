@@ -4436,3 +4436,9 @@ def test_r6_a_read_back_after_a_welcome_still_takes_the_users_place() -> None:
 def test_r6_who_someone_is_to_the_group_is_about_people(said: str) -> None:
     index = index_after(review(turns("c1", user(said))))
     assert section_of(index, said.rstrip(".")) == "People & preferences", index
+
+
+def test_r6_a_role_word_in_a_technical_statement_is_not_about_people() -> None:
+    said = "The job manager runs on Kubernetes in the Hetzner cluster."
+    index = index_after(review(turns("c1", user(said))))
+    assert section_of(index, "Kubernetes") == "Environment & gotchas", index

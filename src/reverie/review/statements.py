@@ -937,7 +937,9 @@ def _section(
     # What something costs or when it happens ("basic service is £45", "walks on Tuesdays and
     # Saturdays", "the AGM is on Thursday 21 May"), with nothing technical said with it: how
     # things stand now, not the setting they are done in.
-    timed = kinds & {"date", "weekday", "time"} or any(m.kind == "money" for m in measures(text))
+    timed = bool(kinds & {"date", "weekday", "time"}) or any(
+        m.kind == "money" for m in measures(text)
+    )
     setting = PROJECT if timed else ENVIRONMENT
     if kind in ("i", "implicit") or (kind in ("name", "our") and _PERSONAL.search(text)):
         return PEOPLE
@@ -947,7 +949,7 @@ def _section(
         return PEOPLE
     if _PROJECT.search(text):
         return PROJECT
-    if "name" in kinds and not timed and _ROLE.search(text):
+    if "name" in kinds and not timed and _ROLE.search(text) and not _ENVIRONMENT.search(text):
         return PEOPLE  # "New sous chef is Haruka Ito": who someone is to the group
     if kind == "we":
         return DECISIONS
