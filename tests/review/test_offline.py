@@ -4387,7 +4387,12 @@ def test_r6_a_technical_fact_with_a_time_stays_in_the_environment() -> None:
 
 def test_r6_a_weekday_and_a_number_are_a_date_not_a_version() -> None:
     # "Thursday 21 May" read as the tool "Thursday" at version 21 filed the AGM with the setup.
-    for said in ("The AGM is on Thursday 21 May.", "Nets run Sundays 1 to 3pm."):
+    for said in (
+        "The AGM is on Thursday 21 May.",
+        "Nets run Sundays 1 to 3pm.",
+        "We're open Tue-Sun 12-10.",  # days as shops write them short
+        "Opening hours Tues to Sat 10 till 5.30.",  # "till 5.30" is a time
+    ):
         assert "version" not in frames.frame(said, "Sam", "user").kinds, said
     assert "version" in frames.frame("We run Postgres 16 now.", "Sam", "user").kinds
 
