@@ -54,8 +54,6 @@ _STARTS_ON = re.compile(
 _DECISION = lx.phrases(lx.DECISION_CUES)
 MONTH = lx.phrases(lx.MONTHS)
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
-#: A day of the week as shops write it short: "Tue-Sun", "Mon/Wed".
-_DAY_SHORT = re.compile(r"(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)", re.I)
 #: A month or a day of the week: a time, never a name ("May", "Tuesdays").
 CALENDAR = lx.phrases([*lx.MONTHS, *lx.WEEKDAYS])
 _OLD_VALUE = re.compile(
@@ -307,9 +305,10 @@ def _versions(text: str) -> tuple[tuple[str, str], ...]:
         low = tool.lower()
         if low in lx.STOP_WORDS or MONTH.fullmatch(tool) or low in TIME_WORDS:
             continue
-        if all(_WEEKDAY.fullmatch(d) or _DAY_SHORT.fullmatch(d) for d in re.split("[-/]", low)):
+        days = re.split("[-/]", low)
+        if all(_WEEKDAY.fullmatch(d) or d in lx.WEEKDAYS_SHORT for d in days):
             continue  # "Thursday 21 May", "open Tue-Sun 12-10": days, not a tool's version
-        if low in ("till", "til", "until"):
+        if low in lx.UNTIL:
             continue  # "Tues to Sat 10 till 5.30": a time
         if not (tool[:1].isupper() or "." in version):
             continue

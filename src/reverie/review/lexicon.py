@@ -68,6 +68,9 @@ LEADS = GREETINGS + phrase_list(
     bless him | bless her | bless them | sadly | unfortunately
     """
 )
+#: Leads of praise that may be the first word of a name ("Great Taste Awards", "Perfect
+#: Pitch Studios"): written capitalised before a capital with no stop, they are kept.
+PRAISE_LEADS = words("Great Cool Nice Perfect Awesome")
 #: Openers dropped even before a lower-case word ("and we agreed ..."): they never change
 #: what follows (unlike "no" or "update", which may be part of it).
 FILLERS = words(
@@ -897,6 +900,10 @@ WEEKDAYS = phrase_list(
     tuesdays | wednesdays | thursdays | fridays | saturdays | sundays | weekdays | weekends
     """
 )
+#: Days of the week as shops write them short ("Tue-Sun", "Mon/Wed").
+WEEKDAYS_SHORT = words("mon tue tues wed weds thu thur thurs fri sat sun")
+#: "10 till 5.30": what comes after it is a time.
+UNTIL = words("till til until")
 #: Numbers in words: "four doctors", "two weeks", "three seats" carry a value as "4" does.
 NUMBER_WORDS = words(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "

@@ -538,7 +538,7 @@ class _Memory:
             for e in held
             if (cites := parse_sources(e.text))
             and all((c, a) in replies and b == a + 1 for c, a, b in cites)
-            and (read_slot(e.text).names | read_slot(e.text).values) & (mine.names | mine.values)
+            and ((slot := read_slot(e.text)).names | slot.values) & (mine.names | mine.values)
         ]
         if read_back:
             return read_back

@@ -158,7 +158,7 @@ _LEAD = re.compile(
 )
 # A lead of praise written as the first word of a name, with no stop after it ("Great Taste
 # Awards entries close 3 March", "Perfect Pitch Studios does our mastering"): part of the name.
-_NAMED_BY_A_LEAD = re.compile(r"^(?:Great|Cool|Nice|Perfect|Awesome)\s+[A-Z][a-z]")
+_NAMED_BY_A_LEAD = re.compile(rf"^(?:{'|'.join(sorted(lx.PRAISE_LEADS))})\s+[A-Z][a-z]")
 # A short heading before a colon ("Big change: I moved ..."): at most five words, no digit.
 _HEADER = re.compile(r"^(?:[A-Za-z'-]+ ){0,4}[A-Za-z'-]+:\s+(?=\S)")
 # A heading does not open like a clause ("I've renamed the detective:", "The technician

@@ -934,6 +934,8 @@ def _section(
         return PROJECT
     if "path" in kinds:
         return ENVIRONMENT
+    if kind in ("i", "implicit") or (kind in ("name", "our") and _PERSONAL.search(text)):
+        return PEOPLE
     # What something costs or when it happens ("basic service is £45", "walks on Tuesdays and
     # Saturdays", "the AGM is on Thursday 21 May"), with nothing technical said with it: how
     # things stand now, not the setting they are done in.
@@ -941,8 +943,6 @@ def _section(
         m.kind == "money" for m in measures(text)
     )
     setting = PROJECT if timed else ENVIRONMENT
-    if kind in ("i", "implicit") or (kind in ("name", "our") and _PERSONAL.search(text)):
-        return PEOPLE
     if kind == "name" and _ENVIRONMENT.search(text):
         return setting
     if kind == "name":
