@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-HOME_DIR ?= reverie-data
+# `make run` and `make tour` use REVERIE_HOME when it is set, as the reverie command does.
+HOME_DIR ?= $(or $(REVERIE_HOME),reverie-data)
 
 .PHONY: run tour test lint typecheck unit bench bench-dense crash-campaign fault-campaign pg-crash clean
 

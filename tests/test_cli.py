@@ -57,7 +57,8 @@ def test_home_and_json_before_or_after_are_the_same_call(
 
 
 def test_init_is_idempotent(home: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "init", "--home", home, "--json") == (0, {"home": home})
+    code, out = run(capsys, "init", "--home", home, "--json")
+    assert code == 0 and out["home"] == home  # and, on PostgreSQL, "database"
     _code, out = run(capsys, "agent", "list", "--home", home, "--json")
     assert [a["name"] for a in out["agents"]] == ["ada"]
 
@@ -240,3 +241,46 @@ def test_the_build_declares_its_license_as_spdx() -> None:
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert project["project"]["license"] == "Apache-2.0"
     assert "setuptools>=77" in project["build-system"]["requires"]
+
+
+def test_serve_and_mcp_without_the_server_extra_say_what_to_install(
+    home: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain `pip install .` leaves the server extra out: `reverie serve` and `reverie mcp`
+    refuse with the package to install (exit 3), not an internal error, and start nothing."""
+    import importlib.util
+
+    import reverie.http.serve
+    import reverie.mcp
+
+    started: list[str] = []
+    monkeypatch.setattr(reverie.http.serve, "run", lambda *a, **k: started.append("serve"))
+    monkeypatch.setattr(reverie.mcp, "serve_stdio", lambda *a, **k: started.append("mcp"))
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else find(name, *a)
+    )
+    for command in ("serve", "mcp"):
+        code, out = run(capsys, "--home", home, "--json", command)
+        assert code == 3 and out["error"]["code"] == "missing_dependency"
+        assert "pip install 'reverie[server]'" in out["error"]["message"]
+        assert "missing: mcp" in out["error"]["message"]
+    assert started == []
+
+
+def test_init_says_where_the_data_lives(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str
+) -> None:
+    """On the embedded default `init` makes the home; with REVERIE_DATABASE_URL everything
+    lives in the database, and `init` says so rather than name a directory it did not make."""
+    h = tmp_path / "home"
+    code, out = run(capsys, "--home", str(h), "--json", "init")
+    assert code == 0 and out["home"] == str(h)
+    if backend == "postgres":
+        assert out["database"].startswith("postgresql://") and not h.exists()
+        code, text = run(capsys, "--home", str(h), "init")
+        assert text.startswith("Reverie ready in postgresql://") and "home ready" not in text
+    else:
+        assert "database" not in out and h.is_dir()
+        code, text = run(capsys, "--home", str(h), "init")
+        assert text.strip() == f"Reverie home ready at {h}"

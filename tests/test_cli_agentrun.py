@@ -250,3 +250,17 @@ def test_agent_set(home: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 3 and out["error"]["code"] == "invalid_setting"
     code, out = run(capsys, "agent", "set", "ada", "--model", "", "--home", home, "--json")
     assert out["agent"]["model"] is None and out["agent"]["memory_framing"] == "advisory"
+
+
+def test_chat_from_a_pipe_exits_1_when_a_turn_got_no_answer(home: str, server: FakeOpenAI) -> None:
+    """A script reads the exit code: a turn the model failed still lets the next one run, and
+    the run ends with exit 1 and a count on stderr (the answers stay on stdout)."""
+    server.fail(400, "The model does not exist.")
+    server.answer("Second answer.")
+    p = chat(home, server, "first\nsecond\n")
+    assert p.returncode == 1, p.stderr
+    assert p.stdout.splitlines()[-1] == "Second answer."
+    assert "1 of 2 turns got no answer (1 model_error)." in p.stderr
+    server.answer("All good.")
+    p = chat(home, server, "third\n", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["outcome"] == "delivered"

@@ -96,6 +96,29 @@ def test_lone_surrogates_in_import_fields_are_refused_with_the_line(
     assert rv.context_sessions("ada") == []
 
 
+def test_invalid_utf8_in_a_file_is_refused_as_invalid_unicode(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch file, an import file and a soul file that are not UTF-8 are refused with the
+    one code the README names for text that is not Unicode, and nothing is written."""
+    with Reverie(home, create=True) as r:
+        r.create_agent("ada")
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"action": "add", "text": "caf\xe9"}')
+    code, out = cli(capsys, monkeypatch, "memory", "apply", "ada", str(bad), "--home", str(home))
+    assert code == 3 and out["error"]["code"] == "invalid_unicode"
+    code, out = cli(capsys, monkeypatch, "conversations", "import", str(bad), "--home", str(home))
+    assert code == 3 and out["error"]["code"] == "invalid_unicode"
+    code, out = cli(
+        capsys, monkeypatch, "agent", "create", "bob", "--soul", str(bad), "--home", str(home)
+    )
+    assert code == 3 and out["error"]["code"] == "invalid_unicode"
+    with Reverie(home) as r:
+        assert r.memory_read("ada").revision == 0
+        assert [a.name for a in r.agents()] == ["ada"]
+        assert r.context_sessions("ada") == []
+
+
 def test_invalid_utf8_on_stdin_is_refused_and_called_standard_input(
     home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,12 +128,13 @@ def test_invalid_utf8_on_stdin_is_refused_and_called_standard_input(
     code, out = cli(
         capsys, monkeypatch, "memory", "apply", "ada", "-", "--home", str(home), stdin=bad
     )
-    assert code == 3 and out["error"]["code"] == "invalid_operation"
+    # one code for text that is not Unicode, whatever brings it (README)
+    assert code == 3 and out["error"]["code"] == "invalid_unicode"
     assert out["error"]["message"].startswith("standard input is not UTF-8")
     code, out = cli(
         capsys, monkeypatch, "conversations", "import", "-", "--home", str(home), stdin=b"\xc3("
     )
-    assert code == 3 and out["error"]["code"] == "invalid_import"
+    assert code == 3 and out["error"]["code"] == "invalid_unicode"
     assert "standard input" in out["error"]["message"]
     # JSON escapes can spell a lone surrogate in valid UTF-8: refused all the same
     escaped = b'{"action": "add", "text": "a\\ud800b"}'

@@ -23,6 +23,8 @@ __all__ = ["REVIEW_EMBEDDINGS", "Settings", "export_home", "git_environment"]
 MIB = 1024 * 1024
 #: The values of ``review_embeddings`` (the offline reviewer's optional sentence model).
 REVIEW_EMBEDDINGS = ("auto", "on", "off")
+#: The values of ``search_backend``: ranked full-text search, or the bounded scan (M2).
+SEARCH_BACKENDS = ("fts5", "scan")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Settings:
     #: A conversation idle this long has a complete tail (review may read it).
     idle_window_seconds: int = 30 * 60
     #: ``fts5`` (ranked, BM25) or ``scan`` (the bounded fallback, M2).
-    search_backend: str = "fts5"
+    search_backend: str = field(default="fts5", metadata={"choices": SEARCH_BACKENDS})
     #: The bounded scan reads at most this many indexed lines.
     scan_max_lines: int = 50_000
     #: fsync git objects and use SQLite ``synchronous=FULL``: survives power loss, not only

@@ -427,6 +427,19 @@ def test_m2_bounded_scan_fallback_finds_the_same_lines(home: Path) -> None:
     assert len(hits) == 5  # bounded: only the first five rows were read
 
 
+def test_m2_a_search_backend_that_is_neither_is_refused(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """REVERIE_SEARCH_BACKEND takes fts5 or scan; a misspelling was read as scan, silently."""
+    monkeypatch.setenv("REVERIE_SEARCH_BACKEND", "fts")
+    with pytest.raises(RefusedInput) as err:
+        Settings.load(home)
+    assert err.value.code == "invalid_setting"
+    assert "REVERIE_SEARCH_BACKEND must be one of fts5, scan" in str(err.value)
+    monkeypatch.setenv("REVERIE_SEARCH_BACKEND", "scan")
+    assert Settings.load(home).search_backend == "scan"
+
+
 # M3
 
 

@@ -100,7 +100,7 @@ def open_home(opts: Options, create: bool = False) -> Reverie:
         ) from None
 
 
-def read_input(file: str, code: str) -> tuple[str, str]:
+def read_input(file: str) -> tuple[str, str]:
     """The text of FILE, or of standard input for ``-``, and what messages call it.
 
     The bytes are decoded as UTF-8 here, strictly: a terminal's locale (or Python's
@@ -108,7 +108,8 @@ def read_input(file: str, code: str) -> tuple[str, str]:
 
     Raises:
         click.UsageError: the file cannot be read.
-        RefusedInput: ``code``, the bytes are not UTF-8.
+        RefusedInput: ``invalid_unicode``, the bytes are not UTF-8 (as text that is not
+            Unicode is refused everywhere).
     """
     name = "standard input" if file == "-" else file
     try:
@@ -131,7 +132,8 @@ def read_input(file: str, code: str) -> tuple[str, str]:
         return raw.decode("utf-8"), name
     except UnicodeDecodeError as exc:
         raise RefusedInput(
-            f"{name} is not UTF-8 text (byte {exc.start}); save it as UTF-8.", code=code
+            f"{name} is not UTF-8 text (byte {exc.start}); save it as UTF-8.",
+            code="invalid_unicode",
         ) from None
 
 

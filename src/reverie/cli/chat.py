@@ -3,7 +3,8 @@
 The conversation is a DM between the member at the terminal and the agent, recorded like any
 other: memory is on, review reads it once it is closed or idle. In a terminal the answer streams
 as it is written and each tool call shows as a dim line; from a pipe each line of stdin is one
-turn and each answer is printed whole (tool lines go to stderr), so it can be scripted. Every
+turn and each answer is printed whole (tool lines go to stderr), so it can be scripted, and the
+exit code is 1 when a turn got no answer. Every
 message the agent sends (the answer, a ``notify``, a notice) comes out of the outbox and is
 marked delivered once shown.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from typing import Any
 
 import click
@@ -52,6 +54,11 @@ def chat(opts: Options, agent: str, conversation_id: str | None, member: str | N
         session = _Session(rv, provider, name, who, channel, opts.json)
         session.start(conversation_id)
         session.loop()
+    if session.failed and not session.tty:
+        # From a pipe a script reads the exit code: a turn without an answer is a failure.
+        failed = ", ".join(f"{n} {why}" for why, n in session.failed.items())
+        session._say(f"{session.failed.total()} of {session.turns} turns got no answer ({failed}).")
+        raise click.exceptions.Exit(1)
 
 
 class _Session:
@@ -77,6 +84,9 @@ class _Session:
         self.conv: Conversation | None = None
         self.streamed = False
         self.mid_line = False
+        self.turns = 0
+        #: turns that ended without an answer, by why (an outcome or an error code)
+        self.failed: Counter[str] = Counter()
 
     def start(self, conversation_id: str | None) -> None:
         if conversation_id is not None:
@@ -132,6 +142,7 @@ class _Session:
     def _turn(self, text: str) -> None:
         assert self.conv is not None
         self.streamed = False
+        self.turns += 1
         try:
             result = self.rv.turn(
                 self.conv.id,
@@ -144,9 +155,12 @@ class _Session:
         except ReverieError as exc:
             self._end_line()
             self.side.print(f"error ({exc.code}): {exc.message}", style="red", markup=False)
+            self.failed[exc.code] += 1
             return
         self._end_line()
         self._deliver(result)
+        if result.outcome != "delivered":
+            self.failed[result.outcome] += 1
 
     def _event(self, event: TurnEvent) -> None:
         if event.kind == "text":

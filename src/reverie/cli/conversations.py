@@ -78,7 +78,7 @@ def conversations_import(opts: Options, file: str) -> None:
 
 
 def _read_lines(file: str) -> list[str]:
-    raw, _name = read_input(file, "invalid_import")
+    raw, _name = read_input(file)
     # Only "\n" ends a JSON line: str.splitlines would also split at U+2028 inside a string.
     return [line.removesuffix("\r") for line in raw.split("\n")]
 

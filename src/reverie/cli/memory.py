@@ -46,7 +46,15 @@ def memory_group() -> None:
 def init(opts: Options) -> None:
     """Create the data directory (safe to run again)."""
     with open_home(opts, create=True) as r:
-        home = str(r.home)
+        home, url = str(r.home), r.settings.database_url
+    if url:  # everything lives in the database; the directory is not made
+        from reverie.store.postgres import redact
+
+        where = redact(url)
+        emit(
+            opts, {"home": home, "database": where}, lambda: out.print(f"Reverie ready in {where}")
+        )
+        return
     emit(opts, {"home": home}, lambda: out.print(f"Reverie home ready at {home}"))
 
 
@@ -142,7 +150,7 @@ def _read_text(path: Path) -> str:
     except OSError as exc:
         raise click.UsageError(f"Cannot read {path}: {exc.strerror}.") from None
     except UnicodeDecodeError:
-        raise RefusedInput(f"{path} is not UTF-8 text.", code="invalid_operation") from None
+        raise RefusedInput(f"{path} is not UTF-8 text.", code="invalid_unicode") from None
 
 
 def _agent(a: Any) -> dict[str, Any]:
@@ -237,7 +245,7 @@ def memory_apply(
 
 
 def _read_batch(file: str) -> Any:
-    raw, name = read_input(file, "invalid_operation")
+    raw, name = read_input(file)
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:

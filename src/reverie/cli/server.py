@@ -3,15 +3,36 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import click
 from rich.table import Table
 
+from reverie.errors import RefusedInput
 from reverie.store.state import MEMBER_ROLES
 from reverie.store.tokens import TokenInfo
 
 from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+
+#: What ``reverie serve`` imports from the ``server`` extra (``reverie mcp`` needs only mcp).
+_SERVER_EXTRA = ("fastapi", "uvicorn", "jinja2", "mcp")
+
+
+def _need_server_extra(command: str, modules: tuple[str, ...] = _SERVER_EXTRA) -> None:
+    """Refuse ``command`` with what to install when the ``server`` extra is missing (a plain
+    ``pip install .`` leaves it out), rather than fail on the first import.
+
+    Raises:
+        RefusedInput: ``missing_dependency``, naming the missing packages.
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise RefusedInput(
+            f"`reverie {command}` needs the server extra (missing: {', '.join(missing)}): "
+            "pip install 'reverie[server]'.",
+            code="missing_dependency",
+        )
 
 
 @app.command()
@@ -35,6 +56,7 @@ def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers:
     On first start with an empty home it creates an owner and an example agent and prints an
     API token; every start prints a one-time sign-in link for the admin page.
     """
+    _need_server_extra("serve")
     from reverie.http.serve import run
 
     run(
@@ -52,6 +74,7 @@ def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers:
 @pass_opts
 def mcp_stdio(opts: Options) -> None:
     """Speak MCP over stdin and stdout, as the home's owner (for a desktop MCP client)."""
+    _need_server_extra("mcp", ("mcp",))
     from reverie.mcp import serve_stdio
 
     serve_stdio(opts.home)

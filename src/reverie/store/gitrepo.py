@@ -299,8 +299,9 @@ class GitRepo:
         if problem is not None:
             raise StorageFault(
                 f"Object {oid} ({kind}) in {self.path} is damaged ({problem}); git cannot read "
-                "it. Run `reverie doctor`: it rebuilds what it can from the files, and names the "
-                "memory's last intact revision, which `reverie doctor AGENT --rewind` restores.",
+                "it. Run `reverie doctor`: it rebuilds what it can from the files and says what "
+                "is left; where the newest revisions are damaged, it names the last intact one, "
+                "which `reverie doctor AGENT --rewind` restores.",
                 path=str(self.path),
                 object=oid,
                 problem=problem,
