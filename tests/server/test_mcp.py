@@ -134,6 +134,13 @@ def test_anonymous_and_revoked_tokens_get_401(live: Live) -> None:
     live.rv.revoke_token(info.id)
     with pytest.raises(BaseException):  # noqa: B017 - the SDK raises its own group of errors
         run(inspect_update_and_refusals, over_http(live, "cy"))
+    with httpx2.Client(base_url=live.base) as c:  # what the SDK was answered
+        r = c.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Authorization": f"Bearer {live.tokens['cy']}"},
+        )
+        assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
 
 
 def test_a2_a_bundle_waits_for_approval_as_one_proposal(live: Live) -> None:

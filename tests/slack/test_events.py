@@ -9,6 +9,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -383,3 +384,17 @@ def test_a_dm_agent_named_by_its_id_is_answered_for_by_name(stack_factory: Any) 
     stack.settle()
     assert stack.texts(DM_SAM) == ["Saved to ada's memory: revision 1."]
     assert "Deploys" in stack.rv.memory_read("ada").text
+
+
+def test_starting_with_the_token_in_the_environment_logs_no_bolt_warning(
+    stack_factory: Callable[..., Stack],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Set up as the README says (SLACK_BOT_TOKEN in the environment), bolt read the token too
+    and warned on every start that it "will be unused": nothing a reader could act on."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-the-environment")
+    with caplog.at_level(logging.WARNING):
+        stack = stack_factory()
+    assert stack.surface.app.client is stack.surface.client  # the client of the settings
+    assert not [r for r in caplog.records if "will be unused" in r.getMessage()]

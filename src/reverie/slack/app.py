@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from slack_bolt import App
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
@@ -71,6 +72,18 @@ from .text import from_slack, mentions
 __all__ = ["HTTPAnswer", "SlackSurface"]
 
 log = logging.getLogger(__name__)
+
+
+class _ClientWins(logging.Filter):
+    """Bolt reads ``SLACK_BOT_TOKEN`` itself and, given the client made from that same token
+    (through the settings), warns on every start that its token "will be unused": true, and
+    of no use to whoever reads the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+log.addFilter(_ClientWins())
 
 #: A turn that a stop cut short (its message recorded and Slack acknowledged, its answer never
 #: given, no process holding its turn lock) is run again when the app starts, or by the look
