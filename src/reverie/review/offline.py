@@ -96,6 +96,9 @@ _CLOSES = re.compile(r"^(?:\W|for good|now|as of today|from now on)*$", re.I)
 _UPDATE = lx.phrases(
     [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
 )
+#: A value said to change by the verb before it: "corn snakes going to £70", "going up to
+#: 11 till 4" ("going to" alone is more often a plan: "we're going to Tesco").
+_GOING_TO = re.compile(r"\bgoing\s+(?:up\s+|down\s+)?to\s+[£$€]?\d", re.I)
 
 
 def topic_slug(section: str) -> str:
@@ -684,7 +687,7 @@ class _Memory:
         bare = tuple(m for m in _bare_numbers(text) if not _denied(text, m))
         # "the 6th" is the day of "October 6": one date, not another.
         message = self.message or text
-        updating = older or bool(_UPDATE.search(text) or resets(text))
+        updating = older or bool(_UPDATE.search(text) or resets(text) or _GOING_TO.search(text))
         if not (given or bare) or not (updating or _UPDATE.search(message)):
             return None
         mine = read_slot(text)
@@ -744,11 +747,11 @@ class _Memory:
                     paired = _paired(text, news, e.text, olds)
                     if paired:
                         found.append((e, *paired[0]))
-                        shares.append(len(words & slot.words))
+                        shares.append(len(_shared(words, mine, slot)))
                         break
                 if len({m.value for m in news}) != 1:
                     continue
-                common = words & slot.words
+                common = _shared(words, mine, slot)
                 if len({m.value for m in olds}) > 1:
                     # (not one the update or its message says stays: "the 3-game deal stays
                     # at £20"; "... £50 from July. Weekly stays £250")
@@ -778,7 +781,19 @@ class _Memory:
             # "From May carpet fitting £7 per metre. Stairs same." of "Fitting price is £6 per
             # square metre, carpet" and "Stairs £10 per step": the entry sharing the most words
             return found[shares.index(max(shares))]
-        return found[0] if len({id(e) for e, _, _ in found}) == 1 else None
+        if len({id(e) for e, _, _ in found}) > 1:
+            # "Grade 1 goes to £375" of "Grade 1+ (8+ straight grains) - £420", "Grade 1 -
+            # £350" and "Grade 2 - £280": the entry whose old value is said with the words and
+            # numbers the new one is said with. (Not of two entries that hold the same old
+            # value, a statement and its read-back: which one goes is no clearer.)
+            one_new = len({n.said for _, _, n in found}) == 1
+            distinct = len({old.value for _, old, _ in found}) == len(found)
+            at = _most_alike(
+                _around(text, found[0][2].said) if one_new and distinct else set(),
+                [_around(strip_source(e.text), old.said) for e, old, _ in found],
+            )
+            return None if at is None else found[at]
+        return found[0] if found else None
 
     def _attribute_switch(
         self, text: str, older: list[_Entry]
@@ -1931,24 +1946,52 @@ def _paired(
     return [(o, n) for o, n in pairs if o is not None]
 
 
+def _name_words(slot: Slot) -> frozenset[str]:
+    """The stems of the words of a slot's names."""
+    return frozenset(root(w) for n in slot.names for w in n.split() if w not in lx.STOP_WORDS)
+
+
+def _shared(words: frozenset[str], mine: Slot, slot: Slot) -> frozenset[str]:
+    """The content words a statement shares with ``slot``: ``words`` (the statement's and its
+    message's), and where a word is capitalised on one side and reads as a name, and not on
+    the other, the statement's own ("tom says Grade 1 goes to £375" and "Grade 1 - £350").
+    Not a name both give: that two statements name one business does not make them about one
+    value of it; nor a word of another clause of the message met as a name ("Not enough
+    visitors midweek" and "Visitors may climb the tower ... 11 to 3"); nor a person one of
+    them is said of and the other not ("Greta's day off is Friday now" is no day of "the
+    pottery class ... with Greta": :func:`_names_owner` decides that)."""
+    crossed = ((mine.words - _LOOSE) & _name_words(slot)) | (
+        (_name_words(mine) - _LOOSE) & slot.words
+    )
+    ours = {root(p) for p in (mine.who, mine.owner) if p}
+    theirs = {root(p) for p in (slot.who, slot.owner) if p}
+    return (words & slot.words) | (crossed - (ours ^ theirs))
+
+
 def _labelled_alike(text: str, new: Measure, entry: str, olds: list[Measure]) -> Measure | None:
     """Of ``olds`` said in ``entry``, the one said with the words ``new`` is said with in
     ``text`` (:func:`_around`): the most of them, then the fewest others ("Bars are £6" picks
     "bars £5.50" over "shampoo bars £7"; "fair moved to 26 September" picks "Makers Fair ... on
     19 September" over "stand fee's due 1 August"; "but juniors go up to £75" picks "£60 for
     juniors"); None when none shares one or two tie."""
-    label = _around(text, new.said)
+    body = strip_source(entry)
+    at = _most_alike(_around(text, new.said), [_around(body, m.said) for m in olds])
+    return None if at is None else olds[at]
+
+
+def _most_alike(label: set[str], others: list[set[str]]) -> int | None:
+    """Which of ``others`` (the words said with each of several values, :func:`_around`)
+    shares the most of ``label``, then has the fewest besides; None when none shares one or
+    two tie."""
     if not label:
         return None
-    body = strip_source(entry)
     scored = sorted(
-        ((-len(label & (theirs := _around(body, m.said))), len(theirs - label)), i)
-        for i, m in enumerate(olds)
+        ((-len(label & theirs), len(theirs - label)), i) for i, theirs in enumerate(others)
     )
     best = scored[0][0]
     if best[0] == 0 or (len(scored) > 1 and scored[1][0] == best):
         return None
-    return olds[scored[0][1]]
+    return scored[0][1]
 
 
 #: Where the words said of one value end: a stop, or a word that joins another clause.
