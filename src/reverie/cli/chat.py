@@ -4,9 +4,8 @@ The conversation is a DM between the member at the terminal and the agent, recor
 other: memory is on, review reads it once it is closed or idle. In a terminal the answer streams
 as it is written and each tool call shows as a dim line; from a pipe each line of stdin is one
 turn and each answer is printed whole (tool lines go to stderr), so it can be scripted, and the
-exit code is 1 when a turn got no answer. Every
-message the agent sends (the answer, a ``notify``, a notice) comes out of the outbox and is
-marked delivered once shown.
+exit code is 1 when a turn got no answer. Every message the agent sends (the answer, a
+``notify``, a notice) comes out of the outbox and is marked delivered once shown.
 
 Commands: ``/exit`` (or end of input), ``/new`` (a new conversation), ``/memory`` (the memory
 index and its revision), ``/help``.
