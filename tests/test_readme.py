@@ -5,19 +5,19 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from reverie.cli.server import _SERVER_EXTRA
+
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_readme_says_how_to_put_reverie_on_the_path() -> None:
     assert ".venv/bin/reverie" in README and "pipx install '.[server]'" in README
-    # the extra the README names for `reverie serve` and `reverie mcp` exists, with them
+    # the extra the README names holds what `reverie serve` checks for before it starts
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    assert {"fastapi", "uvicorn", "mcp"} <= {
-        d.split(">")[0].split("[")[0] for d in extras["server"]
-    }
+    assert set(_SERVER_EXTRA) <= {d.split(">")[0].split("[")[0] for d in extras["server"]}
     assert ". .venv/bin/activate" in README
 
 
