@@ -268,9 +268,18 @@ def test_deep_arguments_are_refused_by_the_api(rv: Reverie) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["bell\x07", "nul\x00", "evil\u202eexe", "zero\u200bwidth", "line\u2028sep", "ag_0123456789ab"],
+    [
+        "bell\x07",
+        "nul\x00",
+        "evil\u202eexe",
+        "zero\u200bwidth",
+        "line\u2028sep",
+        "ag_0123456789ab",
+        ".",
+        "..",
+    ],
 )
-def test_agent_names_with_hidden_characters_or_an_id_shape_are_refused(
+def test_agent_names_with_hidden_characters_an_id_shape_or_a_dot_segment_are_refused(
     rv: Reverie, name: str
 ) -> None:
     with pytest.raises(RefusedInput) as err:
@@ -411,3 +420,55 @@ def test_no_refusal_leaves_a_trace(rv: Reverie, home: Path) -> None:
             rv.memory_apply("ada", {"action": "add", "text": f"x{bad}"})
     assert revision_of(rv) == 0
     assert len(rv.memory_history("ada")) == 1
+
+
+def test_an_error_echoes_what_was_sent_short_and_never_a_credential(
+    rv: Reverie, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name the caller sent is echoed to say what was wrong: a token pasted in its place is
+    blanked, in the message and in the error's fields, and a huge one is cut in its middle,
+    on every surface (the errors are made safe where they are made)."""
+    from tests.conftest import fake
+
+    token = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
+    with pytest.raises(NotFound) as err:
+        rv.memory_read(token)
+    assert token not in json.dumps(err.value.to_dict()) and "[redacted]" in err.value.message
+    with pytest.raises(NotFound) as err:
+        rv.memory_read("x" * 1_000_000)
+    text = json.dumps(err.value.to_dict())
+    assert len(text) < 3000 and "characters ...]" in err.value.message
+    code, out = cli(capsys, monkeypatch, "--home", str(rv.home), "memory", "show", token)
+    assert code == 5 and token not in json.dumps(out)
+
+
+def test_a_name_or_id_that_looks_like_a_credential_is_refused(rv: Reverie) -> None:
+    """W4 on every path: names and ids are listed, logged and cited in review commits, so a
+    token pasted as one is refused, without being quoted, and nothing is written."""
+    from tests.conftest import fake
+
+    token = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
+    record = {
+        "conversation": "c1",
+        "agent": "ada",
+        "channel": {"kind": "dm", "id": "D1"},
+        "role": "user",
+        "text": "hello",
+        "time": "2024-05-08T13:56:00Z",
+    }
+    refusals = [
+        (lambda: rv.create_agent(token), "invalid_name"),
+        (lambda: rv.add_member(token), "invalid_name"),
+        (lambda: rv.import_records([{**record, "conversation": token}]), "invalid_id"),
+        (
+            lambda: rv.import_records([{**record, "channel": {"kind": "dm", "id": token}}]),
+            "invalid_id",
+        ),
+        (lambda: rv.import_records([{**record, "title": token}]), "invalid_operation"),
+    ]
+    for call, code in refusals:
+        with pytest.raises(RefusedInput) as err:
+            call()
+        assert err.value.code == code and token not in json.dumps(err.value.to_dict())
+        assert "credential" in err.value.message
+    assert [a.name for a in rv.agents()] == ["ada"] and rv.context_sessions("ada") == []

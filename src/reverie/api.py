@@ -169,7 +169,11 @@ class Reverie:
         Raises:
             RefusedInput: the name is invalid or taken, a policy is unknown, or the soul
                 breaks a content rule.
+            NotFound: ``creator`` is no member (a member added later under that name would
+                otherwise get the creator's rights).
         """
+        if creator is not None:
+            creator = self.state.get_member(creator).name
         with self.state.transaction() as conn:
             agent_id, memory_id = self.state.insert_agent(
                 conn,
@@ -470,9 +474,16 @@ class Reverie:
     def ensure_owner(self, name: str = "owner") -> Member:
         """The workspace's first active owner; one named ``name`` is created when there is
         none (the person at this machine's command line owns the home they can read)."""
-        for member in self.state.list_members():
+        members = self.state.list_members()
+        for member in members:
             if member.role == "owner" and member.active:
                 return member
+        if any(m.name == name for m in members):  # a home from before the last-owner rule
+            raise PermissionDenied(
+                f"This home has no active owner, and the member {name!r} is not one: make a "
+                f"member the owner again with `reverie member set NAME --role owner --active`.",
+                code="permission_denied",
+            )
         return self.state.add_member(name, "owner")
 
     def update_member(
@@ -984,13 +995,7 @@ class Reverie:
                 "asking is not one. Nothing was proposed.",
                 code="permission_denied",
             )
-        shared = conv.channel_kind in ("channel", "group")
-        if shared and not self.conversations.has_grant(conv.agent_id, conv.channel_id):
-            raise PermissionDenied(
-                f"The agent is not admitted to chat {conv.channel_id} (no active grant), so "
-                "its instructions there cannot change. Nothing was proposed.",
-                code="permission_denied",
-            )
+        self._require_admitted(conv.agent_id, conv.channel_id, conv.channel_kind)
         return self.instructions.propose(
             conv.agent_id,
             conv.channel_id,
@@ -999,6 +1004,20 @@ class Reverie:
             requested_by=member.name,
             conversation_id=conv.id,
         )
+
+    def _require_admitted(self, agent_id: str, channel_id: str, kind: str) -> None:
+        """I1: a shared chat's instructions change only where the agent holds a grant.
+
+        Raises:
+            PermissionDenied: no active grant there.
+        """
+        shared = kind in ("channel", "group")
+        if shared and not self.conversations.has_grant(agent_id, channel_id):
+            raise PermissionDenied(
+                f"The agent is not admitted to chat {channel_id} (no active grant), so "
+                "its instructions there cannot change. Nothing was proposed.",
+                code="permission_denied",
+            )
 
     def _member_or_none(self, name: str | None) -> Member | None:
         if not name:
@@ -1130,10 +1149,17 @@ class Reverie:
         proposal; approving applies both (the body only if memory is still at
         ``expected_revision``).
 
+        The same checks as each part alone, before anything is stored: the channel exists
+        and (shared) admits the agent, as for :meth:`propose_instructions`, and memory is still
+        at ``expected_revision``, as for a write, so that no one approves a proposal that could
+        only fail.
+
         Raises:
-            PermissionDenied: the member may not edit the agent, or (replace) is no admin.
+            PermissionDenied: the member may not edit the agent, or (replace) is no admin, or
+                the agent holds no grant in that shared channel.
             RefusedInput: the body or instructions break a content rule.
-            NotFound: no such agent.
+            RevisionConflict: memory moved since ``expected_revision``.
+            NotFound: no such agent or channel.
         """
         a = self.state.get_agent(agent)
         member = self._member_or_none(requested_by)
@@ -1144,7 +1170,13 @@ class Reverie:
                 "proposed.",
                 code="permission_denied",
             )
-        self.memories.preview(self.state.memory_of(a.id), {"action": "set_body", "text": body})
+        channel = self.conversations.channel(channel_id)
+        self._require_admitted(a.id, channel.id, channel.kind)
+        self.memories.preview(
+            self.state.memory_of(a.id),
+            {"action": "set_body", "text": body},
+            expected_revision=expected_revision,
+        )
         assert member is not None
         return self.instructions.propose(
             a.id,
@@ -1358,14 +1390,17 @@ class Reverie:
         author: str | None,
         channel_id: str | None = None,
         in_chat: bool,
+        guest: bool = False,
         key: str,
     ) -> WriteOutcome:
         """Apply a chat command that writes memory (``!remember``, ``!memory update memory``)
         to the memory of the conversation's agent, after C2's checks on stored state: memory
         on in the conversation and the chat (``channel_id``, default the conversation's); in
-        a DM an active workspace member; in a channel an active grant and ``in_chat``, the
-        author's membership as the chat platform confirmed it just now. ``key`` (the chat
-        event's id) makes a retry answer the revision it produced and write nothing (C3, W7).
+        a DM an active workspace member; in a channel an active grant, an author who is not
+        deactivated (``guest``: the platform reports an active guest, stored as an inactive
+        member) and ``in_chat``, the author's membership as the chat platform confirmed it
+        just now. ``key`` (the chat event's id) makes a retry answer the revision it produced
+        and write nothing (C3, W7).
 
         Raises:
             PermissionDenied: ``memory_off``, ``no_grant``, ``inactive_member``,
@@ -1387,6 +1422,7 @@ class Reverie:
                 memory_on=conv.memory_on and not chat.answers_group,
                 granted=self.conversations.has_grant(agent.id, chat.id),
                 in_chat=in_chat,
+                guest=guest,
                 who=author,
             )
             check_limits(command, self.settings)

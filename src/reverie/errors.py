@@ -15,7 +15,8 @@ that scripts and other programs can match on, and a message that says what to do
     │                            import: invalid_name, invalid_id, invalid_channel,
     │                            channel_kind_mismatch, invalid_role, invalid_time,
     │                            invalid_import, message_too_large, already_exists,
-    │                            invalid_tokenizer, invalid_setting; chat commands (C1, W3):
+    │                            invalid_tokenizer, invalid_setting, last_owner; serve:
+    │                            address_unavailable; chat commands (C1, W3):
     │                            chat_command_too_large
     ├── PermissionDenied         the caller, path or conversation may not do this (exit 3)
     │                            codes: permission_denied, memory_read_only (W10),
@@ -43,6 +44,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from reverie.core.secrets import redact
+
 __all__ = [
     "NotFound",
     "PermissionDenied",
@@ -60,10 +63,13 @@ class ReverieError(Exception):
     default_code: ClassVar[str] = "error"
 
     def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        message = shown(message, _MESSAGE_CHARS)
         super().__init__(message)
         self.message = message
         self.code = code or self.default_code
-        self.details: dict[str, Any] = details
+        self.details: dict[str, Any] = {
+            k: shown(v, _DETAIL_CHARS) if isinstance(v, str) else v for k, v in details.items()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The error as the ``{"error": {...}}`` payload of the JSON surfaces."""
@@ -106,3 +112,27 @@ class StorageFault(ReverieError):
 
     exit_code = 1
     default_code = "storage_fault"
+
+
+#: How much of a message, and of a detail's text, an error keeps: a name or path the caller
+#: sent is echoed to say what was wrong, never the whole of a huge one.
+_MESSAGE_CHARS = 2000
+_DETAIL_CHARS = 200
+#: Read past each cut, so that a credential the cut would halve is still recognised whole.
+_CUT_MARGIN = 256
+
+
+def shown(text: str, limit: int) -> str:
+    """``text`` as an error may show it: every credential-shaped span blanked (whatever a
+    caller sent and an error echoes, a token pasted as an agent's name included), and cut in
+    its middle when it is longer than ``limit`` characters. The one place where an error's
+    words are made safe to print, log and send back."""
+    if len(text) <= limit:
+        return redact(text)
+    head, tail = limit * 2 // 3, limit // 3
+    cut = len(text) - head - tail
+    return (
+        redact(text[: head + _CUT_MARGIN])[:head]
+        + f" [... {cut:,} characters ...] "
+        + redact(text[-tail - _CUT_MARGIN :])[-tail:]
+    )

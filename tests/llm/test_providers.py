@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from reverie.config import Settings
+from reverie.core.secrets import redact
 from reverie.errors import RefusedInput
 from reverie.llm import (
     MODEL_UNAVAILABLE,
@@ -28,7 +29,7 @@ from reverie.llm import (
     provider_from_settings,
 )
 from reverie.llm.anthropic import AnthropicProvider
-from reverie.llm.base import extract_json, redact
+from reverie.llm.base import extract_json
 from reverie.llm.openai_compat import OpenAICompatProvider
 from tests.conftest import fake
 from tests.llm.fake_anthropic_server import FakeAnthropic

@@ -13,7 +13,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.core.markdown import STANDARD_SECTIONS
-from reverie.errors import NotFound
+from reverie.errors import NotFound, ReverieError
 from reverie.review.offline import topic_slug
 from reverie.review.runner import ReviewLimits, review_agent
 from reverie.review.schedule import due, reviewer_for, run_review, slot_minute
@@ -355,6 +355,34 @@ def test_r9_run_review_for_one_or_all_and_only_due_ones(rv: Reverie) -> None:
     assert sorted(r.agent for r in reports) == ["ada", "bob"]
     assert run_review(rv, now=NOW) == []  # both ran since their latest slot
     assert [r.agent for r in run_review(rv, "bob", force=True, now=NOW)] == ["bob"]
+
+
+@pytest.mark.sqlite_only
+def test_r9_one_agents_failing_review_leaves_the_others_reviewed(rv: Reverie, home: Path) -> None:
+    """A conversation id stored before ids were checked for credentials gets ada's review
+    commit refused (its message cites the id): ada's report says so without the secret, and
+    bob is reviewed all the same, as the scheduler of `reverie serve` runs them."""
+    import sqlite3
+
+    rv.create_agent("bob")
+    talk(rv, "a-old", [("user", "We decided to use Postgres")])
+    talk(rv, "a-new", [("user", "We decided to keep the staging cluster")])
+    talk(rv, "b1", [("user", "We decided to use Redis")], agent="bob")
+    token = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
+    with sqlite3.connect(home / "reverie.db") as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("UPDATE conversations SET id = ? WHERE id = 'a-old'", (token,))
+        conn.execute(
+            "UPDATE messages SET conversation_id = ? WHERE conversation_id = 'a-old'", (token,)
+        )
+    by_agent = {r.agent: r for r in run_review(rv, now=NOW)}
+    error = by_agent["ada"].error
+    assert error is not None and error["code"] == "memory_credential_rejected"
+    assert token not in str(error)
+    assert by_agent["bob"].error is None and by_agent["bob"].commits == 1
+    assert rv.memory_read("ada").revision == 0
+    with pytest.raises(ReverieError):  # asked for by name, the refusal is the answer
+        run_review(rv, "ada", force=True, now=NOW)
 
 
 def test_r10_two_processes_review_each_agent_once(home: Path) -> None:

@@ -438,18 +438,28 @@ def test_a_credential_the_model_passes_is_refused_and_kept_out_of_the_tool_log(
     assert token not in ws.memory_read("ada").text
 
 
-def test_a_provider_error_is_a_notice_not_a_traceback(ws: Reverie) -> None:
+def test_a_provider_error_is_a_notice_not_a_traceback(
+    ws: Reverie, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The notice goes to whoever is in the chat: it says the model could not be reached,
+    not where it lives; that detail is in the server log and the turn's event."""
     c = dm(ws)
 
     def fail(call: ScriptedCall) -> Any:
-        raise ProviderError("openai model 'x' could not be reached.", code="model_unavailable")
+        raise ProviderError(
+            "openai model 'x' at http://10.0.0.7:8000/v1 could not be reached.",
+            code="model_unavailable",
+        )
 
-    result = ws.turn(c, "hi", author="sam", provider=ScriptedProvider(fail))
+    events: list[Any] = []
+    result = ws.turn(c, "hi", author="sam", provider=ScriptedProvider(fail), on_event=events.append)
     assert result.outcome == "model_error" and result.turn.error == "model_unavailable"
-    assert (
-        result.notice
-        == "I could not get an answer from the model: openai model 'x' could not be reached."
+    assert result.notice == (
+        "I could not get an answer from the model: it could not be reached just now. Please "
+        "try again in a little while; an admin finds the reason in the server log."
     )
+    [notice] = [e for e in events if e.kind == "notice"]
+    assert "10.0.0.7" in notice.data["detail"] and "10.0.0.7" in caplog.text
     assert assistant_texts(ws, c) == []
 
 

@@ -259,6 +259,33 @@ def test_members_have_roles_and_an_active_flag(rv: Reverie) -> None:
         rv.member("nobody")
 
 
+def test_an_agents_creator_is_a_member_already(rv: Reverie) -> None:
+    """A creator no member holds is refused: a member added later under that name would get
+    the creator's rights to an agent they never made."""
+    with pytest.raises(NotFound):
+        rv.create_agent("bo", creator="nobody")
+    assert [a.name for a in rv.agents()] == ["ada"]
+    rv.add_member("nobody")
+    assert rv.create_agent("bo", creator="nobody").creator == "nobody"
+
+
+def test_the_only_active_owner_stays_one(rv: Reverie) -> None:
+    """Demoting or deactivating the last active owner is refused (no one could make admins
+    and owners again, and the commands that act as the owner would fail); with a second
+    owner it is allowed."""
+    rv.add_member("olga", "owner")
+    for change in ({"role": "admin"}, {"active": False}):
+        with pytest.raises(RefusedInput) as e:
+            rv.update_member("olga", **change)  # type: ignore[arg-type]
+        assert e.value.code == "last_owner"
+        assert rv.member("olga").role == "owner" and rv.member("olga").active
+    rv.add_member("ines", "owner")
+    assert rv.update_member("olga", active=False).active is False
+    assert rv.ensure_owner().name == "ines"
+    with pytest.raises(RefusedInput):
+        rv.update_member("ines", role="member")
+
+
 def test_channels_keep_their_kind(ws: Reverie) -> None:
     assert {c.kind for c in ws.channels()} == {"dm", "web", "channel", "group", "automation"}
     assert [c.id for c in ws.channels("automation")] == ["A1", "A2"]

@@ -107,13 +107,17 @@ def require_chat_write(
     memory_on: bool,
     granted: bool,
     in_chat: bool,
+    guest: bool = False,
     who: str | None = None,
 ) -> None:
     """C2: a chat command that writes memory. In a DM the author must be an active workspace
-    member; in a channel the agent needs an active grant there and the chat platform must
-    confirm, now, that the author is in the channel (``in_chat``: never taken from the event
-    alone; a guest of the channel is in it). Nothing from a group chat reaches memory (O3):
-    where memory is off, no command writes. Reading needs none of this.
+    member; in a channel the agent needs an active grant there, the author must not be
+    deactivated, and the chat platform must confirm, now, that the author is in the channel
+    (``in_chat``: never taken from the event alone). A guest of the workspace is stored as an
+    inactive member (from a DM a guest may not write), yet may write in a channel they are
+    in: ``guest`` is whether the chat platform reports the author, now, as an active guest.
+    Nothing from a group chat reaches memory (O3): where memory is off, no command writes.
+    Reading needs none of this.
 
     Raises:
         PermissionDenied: ``memory_off``, ``no_grant``, ``not_in_channel`` or
@@ -143,6 +147,13 @@ def require_chat_write(
             "--slack-channel ID`). Nothing changed.",
             code="no_grant",
             agent=agent,
+        )
+    if member is None or not (member.active or guest):
+        raise PermissionDenied(
+            f"{name} is deactivated in this workspace (as the chat platform reports it, or by "
+            "an admin here), and a deactivated member writes memory from nowhere, a channel "
+            "they are still listed in included. Nothing changed.",
+            code="inactive_member",
         )
     if not in_chat:
         raise PermissionDenied(

@@ -62,7 +62,7 @@ import re
 import string
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -1160,6 +1160,21 @@ def find_credentials(text: str) -> list[CredentialFinding]:
         position = start
         findings.append(CredentialFinding(kind=kind, line=line, start=start, end=end))
     return findings
+
+
+_REDACTED = "[redacted]"
+#: A known secret shorter than this is too likely to occur in ordinary text to be blanked.
+MIN_SECRET = 6
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with each known secret and every credential-shaped span blanked out."""
+    for secret in secrets:
+        if secret and len(secret) >= MIN_SECRET:
+            text = text.replace(secret, _REDACTED)
+    for finding in reversed(find_credentials(text)):
+        text = text[: finding.start] + _REDACTED + text[finding.end :]
+    return text
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 from reverie.config import Settings
 from reverie.errors import RefusedInput
@@ -26,6 +27,7 @@ __all__ = [
     "check_added_credentials",
     "check_control",
     "check_invisible",
+    "check_not_secret",
     "check_request",
     "check_result",
     "check_text",
@@ -52,6 +54,39 @@ def check_text(text: str, field: str) -> None:
     _check_credentials(text, field)
 
 
+def _where(text: str, at: int) -> str:
+    """Where character ``at`` of ``text`` is, as a person finds it: ``line 3, column 7``
+    (``column 7`` on a one-line text)."""
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"line {line}, column {column}" if "\n" in text else f"column {column}"
+
+
+def check_not_secret(value: str, what: str, code: str) -> None:
+    """Refuse a name or id that looks like a credential (W4 on every path): names and ids are
+    shown in lists and errors, logged, and written into commit messages (a review cites the
+    conversations it read), where a secret must never go.
+
+    Raises:
+        RefusedInput: ``code``, naming the kind of credential, never quoting it.
+    """
+    found = _credential_in_name(value)
+    if found:
+        raise RefusedInput(
+            f"{what} looks like it holds a credential ({found}): names and ids are shown, "
+            "logged and kept in history. Choose one without a secret; nothing was written.",
+            code=code,
+            field=what,
+        )
+
+
+@lru_cache(maxsize=4096)
+def _credential_in_name(value: str) -> str | None:
+    # Cached: an import names the same conversation and channel on each of its records.
+    found = secrets.find_credentials(value)
+    return secrets.describe(found).replace(" on line 1", "") if found else None
+
+
 def check_unicode(text: str, field: str, code: str = "invalid_unicode") -> None:
     """Refuse a lone surrogate (``"a\\ud800b"``, or invalid bytes decoded with surrogate
     escapes): it is not text, and SQLite, git and UTF-8 cannot store it.
@@ -65,7 +100,7 @@ def check_unicode(text: str, field: str, code: str = "invalid_unicode") -> None:
     if m:
         raise RefusedInput(
             f"{field} is not valid Unicode text: it holds a lone surrogate (U+{ord(m.group()):04X}"
-            f") at position {m.start()}. Send UTF-8 text; nothing was written.",
+            f") at {_where(text, m.start())}. Send UTF-8 text; nothing was written.",
             code=code,
             field=field,
             position=m.start(),
@@ -84,8 +119,8 @@ def check_control(text: str, field: str, code: str = "memory_invalid_control_cha
         m = _CONTROL.search(text, m.end())
     if m:
         raise RefusedInput(
-            f"{field} holds the control character U+{ord(m.group()[0]):04X} at position "
-            f"{m.start()}: remove it (newline and tab are allowed).",
+            f"{field} holds the control character U+{ord(m.group()[0]):04X} at "
+            f"{_where(text, m.start())}: remove it (newline and tab are allowed).",
             code=code,
             field=field,
             position=m.start(),
@@ -113,8 +148,9 @@ def check_invisible(text: str, field: str, code: str = "memory_invisible_charact
         char = text[at]
         name = unicodedata.name(char, "unnamed")
         raise RefusedInput(
-            f"{field} holds the invisible character U+{ord(char):04X} ({name}) at position "
-            f"{at}: it can hide or reorder text for a person while a model still reads it. "
+            f"{field} holds the invisible character U+{ord(char):04X} ({name}) at "
+            f"{_where(text, at)}: it can hide or reorder text for a person while a model still "
+            "reads it. "
             "Remove it; nothing was written.",
             code=code,
             field=field,

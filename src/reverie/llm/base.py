@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from reverie.core.secrets import find_credentials
+from reverie.core.secrets import MIN_SECRET, find_credentials, redact
 from reverie.errors import ReverieError
 
 __all__ = [
@@ -146,24 +146,9 @@ def extract_json(text: str) -> Any | None:
     return None
 
 
-_REDACTED = "[redacted]"
-# Anything shorter is too likely to occur in ordinary text to be worth blanking.
-_MIN_SECRET = 6
-
-
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with each known secret and every credential-shaped span blanked out."""
-    for secret in secrets:
-        if secret and len(secret) >= _MIN_SECRET:
-            text = text.replace(secret, _REDACTED)
-    for finding in reversed(find_credentials(text)):
-        text = text[: finding.start] + _REDACTED + text[finding.end :]
-    return text
-
-
 def mentions_secret(text: str, secrets: Iterable[str | None]) -> bool:
     """Does ``text`` quote a known secret or hold anything credential-shaped?"""
-    if any(secret and len(secret) >= _MIN_SECRET and secret in text for secret in secrets):
+    if any(secret and len(secret) >= MIN_SECRET and secret in text for secret in secrets):
         return True
     return bool(find_credentials(text))
 

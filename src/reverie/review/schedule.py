@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING
 
 from croniter import croniter
 
+from reverie.errors import ReverieError, StorageFault
 from reverie.store.reviews import ReviewLog
 
 from .runner import AgentReport, Progress, ReviewLimits, review_agent
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from reverie.store.state import Agent
 
 __all__ = ["due", "reviewer_for", "run_review", "serve_forever", "slot_minute"]
+
+_log = logging.getLogger(__name__)
 
 
 def slot_minute(agent_id: str) -> int:
@@ -80,8 +84,8 @@ def run_review(
     for a in targets:
         if not force and not due(a.id, log.last_run(a.id), clock):
             continue
-        reports.append(
-            review_agent(
+        try:
+            report = review_agent(
                 rv,
                 a.name,
                 reviewer_for(rv, a),
@@ -90,12 +94,22 @@ def run_review(
                 trigger=trigger,
                 progress=progress,
             )
-        )
+        except ReverieError as exc:
+            if agent or isinstance(exc, StorageFault):  # asked for by name, or the home failed
+                raise
+            # One agent's refusal (a bad setting, an unwritable commit) stops its own run and
+            # is reported; the other agents are still reviewed.
+            _log.warning("review of %s failed: %s (%s)", a.name, exc.message, exc.code)
+            report = AgentReport(agent=a.name, error={"code": exc.code, "message": exc.message})
+        reports.append(report)
     return reports
 
 
 def serve_forever(rv: Reverie, stop: threading.Event, tick: float = 30.0) -> None:
     """Run due reviews until ``stop`` is set (the scheduler of ``reverie serve``)."""
     while not stop.is_set():
-        run_review(rv, trigger="schedule")
+        try:
+            run_review(rv, trigger="schedule")
+        except Exception:  # the scheduler outlives any one tick: the next one tries again
+            _log.exception("a scheduled review failed; trying again in %g s", tick)
         stop.wait(tick)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -36,8 +37,8 @@ from typing import Any, Protocol
 
 from reverie.config import Settings
 from reverie.core.prompt import AgentState, ConversationView, Prompt, build_prompt
+from reverie.core.secrets import redact
 from reverie.errors import PermissionDenied, ReverieError
-from reverie.llm.base import redact
 from reverie.llm.chat import ChatMessage, ChatProvider, ChatReply
 from reverie.store.conversations import Conversation, ConversationStore
 from reverie.store.instructions import InstructionStore
@@ -49,6 +50,14 @@ from reverie.store.turns import ANSWERED, TurnLog, TurnRecord
 
 from .policy import PolicyEnvelope, request_intents
 from .tools import Registry, Services, Tool, ToolContext, ToolOutcome
+
+_log = logging.getLogger(__name__)
+
+#: What a model failure is, as the notice in the chat says it, by the provider's code.
+_MODEL_FAILED = {
+    "model_bad_answer": "its answer could not be read",
+    "model_unavailable": "it could not be reached just now",
+}
 
 __all__ = [
     "STALE_NOTICE",
@@ -386,8 +395,17 @@ class _Turn:
         return self._notice("dropped_stale", STALE_NOTICE)
 
     def _model_error(self, exc: ReverieError) -> TurnResult:
-        text = f"I could not get an answer from the model: {exc.message}"
-        self.emit(TurnEvent("notice", text, data={"reason": exc.code}))
+        # The notice is posted to whoever is in the chat and kept in the outbox: it says what
+        # happened, never the endpoint, the model or what its server said (secrets are blanked
+        # by the provider layer, but an address is no one's business there). That detail goes
+        # to the server log, and to the surface in the event's data (the terminal shows it).
+        _log.warning("turn %s: the model failed (%s): %s", self.record.id, exc.code, exc.message)
+        what = _MODEL_FAILED.get(exc.code, "it failed")
+        text = (
+            f"I could not get an answer from the model: {what}. Please try again in a little "
+            "while; an admin finds the reason in the server log."
+        )
+        self.emit(TurnEvent("notice", text, data={"reason": exc.code, "detail": exc.message}))
         return self._notice("model_error", text, error=exc.code)
 
     def _notice(self, outcome: str, text: str, error: str | None = None) -> TurnResult:

@@ -297,7 +297,9 @@ def _validate(tool: Tool, arguments: dict[str, Any]) -> Any:
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Taken as JSON sends them: a model that sends ``true`` for a number or ``"3"`` for a
+    # revision is told so (invalid_arguments), rather than having it read as 1 or 3.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class SearchArgs(_Args):

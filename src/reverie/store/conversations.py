@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reverie.config import Settings
-from reverie.core.validation import check_control, check_unicode
+from reverie.core.validation import check_control, check_not_secret, check_unicode
 from reverie.errors import NotFound, RefusedInput, ReverieError
 from reverie.index import history
 
@@ -209,6 +209,7 @@ def check_id(value: Any, what: str) -> str:
             code="invalid_id",
             field=what,
         )
+    check_not_secret(value, what, "invalid_id")
     return value
 
 
@@ -229,6 +230,7 @@ def _check_name(value: Any, what: str) -> str | None:
             f"{what} must be text of 1 to {_MAX_NAME} characters.", code="invalid_operation"
         )
     check_control(value, what)
+    check_not_secret(value, what, "invalid_operation")
     return value
 
 
@@ -648,7 +650,12 @@ class ConversationStore:
     def _need_channel(self, conn: sqlite3.Connection, channel_id: str) -> Channel:
         found = self._channel(conn, channel_id)
         if found is None:
-            raise NotFound(f"No channel {channel_id!r}.", channel=channel_id)
+            raise NotFound(
+                f"No channel {channel_id!r}: a channel exists once a conversation or a grant "
+                "names it (a Slack channel is slack:C0123ABCD; `reverie grant AGENT` lists an "
+                "agent's).",
+                channel=channel_id,
+            )
         return found
 
     def channel(self, channel_id: str) -> Channel:

@@ -848,16 +848,19 @@ class MemoryStore:
         self._end(memory_id)
         return diagnostics
 
-    def preview(self, memory_id: str, request: Any) -> list[str]:
+    def preview(
+        self, memory_id: str, request: Any, *, expected_revision: int | None = None
+    ) -> list[str]:
         """Run every check of :meth:`apply` on ``request`` without writing; the paths it
         would change. Review uses it to drop the operations the store would refuse.
 
         Raises:
-            RefusedInput, NotFound: as :meth:`apply` would.
+            RefusedInput, RevisionConflict, NotFound: as :meth:`apply` would.
         """
         batch = parse_batch(request)
         validation.check_request(batch, self.settings)
         latest = self.current(memory_id)
+        _check_expected(latest.revision, expected_revision)
         applied = apply_batch(batch, lambda path: self._file(memory_id, latest, path))
         validation.check_result(applied, self.settings)
         return sorted(applied.files)

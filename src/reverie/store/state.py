@@ -617,6 +617,11 @@ class SQLiteState:
             RefusedInput: bad name or policy, or the name is taken.
         """
         name = _check_name(name, "An agent name", 80, AGENT_ID, "/\\\n\t")
+        if name in (".", ".."):  # a path segment every URL of the agent would lose
+            raise RefusedInput(
+                f"An agent cannot be named {name!r}: it names a folder in a web address.",
+                code="invalid_name",
+            )
         _check_choice(edit_policy, EDIT_POLICIES, "edit policy")
         _check_choice(memory_writers, WRITER_MODES, "memory writers")
         _check_choice(memory_framing, FRAMINGS, "memory framing")
@@ -799,12 +804,29 @@ class SQLiteState:
         """Change a member's role or active flag.
 
         Raises:
-            RefusedInput: unknown role.  NotFound: no such member.
+            RefusedInput: unknown role; ``last_owner``: the change would leave the workspace
+                without an active owner (who alone can make admins and owners).
+            NotFound: no such member.
         """
         member = self.get_member(name_or_id)
         if role is not None:
             _check_role(role)
+        stays_owner = (role or member.role) == "owner" and (
+            member.active if active is None else active
+        )
         with self.transaction() as conn:
+            if member.role == "owner" and member.active and not stays_owner:
+                others = conn.execute(
+                    "SELECT count(*) FROM members WHERE role = 'owner' AND active = 1 AND id <> ?",
+                    (member.id,),
+                ).fetchone()[0]
+                if not others:
+                    raise RefusedInput(
+                        f"{member.name} is the workspace's only active owner; make another "
+                        f"member an owner first (`reverie member set NAME --role owner`). "
+                        "Nothing was changed.",
+                        code="last_owner",
+                    )
             conn.execute(
                 "UPDATE members SET role = ?, active = ? WHERE id = ?",
                 (
@@ -998,6 +1020,7 @@ def _check_name(name: str, what: str, longest: int, ids: re.Pattern[str], banned
         )
     validation.check_control(name, what, code="invalid_name")
     validation.check_invisible(name, what, code="invalid_name")
+    validation.check_not_secret(name, what, code="invalid_name")
     prefix = ids.pattern[:3]
     if name[:3].lower() == prefix:
         raise RefusedInput(
