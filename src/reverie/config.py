@@ -136,6 +136,14 @@ def export_home(home: Path) -> None:
     os.environ["REVERIE_HOME"] = str(home)
 
 
+def default_public_url(url: str) -> None:
+    """Make ``url`` (where ``reverie serve`` listens) this process's ``REVERIE_PUBLIC_URL``
+    unless one is set, so that the links the server gives (Slack's App Home, ``!forget``)
+    point at it; its HTTP worker processes inherit it."""
+    if not os.environ.get("REVERIE_PUBLIC_URL"):
+        os.environ["REVERIE_PUBLIC_URL"] = url
+
+
 #: Where the HTTP workers of ``reverie serve --workers N`` learn the UDP port on which the
 #: parent process's Slack poster listens for wakes (set by the parent; not a setting).
 SLACK_WAKE_PORT = "_REVERIE_SLACK_WAKE_PORT"

@@ -54,6 +54,8 @@ def sign_in(live: Live, browser: Browser, member: str = "cy") -> Page:
     code = live.rv.sign_in_code(member)
     page = browser.new_context().new_page()
     page.goto(f"{live.base}/admin/signin/{code}")
+    if page.locator("#sign-in").count():  # opening the link spends nothing; the button does
+        page.locator("#sign-in").click()
     expect(page).to_have_url(f"{live.base}/admin/")
     return page
 
@@ -109,10 +111,13 @@ def test_sign_in_edit_save_stale_save_load_latest_and_discard(live: Live, browse
     page.locator("#discard").click()
     assert page.locator("#body").input_value() == loaded
 
-    # An empty save clears the memory.
+    # An empty save clears the memory, once the browser's confirmation is accepted.
+    asked: list[str] = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.accept()))
     page.locator("#body").fill("")
     page.locator("#save").click()
     expect(page.get_by_role("status")).to_have_text("Saved as revision 3.")
+    assert asked and "clears MEMORY.md" in asked[0]
     assert live.rv.memory_read("ada").text == ""
 
 
@@ -170,7 +175,7 @@ def test_approve_an_instruction_change(live: Live, browser: Browser) -> None:
     page.goto(f"{live.base}/admin/approvals")
     shot(page, "10-approvals")
     page.locator(f"#{a.id} .approve").click()
-    expect(page.get_by_role("status")).to_have_text(f"{a.id} decided.")
+    expect(page.get_by_role("status")).to_have_text(f"{a.id} approved.")
     assert rv.channel_instructions("ada", "D-sam").text == "Answer in bullet points."
     page.locator(f"#{b.id} input[name=text]").fill("Why would we?")
     page.locator(f"#{b.id} button", has_text="Comment").click()
@@ -193,3 +198,94 @@ def test_forms_need_the_csrf_token_and_the_right_to_edit(live: Live, browser: Br
     )
     assert r.status == 403 and "csrf_failed" in r.text()
     assert live.rv.memory_read("ada").revision == 0
+
+
+def test_a1_a_stale_draft_is_saved_over_the_newest_revision_knowingly(
+    live: Live, browser: Browser
+) -> None:
+    """A1: after a stale save, "Save over revision N" saves the kept draft (Load latest stays
+    the other choice), and the page links to what changed since the draft's base."""
+    page = sign_in(live, browser)
+    page.goto(f"{live.base}/admin/agents/ada")
+    draft = page.locator("#body").input_value() + "- Mine, on purpose.\n"
+    page.locator("#body").fill(draft)
+    live.rv.memory_apply("ada", {"action": "add", "text": "Theirs, meanwhile."})
+    page.locator("#save").click()
+    expect(page.locator("#current-revision")).to_have_text("1")
+    expect(page.locator("#load-latest")).to_be_visible()
+    expect(page.locator("#changes")).to_have_attribute("href", "/admin/agents/ada/compare/0/1")
+    shot(page, "13-memory-stale-save-over")
+    page.locator("#save-over").click()
+    expect(page.get_by_role("status")).to_have_text("Saved as revision 2.")
+    assert live.rv.memory_read("ada").text == draft
+
+
+def test_a1_a_refused_save_keeps_the_draft_behind_back(live: Live, browser: Browser) -> None:
+    """A1: a save too large for the form parser (over 1 MB) is a page, 413, that says the
+    limit of MEMORY.md and that Back keeps the draft; and Back does."""
+    page = sign_in(live, browser)
+    page.goto(f"{live.base}/admin/agents/ada")
+    draft = "- a long draft\n" + "x" * (1024 * 1024 + 10)
+    page.locator("#body").fill(draft)
+    with page.expect_navigation() as nav:
+        page.locator("#save").click()
+    assert nav.value is not None and nav.value.status == 413
+    expect(page.get_by_role("alert")).to_contain_text("form_too_large")
+    limit = f"{live.rv.settings.max_index_bytes:,} bytes"
+    expect(page.locator("#hint")).to_contain_text(limit)
+    expect(page.locator("#hint")).to_contain_text("Back button returns to the page with your draft")
+    shot(page, "14-memory-too-large")
+    page.go_back()
+    expect(page.locator("#body")).to_have_value(draft)
+    assert live.rv.memory_read("ada").revision == 0
+
+
+def test_a1_an_empty_save_asks_first_and_clears_topic_files(live: Live, browser: Browser) -> None:
+    """A1: emptying the editor and saving asks for confirmation, naming the topic files it
+    deletes; refusing saves nothing, accepting clears the memory in one revision."""
+    live.rv.memory_apply(
+        "ada",
+        {
+            "operations": [
+                {"action": "add", "text": "We deploy on Tuesdays."},
+                {"action": "write_topic", "topic": "deploys", "content": "# Deploys\nmake\n"},
+            ]
+        },
+    )
+    page = sign_in(live, browser)
+    page.goto(f"{live.base}/admin/agents/ada")
+    page.locator("#body").fill("")
+    asked: list[str] = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.locator("#save").click()
+    page.wait_for_timeout(300)
+    assert asked and "MEMORY.md and its 1 topic file" in asked[0]
+    assert live.rv.memory_read("ada").revision == 1 and page.locator("#body").input_value() == ""
+    page.once("dialog", lambda d: d.accept())
+    page.locator("#save").click()
+    expect(page.get_by_role("status")).to_have_text("Saved as revision 2.")
+    expect(page.locator("#topics")).to_have_count(0)
+    assert live.rv.memory_files("ada") in ([], ["MEMORY.md"])
+
+
+def test_a1_pages_fit_a_phone_screen(live: Live, browser: Browser) -> None:
+    """A1: at 375 px wide no page is wider than the screen: tables and the tab bar scroll
+    sideways inside the page."""
+    rv = live.rv
+    rv.ensure_channel("D1", "dm")
+    conv = rv.create_conversation("ada", "D1", title="A conversation with a long title").id
+    rv.append_message(conv, "user", "I prefer tea over coffee.", author="sam")
+    rv.memory_apply("ada", {"action": "add", "text": "We deploy on Tuesdays."})
+    page = sign_in(live, browser)
+    page.set_viewport_size({"width": 375, "height": 800})
+    for path in [
+        "/admin/",
+        "/admin/agents/ada",
+        "/admin/agents/ada/history",
+        "/admin/agents/ada/conversations",
+        "/admin/agents/ada/reviews",
+    ]:
+        page.goto(f"{live.base}{path}")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, (path, width)
+    shot(page, "15-phone-reviews")

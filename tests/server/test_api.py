@@ -302,3 +302,72 @@ def test_against_a_running_server(live: Live) -> None:
 def test_member_without_rights_is_refused(served: Served, path: str) -> None:
     r = served.client.get(path, headers=served.auth("sam"))
     assert r.status_code == 403 and error_of(r)["code"] == "permission_denied"
+
+
+def test_a_request_body_is_bounded_and_an_anonymous_one_is_never_read(tmp_path: Any) -> None:
+    """A body over twice the batch limit is refused 413 request_too_large, whether it says
+    its length or streams it; an API call without credentials is refused 401 before its body
+    is read; nothing is written."""
+    from fastapi.testclient import TestClient
+
+    from reverie import Reverie, Settings
+    from reverie.http.app import create_app
+
+    settings = Settings.load(tmp_path / "home", max_batch_bytes=64 * 1024)
+    with Reverie(settings=settings, create=True) as rv:
+        rv.add_member("olga", "owner")
+        rv.create_agent("ada")
+        auth = {"Authorization": f"Bearer {rv.create_token('olga')[0]}"}
+        big = json.dumps({"action": "add", "text": "x" * 200_000}).encode()
+        json_type = {"Content-Type": "application/json"}
+        with TestClient(create_app(rv)) as c:
+            said = c.post("/api/agents/ada/memory", content=big, headers={**auth, **json_type})
+            assert said.status_code == 413 and error_of(said)["code"] == "request_too_large"
+
+            def streamed() -> Any:
+                yield big[:100_000]
+                yield big[100_000:]
+
+            r = c.post("/api/agents/ada/memory", content=streamed(), headers={**auth, **json_type})
+            assert r.status_code == 413 and error_of(r)["code"] == "request_too_large"
+            anonymous = c.post("/api/conversations/import", content=big, headers=json_type)
+            assert anonymous.status_code == 401 and error_of(anonymous)["code"] == "unauthenticated"
+            small = c.post(
+                "/api/agents/ada/memory",
+                json={"action": "add", "text": "We deploy on Tuesdays", "section": "Decisions"},
+                headers=auth,
+            )
+            assert small.status_code == 200
+        assert rv.memory_read("ada").revision == 1
+
+
+def test_w6_an_expected_revision_is_a_json_number(served: Served) -> None:
+    """``true`` and ``"0"`` are no revision: 422, nothing written."""
+    for revision in (True, "0", 0.0):
+        r = served.client.post(
+            "/api/agents/ada/memory",
+            json={
+                "action": "add",
+                "text": "x",
+                "section": "Decisions",
+                "expected_revision": revision,
+            },
+            headers=served.auth("cy"),
+        )
+        assert r.status_code == 422 and error_of(r)["code"] == "invalid_request", revision
+    assert served.rv.memory_read("ada").revision == 0
+
+
+def test_an_unreadable_body_and_a_wrong_method_say_what_to_do(served: Served) -> None:
+    """Bytes that are not UTF-8 get invalid_body with what to send; a method a path does not
+    take gets 405 with its Allow header."""
+    r = served.client.post(
+        "/api/agents/ada/memory",
+        content=b'{"action": "add", "text": "caf\\xe9"}'.replace(b"\\xe9", b"\xe9"),
+        headers={**served.auth("cy"), "Content-Type": "application/json"},
+    )
+    assert r.status_code == 400 and error_of(r)["code"] == "invalid_body"
+    assert "UTF-8 JSON" in error_of(r)["message"]
+    r = served.client.delete("/api/agents/ada", headers=served.auth("cy"))
+    assert r.status_code == 405 and "GET" in r.headers["allow"]
+    assert served.rv.memory_read("ada").revision == 0

@@ -146,6 +146,7 @@ def test_anonymous_and_revoked_tokens_get_401(live: Live) -> None:
 def test_a2_a_bundle_waits_for_approval_as_one_proposal(live: Live) -> None:
     rv = live.rv
     rv.ensure_channel("C-eng", "channel")
+    rv.grant("ada", "C-eng")
 
     async def session(c: Any) -> None:
         got = (await c.call_tool("inspect_memory", {"agent": "ada"})).structured_content
@@ -174,6 +175,7 @@ def test_a2_a_bundle_waits_for_approval_as_one_proposal(live: Live) -> None:
 def test_a2_a_bundle_on_a_moved_memory_is_not_applied(live: Live) -> None:
     rv = live.rv
     rv.ensure_channel("C-eng", "channel")
+    rv.grant("ada", "C-eng")
     approval = rv.propose_bundle(
         "ada",
         body="# Memory\n- Only this.\n",
@@ -190,3 +192,149 @@ def test_a2_a_bundle_on_a_moved_memory_is_not_applied(live: Live) -> None:
     assert rv.approval(approval.id).status == "pending"
     assert rv.channel_instructions("ada", "C-eng").version == 0
     assert "Added since." in rv.memory_read("ada").text
+
+
+GITHUB_TOKEN = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
+
+
+def test_a2_a_bundle_is_checked_like_each_part_before_it_waits(live: Live) -> None:
+    """A bundle is refused at once for what would refuse either part alone: an unknown or
+    ungranted channel, a memory that moved. No one is asked to approve what could only fail,
+    and a token pasted as a channel id is stored nowhere and not echoed."""
+    rv = live.rv
+    rv.ensure_channel("C-ops", "channel")  # ada holds no grant there
+    good = {"channel": "C-ops", "text": "Be brief."}
+
+    async def session(c: Any) -> None:
+        body = (await c.call_tool("inspect_memory", {"agent": "ada"})).structured_content["body"]
+
+        async def bundle(channel: str, revision: int) -> dict[str, Any]:
+            result = await c.call_tool(
+                "update_agent_memory",
+                {
+                    "agent": "ada",
+                    "body": body + "- One more.\n",
+                    "expected_revision": revision,
+                    "instructions": {**good, "channel": channel},
+                },
+            )
+            assert GITHUB_TOKEN not in result.content[0].text
+            return error_of(result)
+
+        assert (await bundle(GITHUB_TOKEN, 0))["code"] == "not_found"
+        assert (await bundle("C-nowhere", 0))["code"] == "not_found"
+        assert (await bundle("", 0))["code"] == "invalid_arguments"
+        assert (await bundle("C-ops", 0))["code"] == "permission_denied"
+        rv.grant("ada", "C-ops")
+        moved = await bundle("C-ops", 7)
+        assert moved["code"] == "revision_conflict" and moved["current_revision"] == 0
+
+    run(session, over_http(live, "cy"))
+    assert rv.approvals("ada") == [] and rv.memory_read("ada").revision == 0
+
+
+def test_a_retried_update_with_its_key_answers_the_first_write(live: Live) -> None:
+    """W7 over MCP: a call sent again after a lost answer, with the same idempotency key,
+    returns the revision it saved, not revision_conflict; the key reused for another body is
+    refused."""
+
+    async def session(c: Any) -> None:
+        args = {
+            "agent": "ada",
+            "body": "# Memory\n\n## Decisions\n- We deploy on Tuesdays.\n",
+            "expected_revision": 0,
+            "idempotency_key": "desk-7",
+        }
+        first = (await c.call_tool("update_agent_memory", args)).structured_content
+        again = (await c.call_tool("update_agent_memory", args)).structured_content
+        assert first["status"] == "saved" and first["revision"] == 1
+        assert again["revision"] == 1 and again["replayed"] is True
+        other = await c.call_tool("update_agent_memory", {**args, "body": "# Memory\n"})
+        assert error_of(other)["code"] == "idempotency_key_reused"
+
+    run(session, over_http(live, "cy"))
+    assert live.rv.memory_read("ada").revision == 1
+
+
+def test_arguments_are_taken_as_json_sends_them(live: Live) -> None:
+    """``true`` is no revision and ``"3"`` no number: such a call is refused with the field
+    to fix, on MCP's own tools and on the registry's, and nothing is written."""
+
+    async def session(c: Any) -> None:
+        for name, args, field in [
+            (
+                "update_agent_memory",
+                {"agent": "ada", "body": "x", "expected_revision": False},
+                "expected_revision",
+            ),
+            (
+                "update_agent_memory",
+                {"agent": "ada", "body": "x", "expected_revision": "0"},
+                "expected_revision",
+            ),
+            ("search_channel_memory", {"agent": "ada", "query": "x", "limit": True}, "limit"),
+            ("search_channel_memory", {"query": "x"}, "agent"),
+            ("search_channel_memory", {"agent": 3, "query": "x"}, "agent"),
+        ]:
+            err = error_of(await c.call_tool(name, args))
+            assert err["code"] == "invalid_arguments" and err["field"] == field, (args, err)
+        unknown = error_of(await c.call_tool("forget_everything", {}))
+        assert unknown["code"] == "tool_not_available" and "inspect_memory" in unknown["message"]
+
+    run(session, over_http(live, "cy"))
+    assert live.rv.memory_read("ada").revision == 0
+
+
+def test_what_a_caller_sent_is_echoed_short_and_never_a_secret(live: Live) -> None:
+    """A name longer than any agent's is refused without being sent back; a token pasted
+    as an agent's name is not echoed in the refusal."""
+    huge = "n" * 100_000
+
+    async def session(c: Any) -> None:
+        for name in ("inspect_memory", "search_channel_memory"):
+            long = await c.call_tool(
+                name, {"agent": huge, "query": "x"} if "search" in name else {"agent": huge}
+            )
+            assert error_of(long)["code"] == "invalid_arguments"
+            assert len(long.content[0].text) < 1000
+            pasted = await c.call_tool(
+                name,
+                {"agent": GITHUB_TOKEN, "query": "x"}
+                if "search" in name
+                else {"agent": GITHUB_TOKEN},
+            )
+            assert error_of(pasted)["code"] == "not_found"
+            assert GITHUB_TOKEN not in pasted.content[0].text
+
+    run(session, over_http(live, "cy"))
+
+
+def test_read_only_tools_say_so_to_the_client(live: Live) -> None:
+    """Annotations let a client approve the reading tools once and ask before each write."""
+
+    async def session(c: Any) -> None:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert tools["update_agent_memory"].annotations.read_only_hint is False
+        for name in ("inspect_memory", "search_channel_memory", "context_read"):
+            assert tools[name].annotations.read_only_hint is True, name
+        assert tools["inspect_memory"].input_schema["properties"]["agent"]["maxLength"] == 200
+
+    run(session, over_http(live, "cy"))
+
+
+def test_a_refused_body_is_named_as_the_argument_sent(live: Live) -> None:
+    """A control character in the body is refused naming ``body`` and where in it (line and
+    column), not the batch field the store checked."""
+
+    async def session(c: Any) -> None:
+        err = error_of(
+            await c.call_tool(
+                "update_agent_memory",
+                {"agent": "ada", "body": "# Memory\n\n- bell\x07 here\n", "expected_revision": 0},
+            )
+        )
+        assert err["code"] == "memory_invalid_control_character" and err["field"] == "body"
+        assert err["message"].startswith("body holds the control character U+0007 at line 3")
+
+    run(session, over_http(live, "cy"))
+    assert live.rv.memory_read("ada").revision == 0

@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import shlex
 from typing import Any
 
 import click
 from rich.table import Table
 
 from reverie.errors import RefusedInput
-from reverie.store.state import MEMBER_ROLES
+from reverie.store.state import MEMBER_ROLES, Member
 from reverie.store.tokens import TokenInfo
 
-from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+from ._contract import Options, app, console, emit, open_home, out, pass_opts, stamp
 
 #: What ``reverie serve`` imports from the ``server`` extra (``reverie mcp`` needs only mcp).
 _SERVER_EXTRA = ("fastapi", "uvicorn", "jinja2", "mcp")
@@ -35,11 +37,35 @@ def _need_server_extra(command: str, modules: tuple[str, ...] = _SERVER_EXTRA) -
         )
 
 
+class _Seconds(click.FloatRange):
+    """A number of seconds in the range: "nan", which every comparison lets through, is a
+    usage error too."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return seconds
+
+
 @app.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=int, default=8765, show_default=True, help="Port to listen on.")
 @click.option(
-    "--tick", type=float, default=30.0, show_default=True, help="Seconds between review checks."
+    "--port",
+    type=click.IntRange(min=1, max=65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on, 1 to 65535.",
+)
+@click.option(
+    "--tick",
+    # Not 0: the scheduler would check without pause and take a core.
+    type=_Seconds(min=0.1, max=86_400),
+    default=30.0,
+    show_default=True,
+    help="Seconds between review checks, 0.1 to 86,400.",
 )
 @click.option("--owner", default="owner", show_default=True, help="Owner's name on a first start.")
 @click.option(
@@ -66,7 +92,7 @@ def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers:
         tick,
         owner=owner,
         workers=workers,
-        say=lambda line: out.print(line, markup=False),
+        say=out.print,
     )
 
 
@@ -77,7 +103,7 @@ def mcp_stdio(opts: Options) -> None:
     _need_server_extra("mcp", ("mcp",))
     from reverie.mcp import serve_stdio
 
-    serve_stdio(opts.home)
+    serve_stdio(open_home(opts))
 
 
 @app.group("token")
@@ -93,14 +119,30 @@ def token_create(opts: Options, member: str, label: str | None) -> None:
     """Create an API token for MEMBER; it is shown once and stored only as a hash."""
     with open_home(opts) as rv:
         token, info = rv.create_token(member, label)
-    emit(
-        opts,
-        {"token": token, **_token(info)},
-        lambda: out.print(
+        warning = _inactive_warning(rv.member(member), "the token")
+    payload: dict[str, Any] = {"token": token, **_token(info)}
+    if warning:
+        payload["warning"] = warning
+
+    def human() -> None:
+        out.print(
             f"{token}\n(token {info.id} for {info.member}: keep it secret; it is not shown "
-            f"again. `reverie token revoke {info.id}` revokes it.)",
-            markup=False,
-        ),
+            f"again. `reverie token revoke {info.id}` revokes it.)"
+        )
+        if warning:
+            console(stderr=True).print(f"warning: {warning}", style="yellow")
+
+    emit(opts, payload, human)
+
+
+def _inactive_warning(member: Member, what: str) -> str | None:
+    """What to tell whoever makes a credential for an inactive member: it is made (an admin
+    may be preparing the member's return) but lets no one in until the member is active."""
+    if member.active:
+        return None
+    return (
+        f"{member.name} is not active, so {what} does not work until they are: "
+        f"`reverie member set {shlex.quote(member.name)} --active`."
     )
 
 
@@ -148,8 +190,18 @@ def token_link(opts: Options, member: str, url: str) -> None:
     """Print a one-time sign-in link to the admin page for MEMBER (valid 15 minutes)."""
     with open_home(opts) as rv:
         code = rv.sign_in_code(member)
+        warning = _inactive_warning(rv.member(member), "the link")
     link = f"{url.rstrip('/')}/admin/signin/{code}"
-    emit(opts, {"link": link}, lambda: out.print(link, markup=False))
+    payload: dict[str, Any] = {"link": link}
+    if warning:
+        payload["warning"] = warning
+
+    def human() -> None:
+        out.print(link)
+        if warning:
+            console(stderr=True).print(f"warning: {warning}", style="yellow")
+
+    emit(opts, payload, human)
 
 
 def _token(t: TokenInfo) -> dict[str, Any]:
@@ -198,10 +250,20 @@ def member_list(opts: Options) -> None:
 @member_group.command("set")
 @click.argument("name")
 @click.option("--role", type=click.Choice(list(MEMBER_ROLES)))
-@click.option("--active/--inactive", default=None, help="An inactive member can do nothing.")
+@click.option("--active", "activate", is_flag=True, help="Reactivate the member.")
+@click.option(
+    "--inactive", "deactivate", is_flag=True, help="Deactivate: an inactive member can do nothing."
+)
 @pass_opts
-def member_set(opts: Options, name: str, role: str | None, active: bool | None) -> None:
+def member_set(
+    opts: Options, name: str, role: str | None, activate: bool, deactivate: bool
+) -> None:
     """Change a member's role, or deactivate (and reactivate) one."""
+    if activate and deactivate:
+        raise click.UsageError(
+            "--active and --inactive contradict each other: pass one. Nothing changed."
+        )
+    active = True if activate else False if deactivate else None
     with open_home(opts) as rv:
         m = rv.update_member(name, role=role, active=active)
     emit(

@@ -1,46 +1,100 @@
 """The admin page (SPEC A1, I2, 11): server-rendered with Jinja2, plain forms, no build step.
 
 A person signs in with a one-time link (``reverie serve`` prints one at first start; ``reverie
-token link MEMBER`` makes another) or an API token, and gets a session cookie. Every form carries
-the session's CSRF secret and is refused without it. Every page acts through the member's
-:class:`~reverie.access.Actor`: the rules of the API hold here too, and a refusal says what the
-API would say.
+token link MEMBER`` makes another) or an API token, and gets a session cookie. Opening a link
+only shows a Sign in button: the button's POST uses the code up, so that a chat app fetching the
+link for a preview cannot spend it. Every form carries the session's CSRF secret and is refused
+without it. Every page acts through the member's :class:`~reverie.access.Actor`: the rules of
+the API hold here too, and a refusal says what the API would say, as a page (never raw JSON).
 
 The memory tab (A1) is one editor over the whole body: Save writes it as one revision expecting
-the revision it was loaded at; a stale save keeps the draft, shows the current revision and
-offers to load the latest; saving an empty body clears the memory; Discard puts back what was
-loaded. It says where this memory reaches: every DM, the agent's granted channels and every
+the revision it was loaded at; a stale save keeps the draft, shows the current revision, offers
+to load the latest and to save the draft over the current revision knowingly; saving an empty
+body clears the memory (MEMORY.md and every topic file, in one revision); Discard puts back what
+was loaded. It says where this memory reaches: every DM, the agent's granted channels and every
 scheduled run.
+
+An agent's name goes into a link as one path segment, every reserved character encoded
+(:func:`segment`): ``example?evil`` links to its own pages, never to ``example``'s. Notices
+(saved, decided) are built from stored state, never from text in the address.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote, unquote, urlencode
 
-from fastapi import APIRouter, Depends, FastAPI, Form, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from reverie.access import Actor
 from reverie.api import Reverie
-from reverie.core.paths import INDEX
+from reverie.core.paths import INDEX, TOPIC_DIR
 from reverie.errors import PermissionDenied, RefusedInput, ReverieError, RevisionConflict
 from reverie.store.state import Member
-from reverie.store.tokens import SESSION_SECONDS, AdminSession
+from reverie.store.tokens import LINK_SECONDS, SESSION_SECONDS, AdminSession
 
 from .api import approval_out, iso
 from .auth import SESSION_COOKIE, home
+from .errors import status_of
 
-__all__ = ["install"]
+__all__ = ["agent_url", "install", "local_next", "segment"]
 
 HERE = Path(__file__).parent
-templates = Jinja2Templates(directory=str(HERE / "templates"))
-templates.env.filters["iso"] = iso
 router = APIRouter(prefix="/admin", include_in_schema=False)
 _LOGIN_CSRF = "reverie_login_csrf"
+
+
+def segment(value: object) -> str:
+    """``value`` as one URL path segment: everything but letters, digits and ``_.-~``
+    percent-encoded, ``/``, ``?``, ``#`` and ``%`` included (Jinja's ``urlencode`` leaves ``/``
+    alone), so that a link to ``example?evil`` reaches that agent and no other."""
+    return quote(str(value), safe="")
+
+
+def agent_url(agent: str, *rest: str | int) -> str:
+    """The admin page of ``agent`` (or one below it), each part encoded as one segment."""
+    return "/".join(["/admin/agents", segment(agent), *(segment(part) for part in rest)])
+
+
+def and_join(items: Iterable[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list as a sentence says it."""
+    words = list(items)
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+templates.env.filters["iso"] = iso
+templates.env.filters["seg"] = segment
+templates.env.filters["and_join"] = and_join
+
+#: Pages a sign-in never returns to: the sign-in pages themselves, and static files.
+_NO_RETURN = ("/admin/login", "/admin/signin/", "/admin/logout", "/admin/static/")
+
+
+def local_next(value: str | None) -> str | None:
+    """``value`` when it is a page of this admin to return to after signing in, else None.
+
+    Only a path starting ``/admin/``, in printable ASCII, with no ``//``, no ``\\`` and no dot
+    segment (``..``, ``%2e%2e``): never an absolute URL or a ``//host`` one, so that a crafted
+    link cannot send a person who signs in to another site.
+    """
+    if not value or len(value) > 2000 or not value.startswith("/admin/"):
+        return None
+    if any(not 33 <= ord(c) < 127 for c in value) or "\\" in value or "//" in value:
+        return None
+    path = value.split("?", 1)[0].split("#", 1)[0]
+    if path.startswith(_NO_RETURN) or any(unquote(part) in {".", ".."} for part in path.split("/")):
+        return None
+    return value
 
 
 class SignInNeeded(Exception):
@@ -68,15 +122,17 @@ def actor(request: Request, session: AdminSession) -> Actor:
 
 
 def check_csrf(session: AdminSession, token: str | None) -> None:
-    """Every form must echo the session's CSRF secret.
+    """Every form must echo the session's CSRF secret. A refused form is not read further and
+    nothing of it is shown again (a page showing a posted draft with a fresh token would let
+    another site save through it).
 
     Raises:
         PermissionDenied: ``csrf_failed``.
     """
     if not session.csrf_ok(token):
         raise PermissionDenied(
-            "This form is stale or did not come from this page (its CSRF token does not "
-            "match); reload the page and try again. Nothing was changed.",
+            "This form came from a page opened before your current sign-in (or from another "
+            "site), so it was not accepted: nothing was saved or changed.",
             code="csrf_failed",
         )
 
@@ -111,36 +167,105 @@ def _signed_in(rv: Reverie, member: Member, target: str = "/admin/") -> Response
 
 # signing in and out
 
+#: Why the sign-in page was shown (``?reason=``): fixed texts, never text from the address.
+_REASONS = {
+    "ended": "Your session ended (you signed out, or it expired). Sign in again to return to "
+    "the page you asked for.",
+    "unsaved": "Your session ended (you signed out, or it expired) before that form was sent, "
+    "so nothing was saved. Your browser's Back button returns to the page with your draft: "
+    "copy it, sign in, and save it again.",
+}
+
+
+def _login_form(
+    request: Request,
+    template: str = "login.html",
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    """A sign-in form with a fresh login CSRF secret (a cookie, and the form's copy)."""
+    token = secrets.token_urlsafe(16)
+    response = render(request, template, {**context, "login_csrf": token}, status=status)
+    response.set_cookie(_LOGIN_CSRF, token, httponly=True, samesite="strict", path="/admin")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _login_csrf_ok(request: Request, given: str) -> bool:
+    expected = request.cookies.get(_LOGIN_CSRF)
+    return bool(expected) and secrets.compare_digest(expected or "", given)
+
+
+def _signed_in_already(request: Request) -> bool:
+    try:
+        session_of(request)
+    except SignInNeeded:
+        return False
+    return True
+
 
 @router.get("/login")
-def login_page(request: Request, error: str | None = None) -> Response:
-    token = secrets.token_urlsafe(16)
-    response = render(request, "login.html", {"error": error, "login_csrf": token})
-    response.set_cookie(_LOGIN_CSRF, token, httponly=True, samesite="strict", path="/admin")
-    return response
+def login_page(
+    request: Request,
+    reason: str | None = None,
+    next_path: Annotated[str | None, Query(alias="next")] = None,
+) -> Response:
+    """The sign-in form; a member already signed in goes on to ``next`` (or the agents)."""
+    target = local_next(next_path)
+    if _signed_in_already(request):
+        return RedirectResponse(target or "/admin/", status_code=303)
+    return _login_form(request, notice=_REASONS.get(reason or ""), next=target)
 
 
 @router.post("/login")
 def login(
-    request: Request, token: Annotated[str, Form()], login_csrf: Annotated[str, Form()] = ""
+    request: Request,
+    token: Annotated[str, Form()],
+    login_csrf: Annotated[str, Form()] = "",
+    next_path: Annotated[str, Form(alias="next")] = "",
 ) -> Response:
     rv = home(request)
-    expected = request.cookies.get(_LOGIN_CSRF)
-    if not expected or not secrets.compare_digest(expected, login_csrf):
-        return login_page(request, "The sign-in form expired; try again.")
+    target = local_next(next_path)
+    if not _login_csrf_ok(request, login_csrf):
+        return _login_form(request, error="The sign-in form expired; try again.", next=target)
     actor = rv.authenticate(token.strip())
     if actor is None:
-        return login_page(request, "That token is unknown or revoked.")
-    return _signed_in(rv, actor.member)
+        return _login_form(request, error="That token is unknown or revoked.", next=target)
+    return _signed_in(rv, actor.member, target or "/admin/")
 
 
 @router.get("/signin/{code}")
 def sign_in_link(request: Request, code: str) -> Response:
+    """A Sign in button for a one-time link. Opening the link spends nothing: a chat app that
+    fetches it for a preview must not use it up before the person clicks it."""
+    response = _login_form(request, "signin.html", code=code)
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@router.post("/signin/{code}")
+def sign_in_with_link(
+    request: Request, code: str, login_csrf: Annotated[str, Form()] = ""
+) -> Response:
+    """Use the link's code up and sign in as its member."""
     rv = home(request)
+    if not _login_csrf_ok(request, login_csrf):
+        return _login_form(
+            request,
+            "signin.html",
+            code=code,
+            error="The sign-in form expired; press Sign in again.",
+        )
     member = rv.redeem_sign_in_code(code)
     if member is None:
-        return login_page(
-            request, "That sign-in link was used already or has expired; ask for a new one."
+        minutes = LINK_SECONDS // 60
+        return _login_form(
+            request,
+            error=f"That sign-in link is not valid: it was used already, it is older than "
+            f"{minutes} minutes, or its member is no longer active. Nobody was signed in. Ask "
+            "for a new link (reverie token link MEMBER), or sign in with an API token below.",
+            status=410,
         )
     return _signed_in(rv, member)
 
@@ -171,13 +296,28 @@ def _tabs(me: Actor, agent: str) -> dict[str, Any]:
     return {"agent": a, "reaches": me.reaches(a.name)}
 
 
+def _topics(me: Actor, agent: str) -> list[str]:
+    return [p for p in me.memory_files(agent) if p != INDEX]
+
+
+_REVISION = re.compile(r"[0-9]{1,15}")
+
+
+def _saved_revision(me: Actor, agent: str, saved: str | None, current: int) -> int | None:
+    """``?saved=N`` when revision N exists (the address alone never makes the page say
+    "Saved")."""
+    if saved is None or not _REVISION.fullmatch(saved) or int(saved) > current:
+        return None
+    found = me.memory_history(agent, 1, before=int(saved) + 1)
+    return found[0].revision if found and found[0].revision == int(saved) else None
+
+
 @router.get("/agents/{agent}")
 def memory_page(
-    request: Request, session: Session, agent: str, saved: int | None = None
+    request: Request, session: Session, agent: str, saved: str | None = None
 ) -> Response:
     me = actor(request, session)
     f = me.memory_read(agent)
-    files = [p for p in me.memory_files(agent) if p != INDEX]
     return render(
         request,
         "memory.html",
@@ -185,13 +325,32 @@ def memory_page(
             **_tabs(me, agent),
             "tab": "memory",
             "text": f.text,
-            "loaded": f.text,
             "revision": f.revision,
             "current": f.revision,
-            "topics": files,
-            "saved": saved,
+            "topics": _topics(me, agent),
+            "saved": _saved_revision(me, agent, saved, f.revision),
         },
     )
+
+
+def _save_request(me: Actor, agent: str, draft: str, base: int) -> dict[str, Any]:
+    """The write of a Save: the body, or (an empty body clears the memory, A1) an empty index
+    and every topic file deleted, as one batch, so one revision."""
+    if draft.strip():
+        return {"action": "set_body", "text": draft}
+    # The topic files at the draft's base: if the memory moved since, the write is refused
+    # as stale anyway, so a topic added meanwhile is never left out silently.
+    at = base if base >= 0 else None
+    try:
+        paths = me.memory_files(agent, at)
+    except ReverieError:
+        paths = me.memory_files(agent)
+    topics = [p[len(TOPIC_DIR) + 1 : -3] for p in paths if p != INDEX]
+    operations: list[dict[str, Any]] = [
+        {"action": "write_topic", "topic": slug, "content": ""} for slug in topics
+    ]
+    operations.append({"action": "set_body", "text": ""})
+    return {"operations": operations}
 
 
 @router.post("/agents/{agent}/memory")
@@ -201,17 +360,22 @@ def save_memory(
     agent: str,
     body: Annotated[str, Form()] = "",
     expected_revision: Annotated[int, Form()] = -1,
+    over_revision: Annotated[int | None, Form()] = None,
     csrf: Annotated[str, Form()] = "",
 ) -> Response:
+    """Save the draft expecting the revision it was loaded at (``expected_revision``), or,
+    from the stale-save page's "Save over revision N", expecting N (``over_revision``): the
+    person saw that the memory moved and chose to replace it with the draft."""
     check_csrf(session, csrf)
     me = actor(request, session)
     draft = body.replace("\r\n", "\n")
+    expected = expected_revision if over_revision is None else over_revision
     try:
         outcome = me.memory_apply(
             agent,
-            {"action": "set_body", "text": draft},
+            _save_request(me, agent, draft, expected),
             writer="admin",
-            expected_revision=expected_revision,
+            expected_revision=expected,
         )
     except (RevisionConflict, RefusedInput) as exc:
         f = me.memory_read(agent)
@@ -223,16 +387,17 @@ def save_memory(
                 **_tabs(me, agent),
                 "tab": "memory",
                 "text": draft,  # the draft is kept, whatever went wrong
-                "loaded": draft,
-                "revision": expected_revision,
+                "revision": expected_revision,  # the draft's base, kept for the next try
                 "current": f.revision,
-                "topics": [p for p in me.memory_files(agent) if p != INDEX],
+                "topics": _topics(me, agent),
                 "conflict": stale,
                 "error": exc,
             },
-            status=409 if stale else 400,
+            status=status_of(exc),
         )
-    return RedirectResponse(f"/admin/agents/{agent}?saved={outcome.revision}", status_code=303)
+    return RedirectResponse(
+        f"{agent_url(agent)}?{urlencode({'saved': outcome.revision})}", status_code=303
+    )
 
 
 @router.get("/agents/{agent}/topics/{slug}")
@@ -260,6 +425,28 @@ def revision_page(request: Request, session: Session, agent: str, revision: int)
         request,
         "revision.html",
         {**_tabs(me, agent), "tab": "history", "rec": rec, "lines": _diff_lines(diff)},
+    )
+
+
+@router.get("/agents/{agent}/compare/{base}/{to}")
+def compare_page(request: Request, session: Session, agent: str, base: int, to: int) -> Response:
+    """What changed from revision ``base`` to ``to``: the revisions between and one diff. The
+    stale-save page links here, to show what saving the draft over the newest would undo."""
+    me = actor(request, session)
+    diff = me.memory_diff(agent, base, to)
+    low, high = min(base, to), max(base, to)
+    between = me.memory_history(agent, min(max(high - low, 1), 200), before=high + 1)
+    return render(
+        request,
+        "compare.html",
+        {
+            **_tabs(me, agent),
+            "tab": "history",
+            "base": base,
+            "to": to,
+            "revisions": [r for r in between if r.revision > low],
+            "lines": _diff_lines(diff),
+        },
     )
 
 
@@ -310,12 +497,46 @@ def reviews_page(request: Request, session: Session, agent: str) -> Response:
 
 # approvals (I2)
 
+#: How the approvals page says what became of a decided approval.
+_DECIDED = {"approved": "approved", "denied": "denied", "commented": "commented on (cancelled)"}
+
+
+def _decided_notice(me: Actor, done: str | None) -> str | None:
+    """``?done=<approval id>`` as "apr_… approved", from the stored approval; anything else in
+    the address says nothing."""
+    if not done:
+        return None
+    try:
+        found = me.approval(done)
+    except ReverieError:
+        return None
+    said = _DECIDED.get(found.status)
+    return f"{found.id} {said}." if said else None
+
+
+def _moved_since(me: Actor, agent: str, expected: int | None) -> int | None:
+    """The memory's current revision when it is no longer the one a bundle expects."""
+    if expected is None:
+        return None
+    try:
+        current = me.memory_read(agent).revision
+    except ReverieError:
+        return None
+    return current if current != expected else None
+
 
 @router.get("/approvals")
 def approvals_page(request: Request, session: Session, done: str | None = None) -> Response:
     me = actor(request, session)
     found = [approval_out(me, a) for a in me.approvals()]
-    return render(request, "approvals.html", {"approvals": found, "done": done})
+    moved = {
+        a.id: _moved_since(me, a.agent, a.memory_revision) for a in found if a.kind == "bundle"
+    }
+    return render(
+        request,
+        "approvals.html",
+        {"approvals": found, "done": _decided_notice(me, done), "moved": moved},
+    )
 
 
 @router.post("/approvals/{approval_id}/{decision}")
@@ -337,12 +558,58 @@ def decide(
         me.comment(approval_id, text)
     else:
         raise RefusedInput(f"Unknown decision {decision!r}.", code="invalid_operation")
-    return RedirectResponse(f"/admin/approvals?done={approval_id}", status_code=303)
+    return RedirectResponse(f"/admin/approvals?{urlencode({'done': approval_id})}", status_code=303)
+
+
+# refusals and errors, as pages
+
+
+def _hint(request: Request, code: str) -> str | None:
+    """What to do next, for the refusals where the page can say more than the message."""
+    if code == "csrf_failed" and request.url.path == "/admin/logout":
+        return "Reload the page, then press Sign out again."
+    if code == "csrf_failed":
+        return (
+            "Your browser's Back button returns to the page with your draft. Copy it, reload "
+            "that page (the reloaded page carries your current sign-in), then paste it and save "
+            "again."
+        )
+    if code == "form_too_large":
+        back = "Your browser's Back button returns to the page with your draft, to shorten it."
+        if not request.url.path.endswith("/memory"):
+            return back
+        limit = home(request).settings.max_index_bytes
+        return f"MEMORY.md may hold at most {limit:,} bytes; move detail into topic files. {back}"
+    if code == "invalid_request":
+        return "Go back and reload the page before trying again, or follow a link from it."
+    return None
 
 
 def error_page(request: Request, status: int, code: str, message: str) -> Response:
-    """A refusal on the admin page: the API's code and message, as a page."""
-    return render(request, "error.html", {"code": code, "message": message}, status=status)
+    """A refusal on the admin page: the API's code and message, as a page, with what to do
+    next where the page knows more (a stale form, one too large) and a way back."""
+    return render(
+        request,
+        "error.html",
+        {"code": code, "message": message, "hint": _hint(request, code), "status": status},
+        status=status,
+    )
+
+
+def _return_path(request: Request) -> str | None:
+    """The page to come back to after signing in: the page asked for, or for a form, the page
+    it was on (the memory tab, the approvals), never the form's own address."""
+    raw = request.scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else quote(request.url.path)
+    if request.method in ("GET", "HEAD"):
+        query = request.url.query
+        return local_next(f"{path}?{query}" if query else path)
+    parts = path.split("/")  # "", "admin", "agents", NAME, "memory"
+    if len(parts) == 5 and parts[2] == "agents" and parts[4] == "memory":
+        return local_next("/".join(parts[:4]))
+    if len(parts) == 5 and parts[2] == "approvals":
+        return "/admin/approvals"
+    return None
 
 
 def install(app: FastAPI) -> None:
@@ -352,4 +619,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(SignInNeeded)
     async def sign_in(request: Request, exc: SignInNeeded) -> Response:
-        return RedirectResponse("/admin/login", status_code=303)
+        posted = request.method not in ("GET", "HEAD")
+        if request.url.path == "/admin/logout" or not (
+            posted or request.cookies.get(SESSION_COOKIE)
+        ):
+            return RedirectResponse("/admin/login", status_code=303)  # nothing ended or lost
+        query = {"reason": "unsaved" if posted else "ended"}
+        back = _return_path(request)
+        if back is not None:
+            query["next"] = back
+        return RedirectResponse(f"/admin/login?{urlencode(query)}", status_code=303)

@@ -106,9 +106,10 @@ class FileOut(_Out):
 
 
 class WriteIn(BaseModel):
-    """A batch (``operations``) or, as a fallback, one operation's fields (SPEC W2)."""
+    """A batch (``operations``) or, as a fallback, one operation's fields (SPEC W2). Taken as
+    JSON sends it: ``true`` or ``"2"`` is no revision."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     operations: list[dict[str, Any]] | None = Field(
         None,
         description='[{"action": "add", "text": ..., "section": ...}, {"action": "replace", '

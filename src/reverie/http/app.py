@@ -17,6 +17,7 @@ from reverie.api import Reverie
 
 from . import errors
 from .api import router
+from .limits import RequestLimits
 
 __all__ = ["app_from_environment", "create_app"]
 
@@ -65,6 +66,7 @@ def create_app(
 
         html = error_page
     errors.install(app, html)
+    app.add_middleware(RequestLimits, settings=rv.settings)
     app.include_router(router)
 
     @app.get("/api/health", response_model=Health, tags=["health"], summary="Is it up?")

@@ -10,6 +10,10 @@ the stable code of :mod:`reverie.errors` and the HTTP status that says the same 
 * 409 the memory moved (``revision_conflict``); 412 when the expectation came in ``If-Match``;
 * 422 the request does not match the API's schema (``invalid_request``);
 * 502 the model failed; 503 the data directory failed (``StorageFault``).
+
+Under ``/admin/`` the same refusals are pages, never JSON (``install(app, html)``): the same
+status and code, a form over the form parser's limit answered 413 ``form_too_large`` (Starlette
+says 400), an unknown page 404, a value the route cannot use 422.
 """
 
 from __future__ import annotations
@@ -84,20 +88,31 @@ HtmlErrors = Callable[[Request, int, str, str], Response]
 def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
     """Route every error of the app to the one shape (a page under ``/admin/`` with ``html``)."""
 
+    def page(request: Request) -> HtmlErrors | None:
+        return html if html is not None and request.url.path.startswith("/admin/") else None
+
     @app.exception_handler(ReverieError)
     async def reverie_error(request: Request, exc: ReverieError) -> Response:
         status = status_of(exc, if_match=getattr(request.state, "if_match", False))
-        if html is not None and request.url.path.startswith("/admin/"):
-            return html(request, status, exc.code, exc.message)
+        if (as_page := page(request)) is not None:
+            return as_page(request, status, exc.code, exc.message)
         return error_response(status, exc.code, exc.message, exc.details)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
         problems = [
             {"field": ".".join(str(p) for p in e.get("loc", ())), "problem": e.get("msg", "")}
             for e in exc.errors()
         ]
         first = problems[0] if problems else {"field": "", "problem": "invalid"}
+        if (as_page := page(request)) is not None:
+            return as_page(
+                request,
+                422,
+                "invalid_request",
+                f"This address or form holds a value the page cannot use ({first['field']}: "
+                f"{first['problem']}). Nothing was changed.",
+            )
         return error_response(
             422,
             "invalid_request",
@@ -106,9 +121,49 @@ def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
         )
 
     @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: HTTPException) -> Response:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return error_response(exc.status_code, code, str(exc.detail))
+        if (as_page := page(request)) is not None:
+            return _as_page(as_page, request, exc, code)
+        message = str(exc.detail)
+        if exc.status_code == 400 and message == _UNREADABLE_BODY:
+            code, message = (
+                "invalid_body",
+                "The request body could not be read as JSON: send UTF-8 JSON (nested at most "
+                "a few hundred levels) with `Content-Type: application/json`. Nothing was "
+                "written.",
+            )
+        response = error_response(exc.status_code, code, message)
+        response.headers.update(exc.headers or {})  # a 405's Allow, say
+        return response
+
+
+#: What FastAPI says of a body it could not parse (bytes that are not UTF-8, JSON too deep).
+_UNREADABLE_BODY = "There was an error parsing the body"
+
+
+#: How Starlette's form parser says a field or part is over its limit (it answers 400).
+_FORM_TOO_LARGE = ("Field exceeded maximum size", "Part exceeded maximum size")
+
+
+def _as_page(html: HtmlErrors, request: Request, exc: HTTPException, code: str) -> Response:
+    """An HTTP error of the admin page's paths, as a page that says what happened."""
+    detail = str(exc.detail)
+    if exc.status_code == 400 and detail.startswith(_FORM_TOO_LARGE):
+        return html(
+            request,
+            413,
+            "form_too_large",
+            "The form was larger than the server reads (1 MB a field), so it was not read: "
+            "nothing was saved.",
+        )
+    if exc.status_code == 404:
+        return html(request, 404, code, "There is no page at this address.")
+    if exc.status_code == 405:
+        return html(
+            request, 405, code, f"This address does not answer {request.method}; open it as a link."
+        )
+    return html(request, exc.status_code, code, f"{detail.rstrip('.')}. Nothing was changed.")
 
 
 def _jsonable(details: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,9 @@ sign-in link for the admin page (valid fifteen minutes): there is no default pas
 
 from __future__ import annotations
 
+import errno
 import signal
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +19,13 @@ from types import FrameType
 from typing import Any
 
 from reverie.api import Reverie
-from reverie.config import export_home, export_slack_wake_port, slack_wake_port
+from reverie.config import (
+    default_public_url,
+    export_home,
+    export_slack_wake_port,
+    slack_wake_port,
+)
+from reverie.errors import RefusedInput
 from reverie.store.postgres import redact
 
 __all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run", "worker_app"]
@@ -41,13 +49,19 @@ class Bootstrap:
 
 
 def bootstrap(rv: Reverie, owner: str = "owner") -> Bootstrap:
-    """Create an owner, an example agent and the owner's first token, on an empty home only."""
-    if rv.members() or rv.agents():
-        return Bootstrap(rv.ensure_owner(owner).name, None, None)
+    """The owner (made if the home has none); on a home where no API token was ever made,
+    the owner's first token, and the example agent too if there is no agent yet. Another
+    command run first (``reverie mcp`` makes the owner, ``reverie agent create`` an agent)
+    leaves a home where no one has a token yet, so that is what counts as a first start."""
     member = rv.ensure_owner(owner)
-    rv.create_agent(EXAMPLE_AGENT, creator=member.name, soul=EXAMPLE_SOUL)
+    if rv.tokens_of():
+        return Bootstrap(member.name, None, None)
+    agent = None
+    if not rv.agents():
+        rv.create_agent(EXAMPLE_AGENT, creator=member.name, soul=EXAMPLE_SOUL)
+        agent = EXAMPLE_AGENT
     token, _ = rv.create_token(member.name, label="created by the first start")
-    return Bootstrap(member.name, EXAMPLE_AGENT, token)
+    return Bootstrap(member.name, agent, token)
 
 
 def _server_class() -> type:
@@ -90,6 +104,10 @@ def run(
 
     from .app import create_app
 
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    base = f"http://{shown}:{port}"
+    default_public_url(base)
+    check_listen(host, port)  # before anything is made or printed: nothing to undo
     rv = Reverie(home, create=True)
     first = bootstrap(rv, owner)
     slack, routes = _slack(rv)
@@ -97,8 +115,6 @@ def run(
     reviews = threading.Thread(
         target=serve_forever, args=(rv, stop, tick), name="review-scheduler", daemon=True
     )
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    base = f"http://{shown}:{port}"
     code = rv.sign_in_code(first.owner)
     say(
         f"Reverie is serving {_where(rv)} at {base}"
@@ -111,9 +127,17 @@ def run(
     if first.token:
         say(f"  API and MCP token for {first.owner} (shown once): {first.token}")
         say(f"    curl -H 'Authorization: Bearer {first.token}' {base}/api/agents")
+    else:
+        say("  API and MCP tokens: `reverie token create NAME` makes one (shown once).")
     say(f"  MCP (streamable HTTP): {base}/mcp    OpenAPI: {base}/openapi.json")
     if slack is not None:
         say(f"  Slack events: {base}/slack/events")
+    elif rv.settings.slack_bot_token or rv.settings.slack_signing_secret:
+        unset = "SLACK_SIGNING_SECRET" if rv.settings.slack_bot_token else "SLACK_BOT_TOKEN"
+        say(
+            f"  Slack events: not served, {unset} is not set (events over HTTP need "
+            "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET; Socket Mode is `reverie slack --socket`)."
+        )
     say(f"  Reviewing due agents every {tick:g} s. Ctrl-C stops.")
     reviews.start()
     if slack is not None:
@@ -143,6 +167,40 @@ def run(
         reviews.join(timeout=30)
         rv.close()
         say("Stopped.")
+
+
+def check_listen(host: str, port: int) -> None:
+    """That the server can listen at ``host``:``port``, tried with a socket bound and closed
+    again as uvicorn will bind it, so that a taken port or an unknown host is said before the
+    banner claims the address.
+
+    Raises:
+        RefusedInput: ``address_unavailable``, saying why.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise RefusedInput(
+            f"Cannot listen on {host!r}: the host name is unknown ({exc}). Pass --host an "
+            "address of this machine, such as 127.0.0.1 or 0.0.0.0. Nothing was started.",
+            code="address_unavailable",
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            why = (
+                "another program is listening there"
+                if exc.errno == errno.EADDRINUSE
+                else (exc.strerror or str(exc))
+            )
+            raise RefusedInput(
+                f"Cannot listen on {host}:{port}: {why}. Choose another --port (or stop the "
+                "other server). Nothing was started.",
+                code="address_unavailable",
+            ) from None
 
 
 def worker_app() -> Any:

@@ -1,19 +1,19 @@
 """Reverie's MCP server (needs the ``server`` extra): ``reverie mcp`` over stdio, and
 ``/mcp`` over streamable HTTP under ``reverie serve``."""
 
+from reverie.api import Reverie
+
 from .server import MCP_TOOLS, build_server, owner_resolver
 
 __all__ = ["MCP_TOOLS", "build_server", "owner_resolver", "serve_stdio"]
 
 
-def serve_stdio(home: object = None) -> None:
-    """Serve MCP over this process's stdin and stdout, as the home's owner, until EOF."""
+def serve_stdio(rv: Reverie) -> None:
+    """Serve MCP over this process's stdin and stdout, as ``rv``'s owner, until EOF; closes
+    ``rv`` then."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from reverie.api import Reverie
-
-    rv = Reverie(home)  # type: ignore[arg-type]
     server = build_server(rv, owner_resolver(rv))
 
     async def main() -> None:

@@ -56,21 +56,32 @@ INSTRUCTIONS = (
 Resolver = Callable[[Any], Actor]
 
 
+#: Arguments are taken as JSON sends them: ``true`` is no revision and ``"3"`` no number.
+_STRICT = ConfigDict(extra="forbid", strict=True)
+#: An agent's name, a channel id or a key longer than this is no such thing.
+_NAME_CHARS = 200
+
+
 class InstructionChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    channel: str = Field(description="The chat (channel id) whose instructions change.")
+    model_config = _STRICT
+    channel: str = Field(
+        min_length=1,
+        max_length=_NAME_CHARS,
+        description="The chat whose instructions change: its channel id, as Reverie names it "
+        "(a Slack channel is slack:C0123ABCD).",
+    )
     text: str = Field(min_length=1, max_length=2400, description="The instruction text.")
     mode: str = Field("append", description="append, or replace (admins only).")
 
 
 class InspectArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    agent: str = Field(description="The agent's name.")
+    model_config = _STRICT
+    agent: str = Field(min_length=1, max_length=_NAME_CHARS, description="The agent's name.")
 
 
 class UpdateArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    agent: str = Field(description="The agent's name.")
+    model_config = _STRICT
+    agent: str = Field(min_length=1, max_length=_NAME_CHARS, description="The agent's name.")
     body: str = Field(
         description="The whole new MEMORY.md: what inspect_memory returned, with your change. "
         "An empty body clears the memory."
@@ -82,6 +93,14 @@ class UpdateArgs(BaseModel):
         None,
         description="An instruction change to bundle with this memory change: then nothing "
         "applies until a person approves both.",
+    )
+    idempotency_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=_NAME_CHARS,
+        description="Any string unique to this change: a call sent again with the same key "
+        "and body (a retry after a lost answer) returns the first answer instead of "
+        "revision_conflict, and writes nothing twice.",
     )
 
 
@@ -111,11 +130,15 @@ def build_server(rv: Reverie, resolve: Resolver) -> Server[Any]:
             name="inspect_memory",
             description=INSPECT_DESCRIPTION,
             input_schema=schema_of(InspectArgs),
+            annotations=_READ_ONLY,
         ),
         types.Tool(
             name="update_agent_memory",
             description=UPDATE_DESCRIPTION,
             input_schema=schema_of(UpdateArgs),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, open_world_hint=False
+            ),
         ),
         *(_with_agent(t) for t in registry.values()),
     ]
@@ -134,7 +157,10 @@ def build_server(rv: Reverie, resolve: Resolver) -> Server[Any]:
                 return _update(actor, UpdateArgs.model_validate(arguments))
             tool = registry.get(params.name)
             if tool is None:
-                raise RefusedInput(f"No tool {params.name!r}.", code="tool_not_available")
+                raise RefusedInput(
+                    f"No tool {params.name!r}; the tools are {', '.join(MCP_TOOLS)}.",
+                    code="tool_not_available",
+                )
             return _registry_call(actor, tool, arguments)
 
         try:
@@ -175,14 +201,30 @@ def _error(error: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class _AgentArg(BaseModel):
+    """The ``agent`` argument MCP adds to a registry tool's own."""
+
+    model_config = ConfigDict(strict=True)
+    agent: str = Field(
+        min_length=1,
+        max_length=_NAME_CHARS,
+        description="The agent whose memory or history this is.",
+    )
+
+
 def _with_agent(tool: Tool) -> types.Tool:
     schema = dict(tool.spec.parameters)
     schema["properties"] = {
-        "agent": {"type": "string", "description": "The agent whose memory or history this is."},
+        **schema_of(_AgentArg)["properties"],
         **schema.get("properties", {}),
     }
     schema["required"] = ["agent", *schema.get("required", [])]
-    return types.Tool(name=tool.name, description=tool.description, input_schema=schema)
+    return types.Tool(
+        name=tool.name, description=tool.description, input_schema=schema, annotations=_READ_ONLY
+    )
 
 
 def _inspect(actor: Actor, args: InspectArgs) -> dict[str, Any]:
@@ -206,19 +248,36 @@ def _update(actor: Actor, args: UpdateArgs) -> dict[str, Any]:
             "message": "Nothing changed yet: a person must approve this proposal "
             f"({approval.id}) before the memory and the instructions change.",
         }
-    outcome = actor.memory_apply(
-        args.agent,
-        {"action": "set_body", "text": args.body},
-        writer="mcp",
-        expected_revision=args.expected_revision,
-    )
+    try:
+        outcome = actor.memory_apply(
+            args.agent,
+            {"action": "set_body", "text": args.body},
+            writer="mcp",
+            expected_revision=args.expected_revision,
+            key=args.idempotency_key,
+        )
+    except RefusedInput as exc:
+        raise _about_body(exc) from None
     return {"status": "saved" if outcome.changed else "unchanged", **outcome.to_dict()}
 
 
+#: The field the store names when it refuses the body this tool writes as one operation.
+_BODY_FIELD = "operations[0].text"
+
+
+def _about_body(exc: RefusedInput) -> RefusedInput:
+    """The store's refusal of the one operation ``update_agent_memory`` sends, in the tool's
+    own words: ``body``, the argument the caller sent, not the batch's field."""
+    if exc.details.get("field") != _BODY_FIELD:
+        return exc
+    details = {**exc.details, "field": "body"}
+    return RefusedInput(exc.message.replace(_BODY_FIELD, "body"), code=exc.code, **details)
+
+
 def _registry_call(actor: Actor, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
-    agent = arguments.pop("agent", None)
-    if not isinstance(agent, str) or not agent:
-        raise RefusedInput("agent is missing: name the agent.", code="invalid_arguments")
+    agent = _AgentArg.model_validate(
+        {"agent": arguments.pop("agent")} if "agent" in arguments else {}
+    ).agent
     actor.agent(agent)  # NotFound before anything else
     envelope = PolicyEnvelope(
         turn="mcp-" + uuid.uuid4().hex[:10],

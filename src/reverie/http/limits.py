@@ -1,0 +1,87 @@
+"""What a request may bring, checked before anything reads its body.
+
+A body larger than :func:`max_body_bytes` is answered 413 ``request_too_large`` (from its
+``Content-Length`` at once, or as soon as a streamed body passes the limit), and an API call
+without credentials is answered 401 before its body is read: parsing hundreds of megabytes of
+JSON would cost the server the memory it needs for everyone else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from reverie.config import Settings
+from reverie.errors import PermissionDenied
+
+from .auth import actor_of
+from .errors import error_response
+
+__all__ = ["RequestLimits", "max_body_bytes"]
+
+#: Paths that answer without credentials.
+_OPEN = ("/api/health",)
+
+
+def max_body_bytes(settings: Settings) -> int:
+    """The largest request body: twice the largest batch, room for a batch's JSON escapes."""
+    return 2 * settings.max_batch_bytes
+
+
+class RequestLimits:
+    """ASGI middleware: the body limit, and the API's credentials asked for before its body."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.limit = max_body_bytes(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        path = scope["path"]
+        if path.startswith("/api/") and path not in _OPEN and b"authorization" not in headers:
+            try:
+                actor_of(scope["app"].state.reverie, None)
+            except PermissionDenied as exc:
+                await error_response(401, exc.code, exc.message)(scope, receive, send)
+                return
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+        started = refused = False
+
+        async def counted() -> Message:
+            # Past the limit the app is told the client went away, so it stops reading; the
+            # 413 is sent here, and whatever the app answers after it is dropped.
+            nonlocal seen, refused
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit and not refused:
+                refused = True
+                if not started:
+                    await self._refuse(scope, receive, send)
+            return {"type": "http.disconnect"} if refused else message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        await self.app(scope, counted, watched)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Any) -> None:
+        mib = self.limit // (1024 * 1024)
+        await error_response(
+            413,
+            "request_too_large",
+            f"The request body is over {mib:,} MiB, the most a request may bring (twice "
+            "REVERIE_MAX_BATCH_BYTES). Send less at once (import conversations in parts, "
+            "move detail into topic files); nothing was read or written.",
+        )(scope, receive, send)
