@@ -10,6 +10,7 @@ from reverie.config import Settings
 from reverie.core.chat import ChatCommand, check_limits, parse_command, remember_body, update_body
 from reverie.core.markdown import new_index
 from reverie.errors import RefusedInput
+from tests.conftest import fake
 
 
 @pytest.mark.parametrize(
@@ -96,3 +97,25 @@ def test_c1_any_text_parses_or_is_no_command(text: str) -> None:
     )
     if command is not None and command.action == "invalid":
         assert command.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            "!memory stash " + fake("ghp_", "u8jzPde0IgxLd6Gncf", "BAepfJBd0Kh8oOOL8d"),
+            "`!memory stash ...`",
+        ),
+        ("!memory " + fake("xoxb-", "1111-2222-", "fakebottoken"), "`!memory ...`"),
+        ("!memory updat memory - x", "`!memory updat memory ...`"),
+    ],
+    ids=["github-token", "slack-token", "typo"],
+)
+def test_c1_an_unknown_command_is_named_without_what_was_typed_after_it(
+    text: str, named: str
+) -> None:
+    """The answer to an unknown command is posted back and kept: it names the command word
+    and the plain words after it, never the rest (a pasted token)."""
+    command = parse_command(text)
+    assert command is not None and command.action == "invalid"
+    assert command.problem == f"I don't know the command {named}."

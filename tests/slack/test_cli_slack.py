@@ -53,9 +53,45 @@ def test_grant_refusals(home: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "--home", home, "--json", "grant", "bo", "--slack-channel", "C1")
     assert (code, out["error"]["code"]) == (5, "not_found")
     code, out = run(capsys, "--home", home, "--json", "grant", "ada", "--slack-channel", "C 1")
-    assert (code, out["error"]["code"]) == (3, "invalid_id")
+    assert (code, out["error"]["code"]) == (3, "invalid_channel")
     code, out = run(capsys, "--home", home, "--json", "grant", "ada", "--revoke")
     assert (code, out["error"]["code"]) == (2, "usage_error")
+
+
+def test_c2_grant_takes_a_slack_channel_id_or_the_id_as_listed(
+    home: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A grant names a chat Slack sends events from: an id not shaped like Slack's (empty,
+    lowercase, a group DM's internal ``:group`` channel) is refused and writes nothing, and the
+    id as ``reverie grant AGENT`` lists it (``slack:C...``) is that channel, so that revoking
+    it revokes the real grant."""
+    for bad in ("", "  ", "c0123abcd", "G0MPIM:group", "slack:", "#ops", "C0123ABCD!"):
+        code, out = run(capsys, "--home", home, "--json", "grant", "ada", "--slack-channel", bad)
+        assert (code, out["error"]["code"]) == (3, "invalid_channel"), bad
+        assert "like C0123ABCD" in out["error"]["message"]
+        assert "Nothing was changed." in out["error"]["message"]
+    with Reverie(home) as rv:
+        assert [c.id for c in rv.channels() if c.id.startswith("slack:")] == []
+        assert rv.grants("ada") == []
+    code, out = run(
+        capsys, "--home", home, "--json", "grant", "ada", "--slack-channel", "C0123ABCD"
+    )
+    assert (code, out["channel"], out["status"]) == (0, "slack:C0123ABCD", "active")
+    listed = run(capsys, "--home", home, "--json", "grant", "ada")[1]["grants"][0]["channel"]
+    code, out = run(
+        capsys, "--home", home, "--json", "grant", "ada", "--slack-channel", listed, "--revoke"
+    )
+    assert (code, out["channel"], out["status"], out["slack_channel"]) == (
+        0,
+        "slack:C0123ABCD",
+        "revoked",
+        "C0123ABCD",
+    )
+    with Reverie(home) as rv:
+        assert [(g.channel_id, g.status) for g in rv.grants("ada")] == [
+            ("slack:C0123ABCD", "revoked")
+        ]
+        assert [c.id for c in rv.channels() if c.id.startswith("slack:")] == ["slack:C0123ABCD"]
 
 
 def test_slack_needs_socket_mode_and_its_token(

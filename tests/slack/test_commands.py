@@ -3,10 +3,27 @@ app, answers read back from the local Slack server, memory read from the real st
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
+from typing import Any
 
 from reverie.core.chat import HELP
-from tests.slack.conftest import DM_GHOST, DM_SAM, EVE, GHOST, GUEST, OLGA, OPS, SAM, Stack
+from reverie.slack.app import SlackSurface
+from tests.conftest import fake
+from tests.slack.conftest import (
+    DM_GHOST,
+    DM_SAM,
+    EVE,
+    GHOST,
+    GUEST,
+    OLGA,
+    OPS,
+    SAM,
+    SIGNING_SECRET,
+    Stack,
+)
+from tests.slack.fake_slack_server import signed_headers
 
 REMEMBER = "!remember Deploys - We deploy on Tuesdays\nRun make release from a clean main."
 
@@ -263,3 +280,128 @@ def test_c3_different_events_at_once_each_save_their_own_revision(stack: Stack) 
     assert revision(stack) == 8
     body = stack.rv.memory_read("ada").text
     assert all(body.count(f"## Note {i}\n\nfact {i}\n") == 1 for i in range(8))
+
+
+def test_c2_a_deactivated_user_still_listed_in_a_channel_writes_nothing(stack: Stack) -> None:
+    """Slack may still list a deactivated user among a channel's members: the write is refused
+    for what the user is (``inactive_member``), whatever the member list says."""
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.slack.channels[OPS].members.add(GHOST)
+    stack.slack.users[GHOST]["deleted"] = True
+    stack.say(GHOST, OPS, REMEMBER)
+    assert answers(stack, OPS) == [
+        f"slack:{GHOST} is deactivated in this workspace (as the chat platform reports it, or "
+        "by an admin here), and a deactivated member writes memory from nowhere, a channel "
+        "they are still listed in included. Nothing changed."
+    ]
+    assert revision(stack) == 0
+    assert stack.rv.member(f"slack:{GHOST}").active is False
+
+
+def test_c2_a_member_deactivated_here_writes_nothing_from_a_channel(stack: Stack) -> None:
+    """An admin deactivated the member in Reverie; Slack still reports the user active and in
+    the channel: deactivated here is deactivated everywhere, as in a DM."""
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.say(SAM, OPS, "!remember Before - still active")
+    stack.rv.update_member(f"slack:{SAM}", active=False)
+    stack.say(SAM, OPS, REMEMBER)
+    said = answers(stack, OPS)
+    assert said[0] == "Saved to ada's memory: revision 1."
+    assert said[1].startswith(f"slack:{SAM} is deactivated in this workspace")
+    assert said[1].endswith("Nothing changed.")
+    assert revision(stack) == 1
+
+
+def test_c3_w7_a_retry_after_a_refusal_is_answered_by_the_refusal(stack: Stack) -> None:
+    """Slack retries an event whose command was refused, after what refused it changed (the
+    grant given again, the author joined): Slack was told nothing changed, so nothing does,
+    and nothing more is posted; also when the retry reaches a process started since."""
+    stack.rv.ensure_channel(f"slack:{OPS}", "channel")
+    stack.rv.grant("ada", f"slack:{OPS}")
+    stack.rv.revoke("ada", f"slack:{OPS}")
+    no_grant = stack.events.message(SAM, OPS, REMEMBER)
+    assert stack.events.deliver(no_grant)[0] == 200
+    stack.settle()
+    stack.rv.grant("ada", f"slack:{OPS}")
+    assert stack.events.deliver(no_grant, retry=1)[0] == 200
+    # Eve is not in the channel; she joins, and Slack retries her command.
+    not_in = stack.events.message(EVE, OPS, "!remember Eve - was not in the channel")
+    assert stack.events.deliver(not_in)[0] == 200
+    stack.settle()
+    stack.slack.channels[OPS].members.add(EVE)
+    joined = stack.events.envelope(
+        {"type": "member_joined_channel", "user": EVE, "channel": OPS, "event_ts": "1.0"}
+    )
+    assert stack.events.deliver(joined)[0] == 200
+    assert stack.events.deliver(not_in, retry=1)[0] == 200
+    # A process started since (a new surface on the same home) answers the next retries.
+    again = SlackSurface(stack.rv, client=stack.surface.client)
+    try:
+        for body in (no_grant, not_in):
+            raw = json.dumps(body)
+            headers = signed_headers(SIGNING_SECRET, raw, retry=2)
+            assert again.dispatch(raw.encode(), "", headers).status == 200
+        assert again.wait_idle(timeout=30)
+    finally:
+        again.stop()
+    said = answers(stack, OPS)
+    assert len(said) == 2, said
+    assert said[0].startswith("Agent ada has no active grant in this channel")
+    assert said[1].startswith(f"slack:{EVE} is not a member of this channel")
+    assert revision(stack) == 0
+
+
+def test_c1_an_unknown_command_never_echoes_a_secret(stack: Stack) -> None:
+    """A token pasted after ``!memory`` is neither posted back nor kept in the outbox."""
+    token = fake("ghp_", "u8jzPde0IgxLd6Gncf", "BAepfJBd0Kh8oOOL8d")
+    stash, _ = stack.say(SAM, DM_SAM, f"!memory stash {token}")
+    bare, _ = stack.say(SAM, DM_SAM, f"!memory {token}")
+    said = answers(stack, DM_SAM)
+    assert said[0].startswith("I don't know the command `!memory stash ...`. Nothing changed.")
+    assert said[1].startswith("I don't know the command `!memory ...`. Nothing changed.")
+    kept = [d.text for body in (stash, bare) for d in stack.rv.outbox.for_task(_key(body))]
+    assert len(kept) == 2 and not any("ghp_" in t for t in kept + said)
+
+
+def _key(body: dict[str, Any]) -> str:
+    """The idempotency key (and outbox task) of an event's answer."""
+    return f"slack:{body['event_id']}"
+
+
+def test_c2_w4_a_refused_character_is_said_as_in_the_persons_message(stack: Stack) -> None:
+    """The core refuses a character at a position of the whole MEMORY.md; the person reads
+    which character, that it is in their message, and that nothing changed, once."""
+    stack.say(SAM, DM_SAM, "!remember Bell - a\x07b")
+    stack.say(SAM, DM_SAM, "!remember Esc\x1b[31m - red")
+    stack.say(SAM, DM_SAM, "!remember Flip - a \u202eevil\u202c b")
+    stack.say(SAM, DM_SAM, "!remember Deploy key - AKIA" + "ABCDEFGHIJKLMNOP")
+    said = answers(stack, DM_SAM)
+    assert said[0] == (
+        "Your message holds the control character U+0007, which is never kept (newline and "
+        "tab are fine): remove it and send the message again. Nothing changed."
+    )
+    assert said[1].startswith("Your message holds the control character U+001B,")
+    assert said[2] == (
+        "Your message holds the invisible character U+202E (RIGHT-TO-LEFT OVERRIDE), which "
+        "can hide or reorder text for a person while a model still reads it: remove it and "
+        "send the message again. Nothing changed."
+    )
+    assert said[3].startswith(
+        "Your message looks like it holds a credential (AWS access key ID on line 1 of your "
+        "message)."
+    )
+    for text in said:
+        assert "position" not in text and "operations[0]" not in text and "MEMORY.md" not in text
+        assert text.lower().count("nothing") == 1, text
+    assert revision(stack) == 0
+
+
+def test_an_admin_link_names_the_agent_as_one_path_segment(tmp_path: Path) -> None:
+    """An agent named ``q?x#y`` is linked as itself, not as agent ``q`` with a query."""
+    from reverie.config import Settings
+    from reverie.slack.commands import admin_link
+
+    settings = Settings.load(tmp_path, public_url="http://reverie.example:8765/")
+    assert admin_link(settings, "q?x#y") == "http://reverie.example:8765/admin/agents/q%3Fx%23y"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from reverie.errors import RefusedInput
 from reverie.runtime.run import STALE_NOTICE
 from reverie.slack import app as slack_app
 from reverie.slack.app import SlackSurface
@@ -173,6 +174,28 @@ def test_a_model_error_is_a_notice_posted_once(stack: Stack) -> None:
     assert len(said) == 1 and said[0].startswith("I could not get an answer from the model")
 
 
+def test_a_model_failure_is_said_without_its_details_which_go_to_the_log(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whoever DMs the agent reads that the model could not be reached and to try later; the
+    endpoint, the model and what its server said are for an admin, in the server log, and are
+    neither posted nor kept in the outbox."""
+    caplog.set_level(logging.WARNING)
+    stack.model.fail(500, "upstream exploded at the gpu farm")
+    body, _ = stack.say(SAM, DM_SAM, "hello?")
+    stack.settle()
+    said = stack.texts(DM_SAM)
+    assert said == [
+        "I could not get an answer from the model: it could not be reached just now. Please "
+        "try again in a little while; an admin finds the reason in the server log."
+    ]
+    conv = f"slack:{DM_SAM}:{body['event']['ts']}"
+    kept = [d.text for t in stack.rv.turn_log(conv) for d in stack.rv.outbox.for_task(t.id)]
+    for text in said + kept:
+        assert "127.0.0.1" not in text and "gpt-test" not in text and "exploded" not in text
+    assert "upstream exploded" in caplog.text and "gpt-test" in caplog.text
+
+
 def test_t1_notify_goes_to_the_thread_through_the_outbox(stack: Stack) -> None:
     stack.model.answer(ToolUse([("notify", {"text": "Deploy started."})]))
     stack.model.answer("Done.")
@@ -237,6 +260,24 @@ def test_app_home_with_a_dm_agent(stack_factory: Any) -> None:
     stack.events.deliver(opened)
     text = str(stack.slack.views[-1][1]["blocks"])
     assert "*ada*: memory at revision 1, 0 granted channels, answers DMs" in text
+
+
+def test_app_home_lists_each_agents_granted_channels(stack: Stack) -> None:
+    """The README: App Home lists each agent's granted channels (Slack shows ``<#C...>`` as
+    the channel's name); a revoked grant is not one."""
+    for channel in (OPS, "C0DEV", "C0OLD"):
+        stack.rv.ensure_channel(channel_ref(channel), "channel")
+        stack.rv.grant("ada", channel_ref(channel))
+    stack.rv.revoke("ada", channel_ref("C0OLD"))
+    opened = stack.events.envelope(
+        {"type": "app_home_opened", "user": SAM, "channel": DM_SAM, "tab": "home", "event_ts": "1"}
+    )
+    assert stack.events.deliver(opened)[0] == 200
+    (section,) = [b for b in stack.slack.views[-1][1]["blocks"] if "*ada*" in str(b)]
+    assert section["text"]["text"].split("\n")[:2] == [
+        "*ada*: no memory yet (revision 0), 2 granted channels, answers DMs",
+        f"Granted in <#C0DEV>, <#{OPS}>",
+    ]
 
 
 def test_secrets_stay_out_of_logs_and_reprs(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
@@ -398,3 +439,59 @@ def test_starting_with_the_token_in_the_environment_logs_no_bolt_warning(
         stack = stack_factory()
     assert stack.surface.app.client is stack.surface.client  # the client of the settings
     assert not [r for r in caplog.records if "will be unused" in r.getMessage()]
+
+
+def test_w4_a_message_with_a_control_character_is_refused_in_its_thread(stack: Stack) -> None:
+    """A message the conversation store refuses (a control character, W4) is acknowledged,
+    never an error that Slack retries, and the refusal is posted in its thread once (W7):
+    which character, and that nothing was kept."""
+    body = stack.events.message(SAM, DM_SAM, "hi\x07 there")
+    assert stack.events.deliver(body)[0] == 200
+    assert stack.events.deliver(body, retry=1)[0] == 200
+    stack.settle()
+    posted = stack.slack.posted(DM_SAM)
+    assert [m["text"] for m in posted] == [
+        "Your message holds the control character U+0007, which is never kept (newline and "
+        "tab are fine): remove it and send the message again. Nothing was kept."
+    ]
+    assert posted[0]["thread_ts"] == body["event"]["ts"]
+    assert stack.model.requests == []
+    conv = f"slack:{DM_SAM}:{body['event']['ts']}"
+    assert stack.rv.context_read(None, conv).messages == []
+
+
+def test_a_dm_agent_setting_that_names_no_agent_stops_the_app(
+    stack_factory: Callable[..., Stack],
+) -> None:
+    """``REVERIE_SLACK_AGENT=nobody``: the app does not start (every DM would fail), and the
+    refusal says what to set."""
+    with pytest.raises(RefusedInput) as refused:
+        stack_factory(slack_agent="nobody")
+    assert refused.value.code == "invalid_setting"
+    assert "REVERIE_SLACK_AGENT is 'nobody', and no agent has that name" in refused.value.message
+    assert "(ada;" in refused.value.message
+
+
+def test_w7_a_dm_that_no_agent_answers_is_told_so_once(stack: Stack) -> None:
+    """Several agents and none set to answer DMs (or the one set deleted since the start): the
+    DM is acknowledged and told who can change that, once however often Slack retries the
+    event (W7)."""
+    stack.rv.create_agent("bo")
+    body = stack.events.message(SAM, DM_SAM, "!memory")
+    assert stack.events.deliver(body)[0] == 200
+    assert stack.events.deliver(body, retry=1)[0] == 200
+    stack.surface.settings = dataclasses.replace(stack.surface.settings, slack_agent="gone")
+    later, status = stack.say(SAM, DM_SAM, "hello?")
+    assert status == 200
+    stack.settle()
+    posted = stack.slack.posted(DM_SAM)
+    assert [m["text"] for m in posted] == [
+        "No agent answers DMs here: there are several agents and none is set to answer "
+        "DMs. An admin sets REVERIE_SLACK_AGENT to the agent that should answer. Nothing was "
+        "kept.",
+        "No agent answers DMs here: REVERIE_SLACK_AGENT names an agent that no longer "
+        "exists. An admin sets REVERIE_SLACK_AGENT to the agent that should answer. Nothing "
+        "was kept.",
+    ]
+    assert [m["thread_ts"] for m in posted] == [body["event"]["ts"], later["event"]["ts"]]
+    assert stack.model.requests == []

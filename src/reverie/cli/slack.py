@@ -14,7 +14,7 @@ import click
 from rich.table import Table
 
 from reverie.errors import NotFound, RefusedInput
-from reverie.slack.mapping import channel_ref
+from reverie.slack.mapping import PREFIX, channel_ref, is_channel_id
 from reverie.store.conversations import Grant
 
 from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
@@ -22,7 +22,12 @@ from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
 
 @app.command("grant")
 @click.argument("agent")
-@click.option("--slack-channel", "slack_channel", help="The Slack channel's id (C0123ABCD).")
+@click.option(
+    "--slack-channel",
+    "slack_channel",
+    help="The Slack channel's id (C0123ABCD), or the channel as `reverie grant AGENT` lists it "
+    "(slack:C0123ABCD).",
+)
 @click.option("--revoke", is_flag=True, help="Revoke the grant instead.")
 @pass_opts
 def grant(opts: Options, agent: str, slack_channel: str | None, revoke: bool) -> None:
@@ -46,7 +51,8 @@ def grant(opts: Options, agent: str, slack_channel: str | None, revoke: bool) ->
             emit(opts, {"agent": agent, "grants": [_grant(g) for g in grants]}, human_list)
             return
         rv.agent(agent)
-        ref = channel_ref(slack_channel.strip())
+        slack_channel = _channel_id(slack_channel)
+        ref = channel_ref(slack_channel)
         try:
             rv.channel(ref)
         except NotFound:
@@ -60,6 +66,29 @@ def grant(opts: Options, agent: str, slack_channel: str | None, revoke: bool) ->
         out.print(f"{agent} {verb} in Slack channel {slack_channel} ({g.channel_id}).")
 
     emit(opts, _grant(g) | {"agent": agent, "slack_channel": slack_channel}, human)
+
+
+def _channel_id(given: str) -> str:
+    """The Slack channel id of ``--slack-channel``: as Slack shows it (``C0123ABCD``), or as
+    ``reverie grant AGENT`` lists it (``slack:C0123ABCD``). A grant on anything else would
+    name no chat Slack sends (a lowercase or empty id), or one the app keeps apart
+    (``G0123ABCD:group``, a group DM's messages), and no message there would ever be admitted.
+
+    Raises:
+        RefusedInput: ``invalid_channel``, before anything is written.
+    """
+    found = given.strip()
+    found = found[len(PREFIX) :] if found.startswith(PREFIX) else found
+    if not is_channel_id(found):
+        raise RefusedInput(
+            f"{given[:80]!r} is not a Slack channel id: one is C, G or D followed by capital "
+            "letters and digits, like C0123ABCD. Slack shows a channel's id at the bottom of "
+            "its details (click the channel's name), and `reverie grant AGENT` lists the "
+            "channels granted already. Nothing was changed.",
+            code="invalid_channel",
+            slack_channel=given[:80],
+        )
+    return found
 
 
 def _grant(g: Grant) -> dict[str, Any]:

@@ -117,7 +117,25 @@ def parse_command(text: str) -> ChatCommand | None:
                 "with the rest of the new MEMORY.md on the lines after it."
             )
         return ChatCommand("update", description=description, body=body)
-    return _invalid(f"I don't know the command `{first[:80]}`.")
+    return _invalid(f"I don't know the command `{_named(first)}`.")
+
+
+#: A word of an unknown command that its answer may repeat: a short plain word ("stash").
+_PLAIN_WORD = re.compile(r"[A-Za-z]{1,20}")
+
+
+def _named(first: str) -> str:
+    """An unknown command as its answer names it: the command word and the plain words after
+    it, ``...`` for the rest. The answer is posted back to the chat and kept in the outbox, so
+    it never repeats what a person typed beyond that: a token pasted after ``!memory`` is not
+    echoed (nor stored again) to say that the command is unknown."""
+    words = first.split()
+    shown = words[:1]
+    for word in words[1:4]:
+        if not _PLAIN_WORD.fullmatch(word):
+            break
+        shown.append(word)
+    return " ".join(shown) + (" ..." if len(shown) < len(words) else "")
 
 
 def _invalid(problem: str) -> ChatCommand:

@@ -4,7 +4,11 @@ What each event does:
 
 * ``message`` (DMs, and channel messages that are commands) and ``app_mention`` (the agent
   named in a channel): a ``!memory`` command runs at once (C1-C3) and its answer is queued once
-  per event; anything else said to the agent starts a turn (P1-P4) in the thread.
+  per event; anything else said to the agent starts a turn (P1-P4) in the thread. An event
+  that was answered already (its command refused or saved, its turn refused), here or in
+  another process, before a restart too, runs nothing again: its answer is in the outbox
+  under the event's key, and a retry is answered by it. A refusal never fails the request
+  (Slack would only send it again); a fault does, so that Slack's retry finds it mended.
 * ``app_home_opened``: the Home tab is published.
 * ``member_joined_channel`` / ``member_left_channel``: the channel's cached member list is
   dropped, so the next write check asks Slack again (C2).
@@ -51,11 +55,11 @@ from slack_sdk import WebClient
 
 from reverie.api import Reverie
 from reverie.core.chat import parse_command
-from reverie.errors import NotFound, RefusedInput, ReverieError
+from reverie.errors import NotFound, PermissionDenied, RefusedInput, ReverieError
 from reverie.llm.chat import ChatProvider
 
 from .client import call, require, web_client
-from .commands import run_command
+from .commands import about_message, ending, run_command
 from .delivery import DeliveryWorker, WakeSender
 from .directory import Directory, SlackUser
 from .home import home_view
@@ -94,6 +98,10 @@ RESUME_SECONDS = 15 * 60
 #: Message subtypes that are a person speaking; edits, deletions, joins and bots are not.
 _SPOKEN = (None, "thread_broadcast", "file_share")
 
+#: Refusals of a turn written for the person in the chat, said as they are; any other failure
+#: is said in a short notice, its detail left to the server log.
+_SAID_AS_IS = frozenset({"no_model", "agent_archived"})
+
 
 class HTTPAnswer(NamedTuple):
     """What to answer Slack's HTTP request with."""
@@ -123,6 +131,7 @@ class SlackSurface:
     ) -> None:
         self.rv = rv
         self.settings = rv.settings
+        self._check_dm_agent()
         self.client = client or web_client(self.settings)
         who = call("auth.test", self.client.auth_test)
         self.bot_user: str | None = who.get("user_id")
@@ -149,6 +158,29 @@ class SlackSurface:
         self._stopping = threading.Event()
         self._resumer: threading.Thread | None = None
         self.app = self._build()
+
+    def _check_dm_agent(self) -> None:
+        """``REVERIE_SLACK_AGENT`` names an agent (by name or id), or is unset.
+
+        Raises:
+            RefusedInput: ``invalid_setting``, naming the agents it may be set to.
+        """
+        setting = self.settings.slack_agent
+        if not setting:
+            return
+        try:
+            self.rv.agent(setting)
+        except NotFound:
+            names = sorted(a.name for a in self.rv.agents() if not a.archived)
+            shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+            raise RefusedInput(
+                f"REVERIE_SLACK_AGENT is {setting!r}, and no agent has that name: set it to "
+                f"the agent that answers Slack DMs ({shown or 'create one first'}; `reverie "
+                "agent list` shows them), or unset it when there is only one agent. The Slack "
+                "app was not started.",
+                code="invalid_setting",
+                setting="REVERIE_SLACK_AGENT",
+            ) from None
 
     # the bolt app
 
@@ -305,10 +337,22 @@ class SlackSurface:
     # listeners (bolt passes the arguments by name)
 
     def _on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        self._handle(body, event, mention=False)
+        self._handled(body, event, mention=False)
 
     def _on_mention(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        self._handle(body, event, mention=True)
+        self._handled(body, event, mention=True)
+
+    def _handled(self, body: dict[str, Any], event: dict[str, Any], *, mention: bool) -> None:
+        """:meth:`_handle`, with a refusal that reached this far acknowledged and logged: it
+        would refuse every retry of the event too, and an error answer only makes Slack send
+        it again. A fault (the state store, Slack unreachable) still fails the request, so
+        that Slack's retry finds it mended."""
+        try:
+            self._handle(body, event, mention=mention)
+        except (RefusedInput, PermissionDenied, NotFound) as exc:
+            log.warning(
+                "Slack event %s not handled (%s): %s", body.get("event_id"), exc.code, exc.message
+            )
 
     def _on_home(self, event: dict[str, Any]) -> None:
         if event.get("tab", "home") != "home" or not event.get("user"):
@@ -343,15 +387,21 @@ class SlackSurface:
             if kind == "group":
                 self._heard_from_group(channel, thread_ts)
             return
+        key = f"slack:{body.get('event_id') or f'{channel}:{ts}'}"
+        if self.rv.outbox.for_task(key):
+            # Answered already (refused, saved, or a turn that failed), by this process or
+            # another, before a restart too: a retry of the event is answered by that first
+            # answer, which is posted once, and runs nothing again, whatever changed since.
+            self._wake()
+            return
         user = self.directory.user(event["user"])
         if user.bot:
             return
         with self._writing:
             chat = self._chat(channel, thread_ts, kind)
         if chat is None:
-            log.warning("No agent answers Slack DMs: set REVERIE_SLACK_AGENT.")
+            self._no_agent(channel, thread_ts, kind, key)
             return
-        key = f"slack:{body.get('event_id') or f'{channel}:{ts}'}"
         if command is not None:
             answer = run_command(
                 self.rv,
@@ -385,11 +435,38 @@ class SlackSurface:
         return message_kind(channel_type, shared)
 
     def dm_agent(self) -> str | None:
-        """The agent that answers DMs: ``REVERIE_SLACK_AGENT``, else the only active agent."""
+        """The name of the agent that answers DMs: ``REVERIE_SLACK_AGENT`` (a name or an
+        id), else the only active agent; None when there is none, or the setting names an
+        agent deleted since the app started."""
         if self.settings.slack_agent:
-            return self.settings.slack_agent
+            try:
+                return self.rv.agent(self.settings.slack_agent).name
+            except NotFound:
+                return None
         active = [a.name for a in self.rv.agents() if not a.archived]
         return active[0] if len(active) == 1 else None
+
+    def _no_agent(self, channel: str, thread_ts: str, kind: str, key: str) -> None:
+        """Say in the thread that no agent answers there, and who can change that. No agent
+        means no outbox row to queue, so it is posted at once, once per event."""
+        if kind == "dm":
+            if self.settings.slack_agent:
+                why = "REVERIE_SLACK_AGENT names an agent that no longer exists"
+            elif any(not a.archived for a in self.rv.agents()):
+                why = "there are several agents and none is set to answer DMs"
+            else:
+                why = "there is no agent yet (`reverie agent create NAME` makes one)"
+            text = (
+                f"No agent answers DMs here: {why}. An admin sets REVERIE_SLACK_AGENT to the "
+                "agent that should answer. Nothing was kept."
+            )
+        else:
+            text = (
+                "No agent answers in this channel: none holds a grant here. An admin grants "
+                f"one with `reverie grant AGENT --slack-channel {channel}`. Nothing was kept."
+            )
+        log.warning("No agent answers Slack chat %s: %s", channel, text)
+        self.worker.post_once(channel, thread_ts, text, key)
 
     def _agent_for(self, base: str, base_kind: str) -> str | None:
         """The agent of a chat: the DM agent in a DM; in a channel the one granted there (the
@@ -479,6 +556,7 @@ class SlackSurface:
             return
         hold = contextlib.ExitStack()
         handed = False
+        refused: RefusedInput | None = None
         try:
             if not hold.enter_context(self._turn_lock(key)):
                 return  # another delivery of the event (here or elsewhere) has the turn
@@ -487,24 +565,34 @@ class SlackSurface:
                     return  # a retry while the turn is still under way
                 # The person's message is recorded before Slack is acknowledged; from a group
                 # it turns the conversation off for good (O2).
-                appended = self.rv.append_message(
-                    chat.conversation,
-                    "user",
-                    text,
-                    author=user.member,
-                    channel_id=chat.source,
-                    message_id=key,
-                )
-                if not appended.added and self.rv.turn_log(
-                    chat.conversation, appended.position, appended.position + 1
-                ):
-                    # An earlier delivery (maybe to another process) recorded the message and
-                    # its turn started: it answers, or has answered.
-                    return
-                self._running[key] = self._turns.submit(
-                    self._run_turn, chat.agent, chat.conversation, user.member, text, key, hold
-                )
-                handed = True
+                try:
+                    appended = self.rv.append_message(
+                        chat.conversation,
+                        "user",
+                        text,
+                        author=user.member,
+                        channel_id=chat.source,
+                        message_id=key,
+                    )
+                except RefusedInput as exc:  # a control character, too long: nothing kept
+                    refused = exc
+                else:
+                    if not appended.added and self.rv.turn_log(
+                        chat.conversation, appended.position, appended.position + 1
+                    ):
+                        # An earlier delivery (maybe to another process) recorded the message
+                        # and its turn started: it answers, or has answered.
+                        return
+                    self._running[key] = self._turns.submit(
+                        self._run_turn, chat.agent, chat.conversation, user.member, text, key, hold
+                    )
+                    handed = True
+            if refused is not None:
+                # The refusal is the event's answer (Slack is acknowledged, and a retry finds
+                # the answer and runs nothing).
+                said = ending(about_message(refused, text) or refused.message, "Nothing was kept.")
+                self.rv.reply(chat.conversation, said, key=key)
+                self._wake()
         finally:
             if not handed:
                 hold.close()
@@ -542,7 +630,15 @@ class SlackSurface:
                 resume=resume,
             )
         except ReverieError as exc:
-            self.rv.reply(conversation, f"I could not answer: {exc.message}", key=key)
+            if exc.code in _SAID_AS_IS:
+                said = f"I could not answer: {exc.message}"
+            else:
+                log.warning("A Slack turn in %s failed (%s): %s", conversation, exc.code, exc)
+                said = (
+                    f"I could not answer just now ({exc.code}). Please try again later; an "
+                    "admin finds the reason in the server log."
+                )
+            self.rv.reply(conversation, said, key=key)
         except Exception:
             log.exception("A Slack turn failed in conversation %s", conversation)
         finally:

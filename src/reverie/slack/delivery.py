@@ -23,6 +23,7 @@ import logging
 import socket
 import threading
 import time
+from typing import Any
 
 from slack_sdk import WebClient
 
@@ -118,19 +119,10 @@ class DeliveryWorker:
         thread_ts = thread[1] if thread is not None and thread[0] == channel else None
         try:
             if d.attempts > 1:
-                found = self._posted(channel, thread_ts, d)
+                found = self._posted(channel, thread_ts, d.id, d.created_at)
                 if found is not None:
                     return found
-            posted = call(
-                "chat.postMessage",
-                self.client.chat_postMessage,
-                channel=channel,
-                thread_ts=thread_ts,
-                text=to_slack(d.text),
-                unfurl_links=False,
-                unfurl_media=False,
-                metadata={"event_type": METADATA_TYPE, "event_payload": {"delivery": d.id}},
-            )
+            posted = self._post(channel, thread_ts, d.text, d.id)
         except SlackError as exc:
             if exc.transient:
                 log.warning("Slack delivery %s deferred: %s", d.id, exc.code)
@@ -139,15 +131,48 @@ class DeliveryWorker:
             return f"error:{exc.code}"
         return str(posted.get("ts") or "")
 
-    def _posted(self, channel: str, thread_ts: str | None, d: Delivery) -> str | None:
-        """The ts of a message already posted for ``d`` (by a worker that died before marking
-        it), else None."""
+    def post_once(self, channel: str, thread_ts: str, text: str, key: str) -> None:
+        """Post ``text`` in a thread once for ``key`` (a chat event's id), outside the outbox:
+        for the answers that no agent gives, so no outbox row can hold (no agent answers DMs
+        here). The post carries ``key`` as its delivery id, and a post for the same key found
+        in the thread (a retried event) is not made again. Whatever Slack refuses is logged.
+        """
+        try:
+            if self._posted(channel, thread_ts, key, 0.0) is None:
+                self._post(channel, thread_ts, text, key)
+        except SlackError as exc:
+            log.warning("Slack refused the answer to %s: %s", key, exc.code)
+
+    def _post(
+        self, channel: str, thread_ts: str | None, text: str, delivery_id: str
+    ) -> dict[str, Any]:
+        """``chat.postMessage``, carrying the delivery id in the message's metadata.
+
+        Raises:
+            SlackError: Slack refused, or could not be reached.
+        """
+        return call(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=channel,
+            thread_ts=thread_ts,
+            text=to_slack(text),
+            unfurl_links=False,
+            unfurl_media=False,
+            metadata={"event_type": METADATA_TYPE, "event_payload": {"delivery": delivery_id}},
+        )
+
+    def _posted(
+        self, channel: str, thread_ts: str | None, delivery_id: str, created_at: float
+    ) -> str | None:
+        """The ts of a message already posted for the delivery ``delivery_id`` (by a worker
+        that died before marking it), else None."""
         if thread_ts is not None:
             method, fn = "conversations.replies", self.client.conversations_replies
             args = {"ts": thread_ts}
         else:
             method, fn = "conversations.history", self.client.conversations_history
-            args = {"oldest": f"{d.created_at - 1:.6f}"}
+            args = {"oldest": f"{created_at - 1:.6f}"}
         cursor: str | None = None
         while True:
             page = call(
@@ -162,7 +187,10 @@ class DeliveryWorker:
             for message in page.get("messages") or []:
                 meta = message.get("metadata") or {}
                 payload = meta.get("event_payload") or {}
-                if meta.get("event_type") == METADATA_TYPE and payload.get("delivery") == d.id:
+                if (
+                    meta.get("event_type") == METADATA_TYPE
+                    and payload.get("delivery") == delivery_id
+                ):
                     return str(message.get("ts") or "")
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if not cursor:

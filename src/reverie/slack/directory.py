@@ -42,6 +42,9 @@ class SlackUser:
     active: bool
     #: A bot or an app, whose messages are never commands or turns.
     bot: bool
+    #: Slack reports a guest of the workspace who is not deactivated: inactive as a member
+    #: (no writes from a DM), yet one who may write in a channel they are in (C2).
+    guest: bool = False
 
 
 T = TypeVar("T")
@@ -103,7 +106,10 @@ class Directory:
         guest = bool(info.get("is_restricted") or info.get("is_ultra_restricted"))
         active = not info.get("deleted") and not guest and not bot
         role = "owner" if info.get("is_owner") else "admin" if info.get("is_admin") else "member"
-        found = SlackUser(user_id, self._sync_member(user_id, role, active), active, bot)
+        member = self._sync_member(user_id, role, active)
+        found = SlackUser(
+            user_id, member, active, bot, guest=guest and not bot and not info.get("deleted")
+        )
         self._users.put(user_id, found)
         return found
 

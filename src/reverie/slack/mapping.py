@@ -17,6 +17,7 @@ Nothing here calls Slack; :mod:`reverie.slack.directory` does.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "channel_ref",
     "conversation_ref",
     "group_ref",
+    "is_channel_id",
     "is_slack_channel",
     "member_name",
     "message_kind",
@@ -33,6 +35,14 @@ __all__ = [
 
 PREFIX = "slack:"
 _GROUP = ":group"
+#: A Slack conversation's id as Slack shows it: ``C`` (a channel), ``G`` (a private channel or
+#: group DM of before 2021) or ``D`` (a DM), then capital letters and digits (``C0123ABCD``).
+_CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,20}")
+
+
+def is_channel_id(text: str) -> bool:
+    """Whether ``text`` is shaped like a Slack channel's or DM's id."""
+    return _CHANNEL_ID.fullmatch(text) is not None
 
 
 def channel_ref(channel: str) -> str:
