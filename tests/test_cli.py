@@ -173,10 +173,11 @@ def test_refusals_print_json_errors_and_exit_codes(
 def test_missing_home_says_how_to_create_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "agent", "list", "--home", str(tmp_path / "none"), "--json")
-    assert code == 5 and "reverie init" in out["error"]["message"]
-    assert "create=True" not in out["error"]["message"]
-    assert not (tmp_path / "none").exists()
+    for command in (["agent", "list"], ["mcp"]):
+        code, out = run(capsys, *command, "--home", str(tmp_path / "none"), "--json")
+        assert code == 5 and "reverie init" in out["error"]["message"], command
+        assert "create=True" not in out["error"]["message"]
+        assert not (tmp_path / "none").exists()
     # a Python caller is told how to create it from Python
     with pytest.raises(NotFound) as err:
         Reverie(tmp_path / "none")

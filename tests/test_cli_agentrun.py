@@ -264,3 +264,22 @@ def test_chat_from_a_pipe_exits_1_when_a_turn_got_no_answer(home: str, server: F
     server.answer("All good.")
     p = chat(home, server, "third\n", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["outcome"] == "delivered"
+
+
+def test_chat_as_an_inactive_member_is_refused(home: str, server: FakeOpenAI) -> None:
+    """`--as sam` after `member set sam --inactive` delivered: a deactivated member chats
+    no more than they write memory, and nothing is recorded or sent to the model."""
+    with Reverie(home) as rv:
+        rv.add_member("sam", "member")
+        rv.update_member("sam", active=False)
+    server.answer("Hello, Sam.")
+    p = chat(home, server, "hi\n", "--as", "sam", "--json")
+    assert p.returncode == 3, p.stdout
+    error = json.loads(p.stdout)["error"]
+    assert error["code"] == "permission_denied" and "sam is not active" in error["message"]
+    assert server.requests == []
+    with Reverie(home) as rv:
+        assert rv.context_sessions("ada") == []
+        rv.update_member("sam", active=True)
+    p = chat(home, server, "hi\n", "--as", "sam", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["answer"] == "Hello, Sam."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -79,9 +80,10 @@ def test_import_prints_the_summary_and_is_idempotent(
     f = tmp_path / "conv.jsonl"
     f.write_text(LINES)
     code, out = run(capsys, "conversations", "import", str(f), "--home", home, "--json")
-    assert (code, out) == (0, {"conversations": 3, "messages": 5, "closed": 1})
+    assert (code, out) == (0, {"conversations": 3, "messages": 5, "closed": 1, "skipped": 0})
     code, out = run(capsys, "--home", home, "--json", "conversations", "import", str(f))
-    assert (code, out) == (0, {"conversations": 0, "messages": 0, "closed": 0})
+    # What text mode says below ("5 already imported"), JSON says too.
+    assert (code, out) == (0, {"conversations": 0, "messages": 0, "closed": 0, "skipped": 5})
     code, text = run(capsys, "conversations", "import", str(f), "--home", home)
     assert code == 0 and "Imported 0 messages" in text and "5 already imported" in text
     _code, out = run(capsys, "agent", "list", "--home", home, "--json")
@@ -326,3 +328,37 @@ def test_the_commands_are_documented() -> None:
         "reverie context search",
     ]:
         assert command in readme
+
+
+def cursor(raw: str) -> str:
+    """A cursor made by hand, in the encoding ``context read`` uses."""
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '[1,"c1",true,0,3,0]',  # a boolean is no position (True == 1 in Python)
+        '[1,"c1",0,false,3,0]',
+        '[true,"c1",0,0,3,0]',
+        '[1,"c1",0,99999,3,0]',  # past the end of the message: empty text, once
+        '[1,"c1",0,41,3,0]',  # at its end ("We deploy the billing service on Tuesdays")
+        '[1,"c1",2,5,3,0]',  # inside the tool message this read leaves out
+        '[1,"c1",0,0,3,2]',  # include_tools is 0 or 1
+        '[1,"c1",3,0,3,0]',  # a position at the end: no cursor points there
+        '[1, "c1", 0, 5, 3, 0]',  # the fields of a good cursor, not as written
+    ],
+)
+def test_a_cursor_not_written_by_a_read_is_refused(
+    imported: str, raw: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As a read writes it, a cursor continues inside its message...
+    good = cursor('[1,"c1",0,5,3,0]')
+    code, out = run(capsys, "context", "read", "c1", "--cursor", good, "--home", imported, "--json")
+    assert code == 0 and out["messages"][0]["offset"] == 5
+    assert out["messages"][0]["text"] == "ploy the billing service on Tuesdays"
+    # ...and anything else is refused, rather than read as something near it.
+    code, out = run(
+        capsys, "context", "read", "c1", "--cursor", cursor(raw), "--home", imported, "--json"
+    )
+    assert (code, out["error"]["code"]) == (3, "invalid_cursor"), out

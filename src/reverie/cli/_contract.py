@@ -21,12 +21,15 @@ import click
 from rich.console import Console
 
 from reverie.api import Reverie
-from reverie.errors import NotFound, RefusedInput, ReverieError
+from reverie.config import Settings
+from reverie.errors import NotFound, RefusedInput, ReverieError, StorageFault
 
 __all__ = [
     "FilePath",
+    "Interrupted",
     "Options",
     "app",
+    "console",
     "emit",
     "hoist_global_options",
     "main",
@@ -50,11 +53,24 @@ def limit_range(high: int) -> click.IntRange:
 
 class FilePath(click.Path):
     """A path option: a name with a NUL character (which no file can have) is a usage error
-    (exit 2) that says so, where ``click.Path`` would fail inside ``os.stat``."""
+    (exit 2) that says so, where ``click.Path`` would fail inside ``os.stat``; so is an empty
+    one, which ``Path("")`` would quietly turn into the current directory."""
+
+    def __init__(self, *args: Any, names: str = "file", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: What the path names, for the message about an empty one: "file", "directory".
+        self.names = names
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if "\0" in str(value):
             self.fail("a path cannot hold a NUL character", param, ctx)
+        if str(value) == "":
+            self.fail(
+                f"the path is empty; name a {self.names} (an empty path would mean the "
+                "current directory). Nothing was done.",
+                param,
+                ctx,
+            )
         return super().convert(value, param, ctx)
 
 
@@ -67,16 +83,50 @@ class Options:
 
 
 pass_opts = click.make_pass_decorator(Options)
-out = Console(soft_wrap=True, highlight=False)
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console that prints text as it is: names, messages and memory text hold ``[...]``
+    and ``:name:`` freely, and rich would read them as markup (dropping words, or failing on
+    ``[/]``) and as emoji codes. Styling the CLI intends is given as ``style=`` or a
+    :class:`rich.text.Text`, never as markup inside a string."""
+    return Console(stderr=stderr, soft_wrap=True, highlight=False, markup=False, emoji=False)
+
+
+out = console()
+
+
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``reverie --version``: the package's version (as JSON with ``--json``, which is read
+    first: both are eager and the global options stand in front)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from reverie import __version__
+
+    if ctx.params.get("json_out"):
+        sys.stdout.write(json.dumps({"version": __version__}) + "\n")
+    else:
+        out.print(f"reverie {__version__}")
+    ctx.exit(0)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
-    type=FilePath(path_type=Path),
+    type=FilePath(path_type=Path, names="directory"),
     help="Data directory (default: $REVERIE_HOME, else ./reverie-data).",
 )
-@click.option("--json", "json_out", is_flag=True, help="Machine-readable output on stdout.")
+@click.option(
+    "--json", "json_out", is_flag=True, is_eager=True, help="Machine-readable output on stdout."
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_show_version,
+    help="Print the version and exit.",
+)
 @click.pass_context
 def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
     """Reverie: durable, revisioned memory for chat agents.
@@ -87,17 +137,59 @@ def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
 
 
 def open_home(opts: Options, create: bool = False) -> Reverie:
+    """The home of ``--home`` (or ``$REVERIE_HOME``), created first with ``create``.
+
+    Raises:
+        NotFound: ``home_not_found``, saying how to create it (or that a file stands there).
+        RefusedInput: ``invalid_path``, creating it failed because a file stands where the
+            home (or a folder above it) should be: nothing was created.
+    """
     try:
         return Reverie(opts.home, create=create)
     except NotFound as exc:
         if exc.code != "home_not_found":
             raise
+        home = exc.details["home"]
+        blocker = _file_in_the_way(Path(home))
+        if blocker is not None:
+            raise NotFound(
+                f"No Reverie home at {home}: {blocker} is a file, not a directory. Pass --home "
+                "a directory (or set REVERIE_HOME to one).",
+                code=exc.code,
+                home=home,
+            ) from None
         raise NotFound(
-            f"No Reverie home at {exc.details['home']}; create it with `reverie init` (or pass "
+            f"No Reverie home at {home}; create it with `reverie init` (or pass "
             "--home / set REVERIE_HOME to an existing one).",
             code=exc.code,
-            home=exc.details["home"],
+            home=home,
         ) from None
+    except StorageFault as exc:
+        # Making the folder failed: when a file stands in its way, the path is the problem,
+        # not a damaged data directory (which `reverie doctor` would look for).
+        if not create or not isinstance(exc.__cause__, OSError):
+            raise
+        home_path = Settings.load(opts.home).home
+        blocker = _file_in_the_way(home_path)
+        if blocker is None:
+            raise
+        raise RefusedInput(
+            f"Cannot make the Reverie home at {home_path}: {blocker} is a file, not a "
+            "directory. Pass --home a directory (a new one is created); nothing was created.",
+            code="invalid_path",
+            home=str(home_path),
+        ) from None
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest of ``path`` and its parents that exists, when it is not a directory."""
+    for p in (path, *path.parents):
+        try:
+            if p.exists():
+                return None if p.is_dir() else p
+        except OSError:  # cannot be looked at: nothing certain to say about it
+            return None
+    return None
 
 
 def read_input(file: str) -> tuple[str, str]:
@@ -192,6 +284,23 @@ def hoist_global_options(argv: Sequence[str]) -> list[str]:
     return front + rest
 
 
+class Interrupted(Exception):
+    """Ctrl-C stopped a command, which says what the interruption kept (``kept``), so that
+    the person (or script) knows whether to run it again."""
+
+    def __init__(self, kept: str) -> None:
+        super().__init__(kept)
+        self.kept = kept
+
+
+#: What an interruption keeps, when the command does not say more (each write commits whole
+#: or not at all: a database transaction, a memory revision).
+_KEPT = "what had been written stays, and a write under way was not made."
+
+#: ``click`` raises this for a group given no command (from 8.2; 8.1 prints the help).
+_NO_COMMAND: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (SPEC 15)."""
     args = hoist_global_options(sys.argv[1:] if argv is None else argv)
@@ -205,8 +314,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(as_json, exc.code, exc.message, exc.details, exit_code)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        return 130
+    except Interrupted as exc:
+        return _interrupted(as_json, exc.kept)
+    except (click.exceptions.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+        return _interrupted(as_json, _KEPT)
+    except _NO_COMMAND as exc:
+        # The whole help as an error message buries the point: name the commands instead.
+        group = exc.ctx.command
+        names = ", ".join(group.list_commands(exc.ctx))
+        message = (
+            f"`{exc.ctx.command_path}` needs a command: {names}. "
+            f"`{exc.ctx.command_path} --help` says what each does."
+        )
+        if not as_json:
+            click.echo(_printable(exc.ctx.get_help()), err=True)
+        return _fail(as_json, "usage_error", message, {}, 2)
     except click.UsageError as exc:
         if as_json:
             return _fail(True, "usage_error", exc.format_message(), {}, 2)
@@ -234,6 +356,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
+def _interrupted(as_json: bool, kept: str) -> int:
+    """Ctrl-C: say so, and what was kept, in the contract's shape; exit 130 (128 + SIGINT),
+    as shells report a process that SIGINT ended."""
+    return _fail(as_json, "interrupted", f"Interrupted; {kept}", {}, 130)
+
+
 def _wants_json(args: list[str]) -> bool:
     for arg in args:
         if arg == "--":
@@ -248,7 +376,5 @@ def _fail(as_json: bool, code: str, message: str, details: dict[str, Any], exit_
         error = {"error": {"code": code, "message": message, **details}}
         sys.stdout.write(_printable(json.dumps(error, ensure_ascii=False)) + "\n")
     else:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
-            _printable(f"error ({code}): {message}"), markup=False
-        )
+        console(stderr=True).print(_printable(f"error ({code}): {message}"))
     return exit_code

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from reverie.store.instructions import Approval
 from reverie.store.souls import SoulVersion
@@ -37,7 +38,7 @@ def soul_show(opts: Options, agent: str, version: int | None) -> None:
         if soul.version == 0:
             out.print(f"{agent} has no soul published yet (version 0).")
         else:
-            out.print(soul.text, markup=False, end="")
+            out.print(soul.text, end="")
 
     emit(opts, _soul(soul, with_text=True), human)
 
@@ -101,13 +102,15 @@ def approvals_list(opts: Options, agent: str | None, everything: bool) -> None:
         for a in found:
             who = a.requested_by or "unknown"
             out.print(
-                f"[bold]{a.id}[/bold]  {a.status}  {names.get(a.agent_id, a.agent_id)}  "
-                f"{a.mode} instructions of {a.channel_id}, asked by {who} at "
-                f"{stamp(a.created_at)}",
+                Text.assemble(
+                    (a.id, "bold"),
+                    f"  {a.status}  {names.get(a.agent_id, a.agent_id)}  {a.mode} instructions "
+                    f"of {a.channel_id}, asked by {who} at {stamp(a.created_at)}",
+                )
             )
-            out.print(_indent(a.text), markup=False)
+            out.print(_indent(a.text))
             if a.comment:
-                out.print(f"  comment by {a.decided_by}: {a.comment}", markup=False)
+                out.print(f"  comment by {a.decided_by}: {a.comment}")
 
     emit(opts, {"approvals": [_approval(a, names) for a in found]}, human)
 
@@ -186,5 +189,5 @@ def _decide(
     emit(
         opts,
         {"approval": _approval(a, names)},
-        lambda: out.print(f"{a.id} {a.status} by {a.decided_by}: {said}.", markup=False),
+        lambda: out.print(f"{a.id} {a.status} by {a.decided_by}: {said}."),
     )

@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.text import Text
 
 from reverie.api import Reverie
 from reverie.errors import ReverieError
@@ -28,7 +28,7 @@ from reverie.llm.chat import ChatProvider
 from reverie.runtime.run import TurnEvent, TurnResult
 from reverie.store.conversations import Conversation
 
-from ._contract import Options, app, open_home, pass_opts
+from ._contract import Options, app, console, open_home, pass_opts
 
 HELP = "/exit ends the conversation, /new starts another, /memory shows the memory index."
 
@@ -47,7 +47,8 @@ def chat(opts: Options, agent: str, conversation_id: str | None, member: str | N
     with open_home(opts) as rv:
         name = rv.agent(agent).name
         provider = rv.chat_provider(name)
-        who = rv.member(member).name if member else rv.ensure_owner().name
+        # A member named with --as speaks with their rights: not at all when inactive.
+        who = rv.as_member(member).member.name if member else rv.ensure_owner().name
         channel = "terminal:" + (re.sub(r"[^A-Za-z0-9._@+-]+", "-", who).strip("-") or "owner")
         rv.ensure_channel(channel, "dm", name=f"terminal of {who}")
         session = _Session(rv, provider, name, who, channel, opts.json)
@@ -77,9 +78,9 @@ class _Session:
         self.channel = channel
         self.as_json = as_json
         self.tty = sys.stdin.isatty() and not as_json
-        self.out = Console(highlight=False, soft_wrap=True)
+        self.out = console()
         # Tool lines and notices go where they do not mix with scripted answers.
-        self.side = self.out if self.tty else Console(stderr=True, highlight=False, soft_wrap=True)
+        self.side = self.out if self.tty else console(stderr=True)
         self.conv: Conversation | None = None
         self.streamed = False
         self.mid_line = False
@@ -132,7 +133,7 @@ class _Session:
     def _read(self) -> str | None:
         try:
             if self.tty:
-                return self.out.input("[bold]you>[/bold] ")
+                return self.out.input(Text("you> ", style="bold"))
             line = sys.stdin.readline()
             return line if line else None
         except EOFError:
@@ -153,7 +154,7 @@ class _Session:
             )
         except ReverieError as exc:
             self._end_line()
-            self.side.print(f"error ({exc.code}): {exc.message}", style="red", markup=False)
+            self.side.print(f"error ({exc.code}): {exc.message}", style="red")
             self.failed[exc.code] += 1
             return
         self._end_line()
@@ -172,9 +173,9 @@ class _Session:
             args = json.dumps(event.data.get("arguments") or {}, ensure_ascii=False)
             if len(args) > 120:
                 args = args[:117] + "..."
-            self.side.print(f"  · {event.tool} {args}", style="dim", markup=False)
+            self.side.print(f"  · {event.tool} {args}", style="dim")
         elif event.kind == "tool_result" and not self.as_json and not event.data.get("ok"):
-            self.side.print(f"    refused: {event.data.get('code')}", style="dim", markup=False)
+            self.side.print(f"    refused: {event.data.get('code')}", style="dim")
 
     def _deliver(self, result: TurnResult) -> None:
         """Show what the turn put in the outbox for this chat, and mark it delivered."""
@@ -187,13 +188,13 @@ class _Session:
                 pass
             elif d.kind == "answer":
                 if not (self.tty and self.streamed):
-                    self.out.print(d.text, markup=False)
+                    self.out.print(d.text)
             elif d.kind == "notify":
-                self.side.print(f"[notify] {d.text}", style="cyan", markup=False)
+                self.side.print(f"[notify] {d.text}", style="cyan")
             else:
                 if self.tty and self.streamed:
                     self.side.print("(that answer was withdrawn)", style="yellow")
-                self.side.print(d.text, style="yellow", markup=False)
+                self.side.print(d.text, style="yellow")
             self.rv.mark_delivered(d.id, receipt="terminal")
             shown.append({"id": d.id, "kind": d.kind, "text": d.text})
         if self.as_json:
@@ -224,7 +225,7 @@ class _Session:
             sys.stdout.write(json.dumps({"revision": f.revision, "text": f.text}) + "\n")
             return
         self.out.print(f"MEMORY.md at revision {f.revision}:", style="bold")
-        self.out.print(f.text, markup=False)
+        self.out.print(f.text)
 
     def _close(self) -> None:
         if self.conv is not None:
@@ -234,7 +235,7 @@ class _Session:
 
     def _say(self, text: str) -> None:
         if not self.as_json:
-            self.side.print(text, style="dim", markup=False)
+            self.side.print(text, style="dim")
 
     def _end_line(self) -> None:
         if self.mid_line:

@@ -6,7 +6,6 @@ import shlex
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
@@ -14,8 +13,10 @@ from reverie.store.turns import TurnRecord
 
 from ._contract import (
     NATURAL,
+    Interrupted,
     Options,
     app,
+    console,
     emit,
     limit_range,
     open_home,
@@ -54,18 +55,26 @@ def conversations_import(opts: Options, file: str) -> None:
     channels and conversations are created as needed.
     """
     lines = _read_lines(file)
-    with open_home(opts) as r:
-        if opts.json or len(lines) <= _PROGRESS_LINES:
-            summary = r.import_conversations(lines)
-        else:
-            with Progress(console=Console(stderr=True), transient=True) as bar:
-                task = bar.add_task("Importing", total=None)
+    try:
+        with open_home(opts) as r:
+            if opts.json or len(lines) <= _PROGRESS_LINES:
+                summary = r.import_conversations(lines)
+            else:
+                with Progress(console=console(stderr=True), transient=True) as bar:
+                    task = bar.add_task("Importing", total=None)
 
-                def step(done: int, total: int) -> None:
-                    if done % 250 == 0 or done == total:
-                        bar.update(task, completed=done, total=total)
+                    def step(done: int, total: int) -> None:
+                        if done % 250 == 0 or done == total:
+                            bar.update(task, completed=done, total=total)
 
-                summary = r.import_conversations(lines, progress=step)
+                    summary = r.import_conversations(lines, progress=step)
+    except KeyboardInterrupt:
+        # True of every moment: the messages go in one transaction, and the agents' memory
+        # repositories an import creates are otherwise made on their first use.
+        raise Interrupted(
+            "an import is all or nothing, so either every line was imported or none was. "
+            "Running it again is safe: it adds what is missing and skips what is there."
+        ) from None
 
     def human() -> None:
         out.print(
@@ -74,7 +83,9 @@ def conversations_import(opts: Options, file: str) -> None:
             + (f" {summary.skipped} already imported, skipped." if summary.skipped else "")
         )
 
-    emit(opts, summary.to_dict(), human)
+    # ``skipped`` as text mode reports it (the summary's own dict, which HTTP answers with,
+    # leaves it out).
+    emit(opts, {**summary.to_dict(), "skipped": summary.skipped}, human)
 
 
 def _read_lines(file: str) -> list[str]:
@@ -169,11 +180,11 @@ def context_read(
         for m in page.messages:
             who = f" {m.author}" if m.author else ""
             cont = f" (from character {m.offset})" if m.offset else ""
-            out.print(f"[{m.position}] {m.role}{who}, {stamp(m.time)}{cont}", markup=False)
-            out.print(m.text + (" …" if m.continues else ""), markup=False)
+            out.print(f"[{m.position}] {m.role}{who}, {stamp(m.time)}{cont}")
+            out.print(m.text + (" …" if m.continues else ""))
             turn = answered.get(m.position) or asked.get(m.position)
             if turn is not None and not m.offset:
-                out.print(f"  ({_audit_line(turn)})", style="dim", markup=False)
+                out.print(f"  ({_audit_line(turn)})", style="dim")
         if page.tools_omitted:
             out.print(f"({page.tools_omitted} tool messages left out: --include-tools)")
         if page.next_cursor:
@@ -184,7 +195,7 @@ def context_read(
                 again += ["--agent", agent]
             if max_chars != 8000:
                 again += ["--max-chars", str(max_chars)]
-            out.print(f"More: {shlex.join(again)}", markup=False)
+            out.print(f"More: {shlex.join(again)}")
 
     emit(
         opts,
@@ -264,7 +275,7 @@ def context_search(opts: Options, agent: str, query: str, limit: int) -> None:
         if not hits:
             out.print("No match.")
         for rank, h in enumerate(hits, start=1):  # the rank, as memory search shows it
-            out.print(f"{rank}. {h.conversation}#{h.start}-{h.end}  {h.excerpt}", markup=False)
+            out.print(f"{rank}. {h.conversation}#{h.start}-{h.end}  {h.excerpt}")
 
     emit(
         opts,

@@ -26,12 +26,12 @@ def doctor(opts: Options, agent: str | None, rewind: bool) -> None:
         report = r.doctor(agent, rewind=rewind)
 
     def human() -> None:
-        out.print(f"Checked: {', '.join(report.checked)}.", markup=False)
+        out.print(f"Checked: {', '.join(report.checked)}.")
         if not report.findings:
             out.print("All is well.")
         for f in report.findings:
             done = f"repaired: {f.repaired}" if f.repaired else f"not repaired. {f.advice or ''}"
-            out.print(f"- {f.where} ({f.check}): {f.problem}; {done}", markup=False)
+            out.print(f"- {f.where} ({f.check}): {f.problem}; {done}")
 
     emit(opts, report.to_dict(), human)
     if not report.ok:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from reverie.errors import RefusedInput
+from reverie.errors import RefusedInput, StorageFault
 from reverie.llm.factory import parse_model
 
 from ._contract import (
@@ -237,9 +238,9 @@ def memory_apply(
         if o.replayed:
             state = "already applied (same key)"
         touched = f" ({', '.join(o.paths)})" if o.paths else ""
-        out.print(f"Revision {o.revision}: {state}{touched}", markup=False)
+        out.print(f"Revision {o.revision}: {state}{touched}")
         for d in o.diagnostics:
-            out.print(f"note: {d['message']}", markup=False)
+            out.print(f"note: {d['message']}")
 
     emit(opts, o.to_dict(), human)
 
@@ -277,7 +278,7 @@ def memory_search(opts: Options, agent: str, query: str, limit: int) -> None:
             out.print("No match.")
         # The rank, not the BM25 score: in a small memory every score is near zero.
         for rank, h in enumerate(hits, start=1):
-            out.print(f"{rank}. {h.source}  {h.excerpt}", markup=False)
+            out.print(f"{rank}. {h.source}  {h.excerpt}")
 
     emit(
         opts,
@@ -307,8 +308,7 @@ def memory_history(opts: Options, agent: str, limit: int, revision: int | None) 
                 {**_rev(rec), "diff": diff},
                 lambda: out.print(
                     f"revision {rec.revision}  {stamp(rec.created_at)}  "
-                    f"{rec.writer}\n{rec.message}\n{diff}",
-                    markup=False,
+                    f"{rec.writer}\n{rec.message}\n{diff}"
                 ),
             )
             return
@@ -372,16 +372,51 @@ def migrate(opts: Options, url: str) -> None:
 
 @app.command("export")
 @click.argument("agent")
-@click.option("--git", "folder", required=True, type=FilePath(), help="A new folder.")
+@click.option("--git", "folder", required=True, type=FilePath(names="folder"), help="A new folder.")
 @pass_opts
 def export(opts: Options, agent: str, folder: str) -> None:
     """Write an agent's memory out as a git repository, one commit per revision."""
     with open_home(opts) as r:
-        commits = r.export_git(agent, folder)
+        try:
+            commits = r.export_git(agent, folder)
+        except StorageFault as exc:
+            refusal = _destination_refusal(exc, Path(folder))
+            if refusal is None:
+                raise
+            raise refusal from None
     emit(
         opts,
         {"agent": agent, "folder": folder, "commits": commits},
         lambda: out.print(f"Wrote {commits} commits to {folder}"),
+    )
+
+
+def _destination_refusal(exc: StorageFault, folder: Path) -> RefusedInput | None:
+    """The fault of an export as a refusal of its destination, when that is where the
+    operating system failed (a parent that does not exist or is a file, a folder that cannot
+    be written): the data directory is fine then, and `reverie doctor` would find nothing.
+    None when the fault is elsewhere."""
+    cause = exc.__cause__
+    if not isinstance(cause, OSError) or cause.filename is None:
+        return None
+    failed = Path(os.fsdecode(cause.filename)).absolute()
+    dest = folder.absolute()
+    if failed != dest and failed not in dest.parents and dest not in failed.parents:
+        return None
+    try:
+        written = folder.is_dir() and any(folder.iterdir())
+    except OSError:
+        written = False
+    if written:
+        left = f"what was written to {folder} is incomplete: remove it"
+    else:
+        left = "nothing was written"
+    return RefusedInput(
+        f"Cannot write the export to {folder}: {cause.strerror} ({failed}). The destination "
+        f"is the problem, not the data directory; {left}. Pass --git a new folder in a "
+        "directory that exists and can be written.",
+        code="invalid_path",
+        folder=str(folder),
     )
 
 

@@ -269,6 +269,14 @@ def context_read(
     omitted = 0
     next_cursor = None
     for msg in store.messages(conv.id, start, end):
+        if (
+            offset
+            and msg.position == start
+            and (offset >= len(msg.text) or (msg.role == "tool" and not include_tools))
+        ):
+            # A cursor stops inside a message it showed the first part of: never at or past
+            # its end, never inside one it leaves out.
+            raise _invalid_cursor()
         if msg.role == "tool" and not include_tools:
             omitted += 1
             continue
@@ -376,19 +384,39 @@ def _encode(conversation: str, position: int, offset: int, end: int, tools: bool
 
 
 def _decode(cursor: str, conversation: str) -> tuple[int, int, int, bool]:
+    """The position, offset, end and ``include_tools`` of a cursor of ``conversation``.
+
+    Only a cursor exactly as :func:`_encode` writes it is taken: whole numbers that are not
+    booleans, a flag that is 0 or 1, a position before the end. Whether the offset falls
+    inside its message is for :func:`context_read`, which reads the message.
+
+    Raises:
+        RefusedInput: ``invalid_cursor``.
+    """
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        version, conv, position, offset, end, tools = json.loads(raw)
-        if version != 1 or conv != conversation:
-            raise ValueError(conv)
-        if not all(isinstance(v, int) and v >= 0 for v in (position, offset, end, tools)):
-            raise ValueError(position)
-        if position > end:
-            raise ValueError(position)
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        raise RefusedInput(
-            "This cursor did not come from a read of this conversation; read it again "
-            "without a cursor.",
-            code="invalid_cursor",
-        ) from None
+        fields = json.loads(raw)
+        if not isinstance(fields, list) or len(fields) != 6:
+            raise ValueError(fields)
+        version, conv, position, offset, end, tools = fields
+        if not all(type(v) is int for v in (version, position, offset, end, tools)):
+            raise ValueError(fields)  # a float, a string, a boolean (which is an int)
+        if version != 1 or conv != conversation or tools not in (0, 1):
+            raise ValueError(fields)
+        if not 0 <= position < end or offset < 0:
+            raise ValueError(fields)
+        # Anything else that decodes to the same fields (spaces, junk base64 skips) is not
+        # a cursor this module wrote.
+        if _encode(conv, position, offset, end, bool(tools)) != cursor:
+            raise ValueError(cursor)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError, RecursionError):
+        raise _invalid_cursor() from None
     return position, offset, end, bool(tools)
+
+
+def _invalid_cursor() -> RefusedInput:
+    return RefusedInput(
+        "This cursor did not come from a read of this conversation; read it again without a "
+        "cursor.",
+        code="invalid_cursor",
+    )
