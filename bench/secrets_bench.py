@@ -139,6 +139,9 @@ class Generator:
     def huggingface_token(self) -> str:
         return f"hf_{self.chars(string.ascii_letters, 34)}"
 
+    def reverie_token(self) -> str:
+        return f"rvt_{self.chars(B64URL, 43)}"
+
     def sendgrid_key(self) -> str:
         return f"SG.{self.chars(B64URL, 22)}.{self.chars(B64URL, 43)}"
 
@@ -390,6 +393,7 @@ class Generator:
             "npm_token": self.npm_token,
             "pypi_token": self.pypi_token,
             "huggingface_token": self.huggingface_token,
+            "reverie_token": self.reverie_token,
             "sendgrid_key": self.sendgrid_key,
             "anthropic_key": self.anthropic_key,
             "openai_key": self.openai_key,

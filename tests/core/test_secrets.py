@@ -68,6 +68,7 @@ GITLAB = "gl" + "pat-" + fake(B64URL, 20, 10)
 NPM = "np" + "m_" + fake(ALNUM, 36, 11)
 PYPI = "py" + "pi-AgEIcHlwaS5vcmc" + fake(B64URL, 120, 12)
 HUGGINGFACE = "h" + "f_" + fake(string.ascii_letters, 34, 13)
+REVERIE_TOKEN = "rv" + "t_" + fake(B64URL, 43, 41)
 SENDGRID = "S" + "G." + fake(B64URL, 22, 14) + "." + fake(B64URL, 43, 15)
 AWS_ID = "AK" + "IA" + "FAKE" + fake(BASE32, 12, 16)
 AWS_SESSION_ID = "AS" + "IA" + fake(BASE32, 16, 17)
@@ -172,6 +173,7 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("npm_token", f"//registry.npmjs.org/:_authToken={NPM}", NPM),
     ("pypi_token", f"twine upload -u __token__ -p {PYPI}", PYPI),
     ("huggingface_token", f"HF_TOKEN={HUGGINGFACE}", HUGGINGFACE),
+    ("reverie_token", f"curl -H 'Authorization: {REVERIE_TOKEN}' ...", REVERIE_TOKEN),
     ("sendgrid_key", f"sendgrid key {SENDGRID} for the mailer", SENDGRID),
     ("aws_access_key", f"aws_access_key_id = {AWS_ID}", AWS_ID),
     ("aws_access_key", f"the temporary creds start with {AWS_SESSION_ID}.", AWS_SESSION_ID),

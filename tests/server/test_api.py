@@ -332,6 +332,9 @@ def test_a_request_body_is_bounded_and_an_anonymous_one_is_never_read(tmp_path: 
             assert r.status_code == 413 and error_of(r)["code"] == "request_too_large"
             anonymous = c.post("/api/conversations/import", content=big, headers=json_type)
             assert anonymous.status_code == 401 and error_of(anonymous)["code"] == "unauthenticated"
+            wrong = {"Authorization": "Bearer rvt_works-for-no-one", **json_type}
+            r = c.post("/api/conversations/import", content=b"{not json", headers=wrong)
+            assert r.status_code == 401 and error_of(r)["code"] == "unauthenticated"
             small = c.post(
                 "/api/agents/ada/memory",
                 json={"action": "add", "text": "We deploy on Tuesdays", "section": "Decisions"},
@@ -355,6 +358,21 @@ def test_w6_an_expected_revision_is_a_json_number(served: Served) -> None:
             headers=served.auth("cy"),
         )
         assert r.status_code == 422 and error_of(r)["code"] == "invalid_request", revision
+    assert served.rv.memory_read("ada").revision == 0
+
+
+def test_a_field_the_caller_made_up_is_echoed_short_and_never_a_secret(served: Served) -> None:
+    """An unknown key is named in the 422, without a credential in it and cut when huge."""
+    from tests.conftest import fake
+
+    token = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
+    for key in (token, "k" * 100_000):
+        r = served.client.post(
+            "/api/agents/ada/memory",
+            json={"action": "add", "text": "x", "section": "Decisions", key: 1},
+            headers=served.auth("cy"),
+        )
+        assert r.status_code == 422 and token not in r.text and len(r.text) < 3000
     assert served.rv.memory_read("ada").revision == 0
 
 

@@ -309,6 +309,17 @@ def test_what_a_caller_sent_is_echoed_short_and_never_a_secret(live: Live) -> No
     run(session, over_http(live, "cy"))
 
 
+def test_an_argument_the_caller_made_up_is_echoed_short_and_never_a_secret(live: Live) -> None:
+    async def session(c: Any) -> None:
+        for key in (GITHUB_TOKEN, "k" * 100_000):
+            result = await c.call_tool("inspect_memory", {"agent": "ada", key: 1})
+            assert error_of(result)["code"] == "invalid_arguments"
+            assert GITHUB_TOKEN not in result.content[0].text
+            assert len(result.content[0].text) < 1000
+
+    run(session, over_http(live, "cy"))
+
+
 def test_read_only_tools_say_so_to_the_client(live: Live) -> None:
     """Annotations let a client approve the reading tools once and ask before each write."""
 

@@ -100,6 +100,7 @@ _LABELS: Final[dict[str, str]] = {
     "slack_token": "Slack token",
     "github_token": "GitHub token",
     "gitlab_token": "GitLab token",
+    "reverie_token": "Reverie API token",
     "npm_token": "npm token",
     "pypi_token": "PyPI token",
     "huggingface_token": "Hugging Face token",
@@ -498,6 +499,8 @@ _GITHUB_TOKEN = (
     + r"(?:gh[pousr]_(?P<classic>[A-Za-z0-9]{30,255}+)|github_pat_(?P<pat>[A-Za-z0-9_]{40,255}+))"
 )
 _GITLAB_TOKEN = _B + r"glpat-(?P<body>[A-Za-z0-9_-]{20,255}+)"
+# Reverie's own API tokens (``store/tokens.py``): rvt_ and 43 URL-safe base64 characters.
+_REVERIE_TOKEN = _B + r"rvt_(?P<body>[A-Za-z0-9_-]{40,64}+)"
 _NPM_TOKEN = _B + r"npm_(?P<body>[A-Za-z0-9]{36,255}+)"
 # Every PyPI token starts with the same macaroon bytes: base64 of "\x02\x01\x08pypi.org".
 _PYPI_TOKEN = _B + r"pypi-AgEIcHlwaS5vcmc(?P<body>[A-Za-z0-9_-]{40,4096}+)"
@@ -960,6 +963,11 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
         "gitlab_token",
         ("glpat-",),
         _regex_scanner(_GITLAB_TOKEN, _body_check("body", min_len=20)),
+    ),
+    _detector(
+        "reverie_token",
+        ("rvt_",),
+        _regex_scanner(_REVERIE_TOKEN, _body_check("body", min_len=40)),
     ),
     _detector("npm_token", ("npm_",), _regex_scanner(_NPM_TOKEN, _body_check("body", min_len=36))),
     _detector(

@@ -34,6 +34,7 @@ from reverie.errors import (
     ReverieError,
     RevisionConflict,
     StorageFault,
+    shown,
 )
 
 __all__ = ["ErrorBody", "install", "status_of"]
@@ -100,9 +101,13 @@ def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        # A field's name is what the caller sent (an unknown key): said as an error says it.
         problems = [
-            {"field": ".".join(str(p) for p in e.get("loc", ())), "problem": e.get("msg", "")}
-            for e in exc.errors()
+            {
+                "field": shown(".".join(str(p) for p in e.get("loc", ())), 200),
+                "problem": shown(str(e.get("msg", "")), 500),
+            }
+            for e in exc.errors()[:20]
         ]
         first = problems[0] if problems else {"field": "", "problem": "invalid"}
         if (as_page := page(request)) is not None:

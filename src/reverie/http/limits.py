@@ -2,8 +2,8 @@
 
 A body larger than :func:`max_body_bytes` is answered 413 ``request_too_large`` (from its
 ``Content-Length`` at once, or as soon as a streamed body passes the limit), and an API call
-without credentials is answered 401 before its body is read: parsing hundreds of megabytes of
-JSON would cost the server the memory it needs for everyone else.
+without a working token is answered 401 before its body is read: parsing hundreds of megabytes
+of JSON would cost the server the memory it needs for everyone else.
 """
 
 from __future__ import annotations
@@ -42,13 +42,18 @@ class RequestLimits:
             return
         headers = dict(scope["headers"])
         path = scope["path"]
-        if path.startswith("/api/") and path not in _OPEN and b"authorization" not in headers:
-            try:
-                actor_of(scope["app"].state.reverie, None)
-            except PermissionDenied as exc:
-                await error_response(401, exc.code, exc.message)(scope, receive, send)
-                return
         length = headers.get(b"content-length", b"")
+        brings_body = length not in (b"", b"0") or b"transfer-encoding" in headers
+        if path.startswith("/api/") and path not in _OPEN:
+            # No token, or (before a body is read) one that works for no one: 401 at once.
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            token = given[7:].strip() if given[:7].lower() == "bearer " else None
+            if token is None or brings_body:
+                try:
+                    actor_of(scope["app"].state.reverie, token)
+                except PermissionDenied as exc:
+                    await error_response(401, exc.code, exc.message)(scope, receive, send)
+                    return
         if length.isdigit() and int(length) > self.limit:
             await self._refuse(scope, receive, send)
             return

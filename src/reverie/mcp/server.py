@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reverie import __version__
 from reverie.access import Actor
 from reverie.api import Reverie
-from reverie.errors import RefusedInput, ReverieError
+from reverie.errors import RefusedInput, ReverieError, shown
 from reverie.llm.chat import ToolCall
 from reverie.runtime.policy import PolicyEnvelope
 from reverie.runtime.tools import Tool, ToolContext, schema_of
@@ -169,11 +169,13 @@ def build_server(rv: Reverie, resolve: Resolver) -> Server[Any]:
             return _error(exc.to_dict())
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            # The field may be a key the caller made up: said as an error says what was sent.
+            where = shown(".".join(str(p) for p in first["loc"]) or "arguments", 200)
             return _error(
                 {
                     "code": "invalid_arguments",
-                    "message": f"{params.name}: {where}: {first['msg']}. Fix it and call again.",
+                    "message": f"{shown(params.name, 200)}: {where}: {first['msg']}. Fix the "
+                    "arguments and call again.",
                     "field": where,
                 }
             )
