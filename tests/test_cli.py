@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -218,13 +219,17 @@ def test_console_script_runs_as_a_process(home: str) -> None:
 
 
 def test_tour_runs_end_to_end(tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"  # the tour's temporary files: none stays (one holds a token)
+    scratch.mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "reverie.tour", "--home", str(tmp_path / "t")],
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "TMPDIR": str(scratch)},
     )
     assert proc.returncode == 0, proc.stderr
+    assert list(scratch.iterdir()) == []
     assert "memory_credential_rejected" in proc.stdout
     assert "Prefers answers in British English" in proc.stdout
     # Output is a pipe, not a terminal: no line is cut at 80 columns, so each JSON line shown

@@ -167,13 +167,34 @@ def git_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
+#: The whole-number settings for which 0 means something (never pack, no retries, no cache, no
+#: tool rounds, no index in the prompt, no notifies); every other is a size, a time or a count
+#: of at least 1. None is negative.
+_MAY_BE_ZERO = frozenset(
+    {
+        "pack_every",
+        "model_max_retries",
+        "slack_membership_cache_seconds",
+        "idle_window_seconds",
+        "max_notifies_per_task",
+        "prompt_index_chars",
+        "max_tool_rounds",
+    }
+)
+
+
 def _coerce(name: str, type_name: Any, raw: str, choices: tuple[str, ...] | None = None) -> Any:
     kind = str(type_name) if choices is None else "one of " + ", ".join(choices)
     try:
         if choices is not None and raw not in choices:
             raise ValueError(raw)
         if kind == "int":
-            return int(raw)
+            number = int(raw)
+            least = 0 if name in _MAY_BE_ZERO else 1
+            if number < least:
+                kind = f"a whole number of at least {least}"
+                raise ValueError(raw)
+            return number
         if kind == "bool":
             if raw.lower() in {"1", "true", "yes", "on"}:
                 return True

@@ -1,4 +1,4 @@
-"""``make run``: a guided first session with the store, through the real ``reverie`` CLI.
+"""``make tour``: a guided first session with the store, through the real ``reverie`` CLI.
 
 It creates (or reuses) a data directory, an agent, writes a batch, searches, shows history,
 and shows a refused secret, printing each command before its output so that it can be
@@ -26,12 +26,16 @@ console = Console(highlight=False, soft_wrap=True)
 def _run(*args: str, stdin: str | None = None) -> int:
     shown = "reverie " + " ".join(shlex.quote(a) for a in args)
     console.print(f"\n[bold cyan]$ {shown}[/bold cyan]" + (" < (the text below)" if stdin else ""))
-    if stdin is not None:
+    if stdin is None:
+        code = cli(list(args))
+    else:
         console.print(stdin.strip(), style="dim", markup=False)
-        path = Path(tempfile.mkstemp(suffix=".json")[1])
-        path.write_text(stdin, encoding="utf-8")
-        args = tuple(str(path) if a == "-" else a for a in args)
-    code = cli(list(args))
+        # The text goes through a file of its own, removed after: one of them holds the
+        # sample token of the refused write.
+        with tempfile.TemporaryDirectory(prefix="reverie-tour-") as folder:
+            path = Path(folder) / "batch.json"
+            path.write_text(stdin, encoding="utf-8")
+            code = cli([str(path) if a == "-" else a for a in args])
     if code:
         console.print(f"[yellow](exit code {code})[/yellow]")
     return code

@@ -124,6 +124,22 @@ def test_broken_tool_arguments_are_kept_raw() -> None:
     assert call.arguments is None and call.raw == '{"query": "dep'
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tool_input_that_is_no_object_is_kept_raw_on_anthropic(stream: bool) -> None:
+    """A gateway speaking Anthropic's protocol may send a tool's input as a string: the call
+    comes back with no arguments and the raw text (the tool then says what was wrong), as a
+    broken OpenAI call does, rather than failing the whole answer."""
+    with FakeAnthropic() as server:
+        provider = AnthropicProvider("c", base_url=server.base_url, max_retries=0)
+        server.answer(ToolUse([("search_channel_memory", "{broken")]))
+        reply = provider.chat(
+            "system", HELLO, tools=[SEARCH], on_text=(lambda _: None) if stream else None
+        )
+    call = reply.tool_calls[0]
+    assert call.name == "search_channel_memory" and call.arguments is None
+    assert "{broken" in call.raw
+
+
 def test_streaming_without_usage_is_estimated() -> None:
     with FakeOpenAI(usage=False) as server:
         provider = OpenAICompatProvider("m", base_url=server.base_url, max_retries=0)

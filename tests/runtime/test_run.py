@@ -3,6 +3,7 @@ git underneath, the model's answers written per test."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -438,6 +439,29 @@ def test_a_credential_the_model_passes_is_refused_and_kept_out_of_the_tool_log(
     assert token not in ws.memory_read("ada").text
 
 
+def test_a_credential_the_model_writes_with_json_escapes_stays_out_of_the_tool_log(
+    ws: Reverie,
+) -> None:
+    """A model may escape what it sends (``\\u0067hp_...``, ``postgres:\\/\\/...``): the store
+    decodes it and refuses it, and the log line, written from the decoded arguments, blanks
+    it as well."""
+    from reverie.llm.chat import ToolCall
+
+    ws.configure_agent("ada", memory_writers="conversations")
+    c = dm(ws)
+    token = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
+    url = "postgres://admin:Xk9vQ2mZ7rT4pL8w@db.internal:5432/app"
+    op = {"action": "add", "text": f"Token {token}, database {url}"}
+    args = {"operations": [op]}
+    raw = json.dumps(args).replace("ghp_", "\\u0067hp_").replace("/", "\\/")
+    call = ToolCall("call_0", "update_channel_memory", args, raw)
+    provider = script(ChatReply("", (call,)), "I won't keep that.")
+    result = ws.turn(c, "remember these", author="sam", provider=provider)
+    assert result.turn.tools[0]["code"] == "memory_credential_rejected"
+    logs = [m.text for m in ws.context_read(None, c, include_tools=True).messages]
+    assert not any(token in text or "Xk9vQ2mZ7rT4pL8w" in text for text in logs)
+
+
 def test_a_provider_error_is_a_notice_not_a_traceback(
     ws: Reverie, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -461,6 +485,15 @@ def test_a_provider_error_is_a_notice_not_a_traceback(
     [notice] = [e for e in events if e.kind == "notice"]
     assert "10.0.0.7" in notice.data["detail"] and "10.0.0.7" in caplog.text
     assert assistant_texts(ws, c) == []
+
+    def refused(call: ScriptedCall) -> Any:  # a wrong key: trying again will not help
+        raise ProviderError(
+            "refused the credentials (HTTP 401)", code="model_unavailable", status=401
+        )
+
+    result = ws.turn(c, "hi again", author="sam", provider=ScriptedProvider(refused))
+    assert result.notice is not None and "it refused the request" in result.notice
+    assert "Trying again will not help until an admin fixes it" in result.notice
 
 
 def test_tool_rounds_are_bounded(ws: Reverie) -> None:

@@ -186,8 +186,8 @@ def test_a_model_failure_is_said_without_its_details_which_go_to_the_log(
     stack.settle()
     said = stack.texts(DM_SAM)
     assert said == [
-        "I could not get an answer from the model: it could not be reached just now. Please "
-        "try again in a little while; an admin finds the reason in the server log."
+        "I could not get an answer from the model: it failed just now. Please try again in a "
+        "little while; an admin finds the reason in the server log."
     ]
     conv = f"slack:{DM_SAM}:{body['event']['ts']}"
     kept = [d.text for t in stack.rv.turn_log(conv) for d in stack.rv.outbox.for_task(t.id)]

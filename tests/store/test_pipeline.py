@@ -440,6 +440,28 @@ def test_m2_a_search_backend_that_is_neither_is_refused(
     assert Settings.load(home).search_backend == "scan"
 
 
+def test_a_number_setting_out_of_its_range_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A negative number read from the environment was taken: REVERIE_MAX_TOOL_ROUNDS=-1 ended
+    every turn without calling the model, REVERIE_PROMPT_INDEX_CHARS=-50 cut the index at its
+    length minus 50. Sizes, times and counts are at least 1, or 0 where 0 means something."""
+    from reverie.config import Settings
+
+    for name, value in [
+        ("MAX_TOOL_ROUNDS", "-1"),
+        ("PROMPT_INDEX_CHARS", "-50"),
+        ("MAX_FILE_BYTES", "0"),
+    ]:
+        monkeypatch.setenv(f"REVERIE_{name}", value)
+        with pytest.raises(RefusedInput) as err:
+            Settings.load()
+        assert err.value.code == "invalid_setting" and f"REVERIE_{name}" in err.value.message
+        monkeypatch.delenv(f"REVERIE_{name}")
+    monkeypatch.setenv("REVERIE_PACK_EVERY", "0")  # never pack
+    monkeypatch.setenv("REVERIE_MAX_TOOL_ROUNDS", "0")  # answer without tools
+    settings = Settings.load()
+    assert (settings.pack_every, settings.max_tool_rounds) == (0, 0)
+
+
 # M3
 
 

@@ -75,6 +75,16 @@ def test_s1_the_draft_has_memorys_content_checks(
         rv.soul_edit("ada", conv, op)
     assert e.value.code == code
     assert rv.soul_draft("ada", conv).text == "# Ada\n"  # nothing stored
+    assert "MEMORY.md" not in str(e.value.to_dict())  # the model edited the soul
+
+
+def test_s1_what_a_soul_edit_says_is_about_the_soul(rv: Reverie, conv: str) -> None:
+    """The draft is edited with memory's operations, but its notes name the soul: the model
+    was told of a section missing from "MEMORY.md" while it edited the soul."""
+    rv.soul_edit("ada", conv, {"action": "set_body", "text": "# Ada\n\n## Tone\n- Brief.\n"})
+    d = rv.soul_edit("ada", conv, {"action": "add", "text": "Be kind.", "section": "Style"})
+    assert d.notes and all("MEMORY.md" not in note for note in d.notes)
+    assert "the soul had no section 'Style'" in d.notes[0]
 
 
 def test_s2_s3_publish_gives_a_numbered_receipt(rv: Reverie, conv: str) -> None:

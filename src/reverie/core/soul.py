@@ -48,7 +48,10 @@ def edit_soul(text: str, request: Any, settings: Settings) -> tuple[str, list[st
                 code="invalid_operation",
             )
     validation.check_request(batch, settings)
-    applied = apply_batch(batch, lambda path: text if path == INDEX else None)
+    try:
+        applied = apply_batch(batch, lambda path: text if path == INDEX else None)
+    except RefusedInput as exc:
+        raise _of_the_soul(exc) from None
     new = canonical_text(applied.files.get(INDEX, text) or "")
     size = len(new.encode())
     if size > settings.max_soul_bytes:
@@ -61,4 +64,16 @@ def edit_soul(text: str, request: Any, settings: Settings) -> tuple[str, list[st
             size=size,
         )
     validation.check_added_credentials(SOUL, text, new)
-    return new, [note for _, note in applied.notes]
+    return new, [_soul_words(note) for _, note in applied.notes]
+
+
+def _soul_words(text: str) -> str:
+    """What :func:`apply_batch` says of ``MEMORY.md`` (the path the soul's draft is edited
+    under), said of the soul, which is what the model edited."""
+    return text.replace(INDEX, SOUL).replace("read the file", "read the soul")
+
+
+def _of_the_soul(exc: RefusedInput) -> RefusedInput:
+    """A refusal of a soul edit naming the soul, not ``MEMORY.md``."""
+    details = {k: SOUL if v == INDEX else v for k, v in exc.details.items()}
+    return RefusedInput(_soul_words(exc.message), code=exc.code, **details)

@@ -174,7 +174,14 @@ class AnthropicProvider(HTTPProvider):
         try:
             text = "".join(b.text for b in response.content if b.type == "text")
             calls = tuple(
-                ToolCall(b.id, b.name, dict(b.input), json.dumps(b.input, ensure_ascii=False))
+                # An input that is no object (a gateway's string) is no arguments: the tool
+                # says so to the model, as for an OpenAI call whose JSON is broken.
+                ToolCall(
+                    b.id,
+                    b.name,
+                    dict(b.input) if isinstance(b.input, dict) else None,
+                    json.dumps(b.input, ensure_ascii=False),
+                )
                 for b in response.content
                 if b.type == "tool_use"
             )

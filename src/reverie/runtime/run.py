@@ -53,11 +53,23 @@ from .tools import Registry, Services, Tool, ToolContext, ToolOutcome
 
 _log = logging.getLogger(__name__)
 
-#: What a model failure is, as the notice in the chat says it, by the provider's code.
-_MODEL_FAILED = {
-    "model_bad_answer": "its answer could not be read",
-    "model_unavailable": "it could not be reached just now",
-}
+
+def _model_failure(exc: ReverieError) -> str:
+    """A model failure as the chat's notice says it: whether trying again later may help (no
+    answer, a busy or failing server) or not (a refused key, an unknown model, a refused
+    request: an admin must change a setting), and where an admin finds why."""
+    status = exc.details.get("status")
+    if exc.code == "model_bad_answer":
+        what, then = "its answer could not be read", "Please try again"
+    elif status is None:
+        what, then = "it could not be reached just now", "Please try again in a little while"
+    elif status == 429 or (isinstance(status, int) and status >= 500):
+        busy = "it is busy" if status == 429 else "it failed"
+        what, then = f"{busy} just now", "Please try again in a little while"
+    else:
+        what, then = "it refused the request", "Trying again will not help until an admin fixes it"
+    return f"{what}. {then}; an admin finds the reason in the server log."
+
 
 __all__ = [
     "STALE_NOTICE",
@@ -338,8 +350,12 @@ class _Turn:
         self.emit(
             TurnEvent("tool_result", tool=call.name, data={"ok": outcome.ok, "code": outcome.code})
         )
-        args = call.raw or json.dumps(call.arguments or {}, ensure_ascii=False)
-        # A credential the model passed (and the store refused) stays out of the log.
+        # A credential the model passed (and the store refused) stays out of the log: the
+        # arguments are logged as decoded, so that one written with JSON escapes ("\/",
+        # "\u0067hp_") is seen as the store saw it; the model's raw text only when it was
+        # no JSON object.
+        decoded = isinstance(call.arguments, dict) and call.arguments
+        args = json.dumps(call.arguments, ensure_ascii=False) if decoded else call.raw or "{}"
         log = redact(f"{call.name} {args}\n-> {outcome.content()}")
         if len(log) > _TOOL_LOG_CHARS:
             log = log[:_TOOL_LOG_CHARS] + " …"
@@ -400,11 +416,7 @@ class _Turn:
         # by the provider layer, but an address is no one's business there). That detail goes
         # to the server log, and to the surface in the event's data (the terminal shows it).
         _log.warning("turn %s: the model failed (%s): %s", self.record.id, exc.code, exc.message)
-        what = _MODEL_FAILED.get(exc.code, "it failed")
-        text = (
-            f"I could not get an answer from the model: {what}. Please try again in a little "
-            "while; an admin finds the reason in the server log."
-        )
+        text = f"I could not get an answer from the model: {_model_failure(exc)}"
         self.emit(TurnEvent("notice", text, data={"reason": exc.code, "detail": exc.message}))
         return self._notice("model_error", text, error=exc.code)
 
