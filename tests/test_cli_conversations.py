@@ -198,6 +198,15 @@ def test_context_read_json_and_cursor(imported: str, capsys: pytest.CaptureFixtu
     assert "[0] user sam" in text and "1 tool messages left out" in text
 
 
+def test_context_read_takes_a_range_as_memory_cites_it(
+    imported: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry's source (``c1#1-2``) pasted as it is reads that range."""
+    code, out = run(capsys, "context", "read", "c1#1-2", "--home", imported, "--json")
+    assert code == 0 and (out["conversation"], out["start"], out["end"]) == ("c1", 1, 2)
+    assert [m["position"] for m in out["messages"]] == [1]
+
+
 def test_context_read_pages_with_a_cursor(
     home: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

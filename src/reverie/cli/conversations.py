@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -135,6 +136,10 @@ def context_sessions(opts: Options, agent: str, from_conversation: str | None, l
     )
 
 
+#: A range as an entry's source and a history hit name it: ``conv-7#3-5``.
+_CITED = re.compile(r"(.+)#(\d{1,9})-(\d{1,9})")
+
+
 @context_group.command("read")
 @click.argument("session")
 @click.option("--start", type=NATURAL, help="First position (0-based, included; default 0).")
@@ -160,7 +165,11 @@ def context_read(
     agent: str | None,
     max_chars: int,
 ) -> None:
-    """Messages START <= p < END of a memory-on conversation, a page at a time."""
+    """Messages START <= p < END of a memory-on conversation, a page at a time. SESSION may
+    be a range as memory and search cite it (CONV#START-END)."""
+    cited = _CITED.fullmatch(session)
+    if cited and start is None and end is None:  # ids hold no '#': a citation is meant
+        session, start, end = cited[1], int(cited[2]), int(cited[3])
     with open_home(opts) as r:
         page = r.context_read(
             agent,
