@@ -118,6 +118,21 @@ def test_chat_json_lines_and_continuing_a_conversation(home: str, server: FakeOp
     assert roles == ["system", "user", "assistant", "user"]  # the same session continued
 
 
+def test_chat_json_gives_one_object_per_line_a_refused_one_too(
+    home: str, server: FakeOpenAI
+) -> None:
+    """A script pairs each line it sends with a line it reads: a line refused before any
+    turn (a control character) is an error object in its place, and the exit code says a
+    turn got no answer."""
+    server.answer("First.")
+    server.answer("Third.")
+    p = chat(home, server, "one\ntwo \x07 bell\nthree\n", "--json")
+    assert p.returncode == 1, p.stderr
+    said = [json.loads(line) for line in p.stdout.splitlines()]
+    assert len(said) == 3 and said[0]["answer"] == "First." and said[2]["answer"] == "Third."
+    assert said[1]["error"]["code"] == "memory_invalid_control_character"
+
+
 @pytest.mark.parametrize("json_flag", [False, True])
 def test_chat_without_a_model_says_how_and_exits_2(home: str, json_flag: bool) -> None:
     p = chat(home, None, "hello\n", *(["--json"] if json_flag else []))

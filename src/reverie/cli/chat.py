@@ -154,8 +154,12 @@ class _Session:
             )
         except ReverieError as exc:
             self._end_line()
-            self.side.print(f"error ({exc.code}): {exc.message}", style="red")
             self.failed[exc.code] += 1
+            if self.as_json:  # one object per line said, a refused one too
+                sys.stdout.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            else:
+                self.side.print(f"error ({exc.code}): {exc.message}", style="red")
             return
         self._end_line()
         self._deliver(result)
