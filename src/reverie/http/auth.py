@@ -44,5 +44,9 @@ async def current_actor(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Actor:
-    """The calling member of an API request (two indexed reads: run inline, not in a thread)."""
+    """The calling member of an API request (two indexed reads: run inline, not in a thread),
+    or the one :class:`~reverie.http.limits.RequestLimits` found for it before its body."""
+    found = getattr(request.state, "actor", None)
+    if isinstance(found, Actor):
+        return found
     return actor_of(home(request), credentials.credentials if credentials else None)

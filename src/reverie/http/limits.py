@@ -50,10 +50,12 @@ class RequestLimits:
             token = given[7:].strip() if given[:7].lower() == "bearer " else None
             if token is None or brings_body:
                 try:
-                    actor_of(scope["app"].state.reverie, token)
+                    actor = actor_of(scope["app"].state.reverie, token)
                 except PermissionDenied as exc:
                     await error_response(401, exc.code, exc.message)(scope, receive, send)
                     return
+                # The endpoint's dependency takes it from here: one lookup a request.
+                scope.setdefault("state", {})["actor"] = actor
         if length.isdigit() and int(length) > self.limit:
             await self._refuse(scope, receive, send)
             return
