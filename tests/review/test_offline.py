@@ -4553,3 +4553,64 @@ def test_r6_a_value_going_to_another_is_an_update(
     index = _later(before, user(update))
     assert gone not in index and kept in index, index
     assert offline._GOING_TO.search("we're going to Tesco on the 4th") is None  # a plan
+
+
+# Found by an outside audit (2026-12-06): a new user's first conversations.
+
+
+def test_r6_a_lesson_fixed_by_something_replaces_no_ones_decision() -> None:
+    # "we fixed it by adding REDIS_URL" is a repair, the fix of a lesson: read as a word of
+    # update, the gotcha shared "payments" and "Fly" with Priya's decision, replaced it, and
+    # kept the decision under Marek's name and source.
+    first = index_after(
+        review(
+            turns(
+                "c1",
+                user("Hi Ada! I'm Priya Raman, I lead the payments team at Lumen."),
+                user("We decided to move the payments service from Heroku to Fly.io next quarter."),
+                author="priya",
+            )
+        )
+    )
+    index = _later(
+        first,
+        user(
+            "Gotcha: the payments worker crashes on boot when REDIS_URL is missing; we fixed "
+            "it by adding REDIS_URL to the Fly secrets."
+        ),
+        author="marek",
+    )
+    decision = next(line for line in index.split("\n") if "Fly.io next quarter" in line)
+    assert "c1#" in decision and "Marek" not in decision, index
+    assert "REDIS_URL" in index and section_of(index, "Priya Raman") == "People & preferences"
+
+
+def test_r6_who_someone_is_and_what_they_decided_are_two_entries() -> None:
+    # The decision in the message after an introduction was joined to it as "still who they
+    # are", and the two were one entry under Decisions.
+    index = index_after(
+        review(
+            turns(
+                "c1",
+                user("I'm Jo Tanaka and I run the data platform at Kestrel."),
+                user("We decided to use dbt for all transformations."),
+                author="jo",
+            )
+        )
+    )
+    assert section_of(index, "Kestrel") == "People & preferences", index
+    assert section_of(index, "dbt") == "Decisions", index
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("I'm Lena, the new designer.", "Lena is the new designer."),
+        ("Hey, I'm Marek, the SRE on Priya's team.", "Marek is the SRE on Priya's team."),
+    ],
+)
+def test_r6_an_introduction_with_a_role_keeps_its_verb(said: str, written: str) -> None:
+    # "I'm Lena, the new designer." was written "Lena, the new designer.": no sentence.
+    author = said.split("I'm ")[1].split(",")[0].lower()
+    index = index_after(review(turns("c1", user(said), author=author)))
+    assert written in index, index

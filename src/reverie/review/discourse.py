@@ -31,6 +31,7 @@ from .statements import MAX_JOINED, Statement, priced, read, skip_reason
 __all__ = ["about_speaker", "full_name", "units"]
 
 _LESSON = lx.phrases(lx.LESSON_CUES)
+_DECIDED = lx.phrases(lx.DECISION_CUES)
 _SMALL_TALK = lx.phrases(lx.SMALL_TALK)
 _NOW = re.compile(r"\bnow\b", re.I)
 _DOING = re.compile(r"^(?:i|we|i'm|we're|i've|we've|i'll|we'll)\b", re.I)
@@ -127,7 +128,12 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             reads = isinstance(
                 read(clean(joined), role=role, speaker=speaker or "Someone"), Statement
             )
-            if len(joined) <= MAX_JOINED and reads:
+            # "I'm Priya, I lead payments. We decided to move to Fly.io": a decision or a
+            # lesson of theirs is an entry of its own, not part of who they are ("We make
+            # invoicing software" still is).
+            alone = read(clean(sentence), role=role, speaker=speaker or "Someone")
+            own = isinstance(alone, Statement) and (alone.lesson or bool(_DECIDED.search(sentence)))
+            if len(joined) <= MAX_JOINED and reads and not own:
                 out[-1] = (before[0], end, joined)  # "I live in Kraków": still who they are
                 continue
         # "Fiona here." alone is read as naming the speaker, and what follows ("I'm a nurse

@@ -437,6 +437,16 @@ _TO_SOMEONE = re.compile(r"\b(?:go|goes|gone|went)\s+to\s+(?=(?:her|him|them|me|
 _FIXED_KIND = re.compile(r"\b(?:a|an|the|our|my|their|its|on a)\s+(fixed)\b", re.I)
 
 
+#: "we fixed it by adding REDIS_URL", "it was fixed with a retry": how a repair was made, the
+#: fix of a lesson, not a value that changed. ("... and that fixed it" stays a word of change:
+#: said after a lesson already kept, it is that lesson again.)
+_FIXED_REPAIR = re.compile(
+    r"\b(fixed)\s+(?:(?:it|that|this|them)\s+)?(?:by|with)\b"
+    r"|\b(?:was|were|got|been)\s+(fixed)\s+(?:by|with)\b",
+    re.I,
+)
+
+
 #: "all new volunteers must do the induction", "New members pay £20": whoever is new, a kind
 #: of people or things, not something that changed.
 _NEW_KIND = re.compile(r"(?:\b(?:all|any|every|each)\s+|^)(new)\s+[a-z]+s\b", re.I)
@@ -445,12 +455,16 @@ _NEW_KIND = re.compile(r"(?:\b(?:all|any|every|each)\s+|^)(new)\s+[a-z]+s\b", re
 def _unchanging(text: str) -> str:
     """``text`` with the words that only look like a word of update blanked out: the "not" of
     a negated verb (:data:`_NEGATED_VERB`), "goes to her" (:data:`_TO_SOMEONE`), "fixed"
-    before a noun (:data:`_FIXED_KIND`), "new" of a kind (:data:`_NEW_KIND`)."""
+    before a noun (:data:`_FIXED_KIND`) or as a repair (:data:`_FIXED_REPAIR`), "new" of a
+    kind (:data:`_NEW_KIND`)."""
     for m in reversed(list(_NEGATED_VERB.finditer(text))):
         text = text[: m.start(1)] + "   " + text[m.end(1) :]
     for m in reversed(list(_NEW_KIND.finditer(text))):
         text = text[: m.start(1)] + "   " + text[m.end(1) :]
     text = _TO_SOMEONE.sub(lambda m: " " * len(m.group(0)), text)
+    for m in reversed(list(_FIXED_REPAIR.finditer(text))):
+        at = 1 if m.group(1) else 2
+        text = text[: m.start(at)] + " " * 5 + text[m.end(at) :]
     return _FIXED_KIND.sub(lambda m: m.group(0)[: -len(m.group(1))] + " " * 5, text)
 
 

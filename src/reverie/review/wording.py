@@ -23,7 +23,7 @@ import datetime as dt
 import re
 
 from . import lexicon as lx
-from .frames import past, subject_name
+from .frames import is_verb, past, subject_name
 from .statements import Statement
 
 __all__ = ["absolute_dates", "finish", "render", "third_person"]
@@ -134,6 +134,13 @@ def _name_as_subject(text: str, name: str) -> str:
         text,
     )
     if m is None:
+        # "Lena, the new designer" ("I'm Lena, the new designer"): who they are, said after
+        # their name, with no verb of its own, is what they are.
+        role = re.match(
+            rf"^{re.escape(name)},\s+((?:the|a|an|our|your|their|one of)\s+[^,;]+?)\W*$", text, re.I
+        )
+        if role and not any(is_verb(w) for w in role.group(1).split()):
+            return f"{name} is {role.group(1)}"
         return text
     said = m.group(1).lower()
     if said != "they":
