@@ -1242,6 +1242,14 @@ class Reverie:
         """
         return self.tokens.sign_in_code(self.state.get_member(member))
 
+    def sign_in_code_state(self, code: str) -> str:
+        """Whether a sign-in code would sign someone in, without using it: ``valid``, or why
+        not: ``used``, ``expired``, ``inactive`` (its member is deactivated), ``unknown``."""
+        state, member_id = self.tokens.sign_in_code_state(code)
+        if state == "valid" and member_id is not None:
+            return "valid" if self.state.get_member(member_id).active else "inactive"
+        return state
+
     def redeem_sign_in_code(self, code: str) -> Member | None:
         """The active member of an unused, unexpired sign-in code (now used up), or None."""
         member_id = self.tokens.use_sign_in_code(code)

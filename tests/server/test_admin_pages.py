@@ -259,7 +259,8 @@ def test_a1_a_stale_draft_can_be_saved_over_the_newest_revision(home: Home) -> N
 
 def test_a1_opening_a_sign_in_link_spends_nothing_and_its_button_signs_in_once(home: Home) -> None:
     """11: a GET of a link (a chat app's preview) shows a Sign in button; only its POST uses
-    the code up. A used link and an inactive member's link sign nobody in."""
+    the code up. A used, expired or unknown link and an inactive member's link sign nobody
+    in, and the page says which."""
     rv, c = home.rv, home.client
     code = rv.sign_in_code("cy")
     for _ in range(2):
@@ -270,12 +271,23 @@ def test_a1_opening_a_sign_in_link_spends_nothing_and_its_button_signs_in_once(h
     r = c.post(f"/admin/signin/{code}", data={"login_csrf": token}, follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/admin/"
     assert "reverie_session" in c.cookies
+    expired = rv.sign_in_code("cy")
+    with rv.state.transaction() as conn:
+        conn.execute("UPDATE sign_in_links SET expires_at = 0 WHERE used_at IS NULL")
     with TestClient(c.app) as other:
-        for member_code in (code, rv.sign_in_code("ivy")):  # used; inactive member
+        for member_code, status, why in [
+            (code, 410, "it was used already"),
+            (rv.sign_in_code("ivy"), 403, "its member is deactivated"),
+            (expired, 410, "it is older than 15 minutes"),
+            ("no-such-code", 410, "no such link was made here"),
+        ]:
+            # Said when the link is opened, no button offered, and said again if posted.
             page = other.get(f"/admin/signin/{member_code}")
+            assert page.status_code == status and why in page.text, page.text
+            assert 'id="sign-in"' not in page.text
             token = login_csrf_of(page.text)
             r = other.post(f"/admin/signin/{member_code}", data={"login_csrf": token})
-            assert r.status_code == 410 and "not valid" in r.text
+            assert r.status_code == status and why in r.text
             assert "reverie_session" not in other.cookies
 
 

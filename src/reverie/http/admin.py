@@ -235,11 +235,32 @@ def login(
     return _signed_in(rv, actor.member, target or "/admin/")
 
 
+def _link_refused(request: Request, state: str) -> Response:
+    """The sign-in form, saying why a link signs no one in (used, expired, its member
+    deactivated, or no such link): 403 for a deactivated member, else 410."""
+    why = {
+        "used": "it was used already (a link works once)",
+        "expired": f"it is older than {LINK_SECONDS // 60} minutes",
+        "inactive": "its member is deactivated in this workspace",
+    }.get(state, "no such link was made here")
+    return _login_form(
+        request,
+        error=f"That sign-in link is not valid: {why}. Nobody was signed in. Ask for a new link "
+        "(reverie token link MEMBER), or sign in with an API token below.",
+        status=403 if state == "inactive" else 410,
+    )
+
+
 @router.get("/signin/{code}")
 def sign_in_link(request: Request, code: str) -> Response:
-    """A Sign in button for a one-time link. Opening the link spends nothing: a chat app that
-    fetches it for a preview must not use it up before the person clicks it."""
-    response = _login_form(request, "signin.html", code=code)
+    """A Sign in button for a one-time link, or why it signs no one in. Opening the link
+    spends nothing: a chat app that fetches it for a preview must not use it up before the
+    person clicks it."""
+    state = home(request).sign_in_code_state(code)
+    if state != "valid":
+        response = _link_refused(request, state)
+    else:
+        response = _login_form(request, "signin.html", code=code)
     response.headers["Referrer-Policy"] = "no-referrer"
     return response
 
@@ -257,16 +278,10 @@ def sign_in_with_link(
             code=code,
             error="The sign-in form expired; press Sign in again.",
         )
-    member = rv.redeem_sign_in_code(code)
-    if member is None:
-        minutes = LINK_SECONDS // 60
-        return _login_form(
-            request,
-            error=f"That sign-in link is not valid: it was used already, it is older than "
-            f"{minutes} minutes, or its member is no longer active. Nobody was signed in. Ask "
-            "for a new link (reverie token link MEMBER), or sign in with an API token below.",
-            status=410,
-        )
+    state = rv.sign_in_code_state(code)
+    member = rv.redeem_sign_in_code(code) if state == "valid" else None
+    if member is None:  # not valid, or used up by another click in between
+        return _link_refused(request, state if state != "valid" else "used")
     return _signed_in(rv, member)
 
 

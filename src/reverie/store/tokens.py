@@ -180,6 +180,19 @@ class TokenStore:
             )
         return code
 
+    def sign_in_code_state(self, code: str) -> tuple[str, str | None]:
+        """What a code is, without using it: ``("valid", member id)``, or ``("used", ...)``,
+        ``("expired", ...)``, ``("unknown", None)``."""
+        row = self.state.conn.execute(
+            "SELECT member_id, used_at, expires_at FROM sign_in_links WHERE code_hash = ?",
+            (hash_secret(code),),
+        ).fetchone()
+        if row is None:
+            return "unknown", None
+        if row[1] is not None:
+            return "used", str(row[0])
+        return ("expired" if row[2] <= time.time() else "valid"), str(row[0])
+
     def use_sign_in_code(self, code: str) -> str | None:
         """The member id of an unused, unexpired code, which is used up; else None."""
         now = time.time()
