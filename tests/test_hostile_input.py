@@ -472,3 +472,17 @@ def test_a_name_or_id_that_looks_like_a_credential_is_refused(rv: Reverie) -> No
         assert err.value.code == code and token not in json.dumps(err.value.to_dict())
         assert "credential" in err.value.message
     assert [a.name for a in rv.agents()] == ["ada"] and rv.context_sessions("ada") == []
+
+
+def test_a_token_label_and_a_default_model_refuse_control_characters(rv: Reverie) -> None:
+    """Both are listed and shown; on PostgreSQL a NUL was stored as U+FFFD, on SQLite as it
+    was, and ESC or BEL reached a terminal's screen through `reverie token list`."""
+    rv.add_member("olga", "owner")
+    for label in ("lab\x00el", "lab\x1b[2J\x07"):
+        with pytest.raises(RefusedInput) as err:
+            rv.create_token("olga", label)
+        assert err.value.code == "invalid_name"
+    with pytest.raises(RefusedInput) as err:
+        rv.configure_agent("ada", default_model="openai:m\x00")
+    assert err.value.code == "invalid_setting"
+    assert rv.tokens_of("olga") == [] and rv.agent("ada").default_model is None

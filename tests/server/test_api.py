@@ -389,3 +389,23 @@ def test_an_unreadable_body_and_a_wrong_method_say_what_to_do(served: Served) ->
     r = served.client.delete("/api/agents/ada", headers=served.auth("cy"))
     assert r.status_code == 405 and "GET" in r.headers["allow"]
     assert served.rv.memory_read("ada").revision == 0
+
+
+def test_a_store_failing_while_a_token_is_checked_is_a_json_503(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token of a request with a body is checked before the body is read; when the state
+    store fails there (PostgreSQL dropped the connection), the answer is the JSON error shape
+    with 503, never a plain-text 500. The failure is injected at the facade's boundary."""
+    from reverie.errors import StorageFault
+
+    def failing(token: str) -> None:
+        raise StorageFault("PostgreSQL: the connection was closed.", code="storage_unavailable")
+
+    monkeypatch.setattr(served.rv, "authenticate", failing)
+    r = served.client.post(
+        "/api/agents/ada/memory",
+        json={"action": "add", "text": "x", "section": "Decisions"},
+        headers=served.auth("cy"),
+    )
+    assert r.status_code == 503 and error_of(r)["code"] == "storage_unavailable"

@@ -75,6 +75,25 @@ def git_bodies(folder: Path) -> list[dict[str, str]]:
     return out
 
 
+def test_d2_a_database_holding_only_a_member_is_not_empty(
+    embedded: Reverie, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """A member made in the target first (and their token) would keep their rights over the
+    migrated agents: such a database is refused like one holding agents, and nothing is
+    copied."""
+    schema, url = postgres_server.schema_url()
+    try:
+        with Reverie(settings=Settings.load(tmp_path / "pg", database_url=url), create=True) as pg:
+            pg.add_member("carol", "admin")
+            pg.create_token("carol")
+            with pytest.raises(RefusedInput) as refused:
+                embedded.migrate_to(url)
+            assert refused.value.code == "target_not_empty" and "members" in refused.value.message
+            assert pg.agents() == [] and [m.name for m in pg.members()] == ["carol"]
+    finally:
+        postgres_server.drop_schema(schema)
+
+
 def test_d2_embedded_to_postgres_to_git_keeps_every_revision(
     embedded: Reverie, postgres_server: PostgresServer, tmp_path: Path
 ) -> None:
@@ -150,3 +169,52 @@ def test_an_unreachable_database_is_a_clear_fault_without_the_password(embedded:
         embedded.migrate_to("postgresql://reverie:hunter2secret@127.0.0.1:1/reverie")
     assert down.value.code == "storage_unavailable"
     assert "127.0.0.1:1" in down.value.message and "hunter2secret" not in str(down.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://reverie@127.0.0.1:5432/reverie?password=hunter2secret&sslmode=disable",
+        "host=127.0.0.1 port=5432 password=hunter2secret dbname=reverie",
+        "postgresql://reverie:hunter2secret@127.0.0.1:5432/reverie",
+    ],
+)
+def test_a_database_password_is_never_shown_however_it_is_given(url: str) -> None:
+    """A password given as a parameter (?password=) or in a key/value string was printed as
+    it was: only the one before the host was blanked."""
+    from reverie.store.postgres import redact
+
+    assert "hunter2secret" not in redact(url) and "***" in redact(url)
+
+
+def test_init_names_its_database_without_the_password(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    postgres_server: PostgresServer,
+) -> None:
+    from reverie.cli import main
+
+    schema, real = postgres_server.schema_url()
+    try:
+        given = real + ("&" if "?" in real else "?") + "password=hunter2secret"
+        monkeypatch.setenv("REVERIE_DATABASE_URL", given)
+        assert main(["--home", str(tmp_path / "h"), "init"]) == 0
+        shown = capsys.readouterr()
+        assert "hunter2secret" not in shown.out + shown.err and "password=***" in shown.out
+    finally:
+        postgres_server.drop_schema(schema)
+
+
+def test_a_lock_timeout_says_another_write_held_the_memory() -> None:
+    """A small write waiting past the lock timeout behind a large batch said that the
+    database failed; the database was fine, the memory was busy."""
+    import psycopg.errors
+
+    from reverie.store.postgres import _fault
+
+    fault = _fault(
+        psycopg.errors.LockNotAvailable("canceling statement due to lock timeout"), "writing"
+    )
+    assert fault.code == "storage_unavailable" and "Another write held" in fault.message
+    assert "database itself is fine" in fault.message

@@ -13,10 +13,10 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reverie.config import Settings
-from reverie.errors import PermissionDenied
+from reverie.errors import ReverieError
 
 from .auth import actor_of
-from .errors import error_response
+from .errors import error_response, status_of
 
 __all__ = ["RequestLimits", "max_body_bytes"]
 
@@ -51,8 +51,9 @@ class RequestLimits:
             if token is None or brings_body:
                 try:
                     actor = actor_of(scope["app"].state.reverie, token)
-                except PermissionDenied as exc:
-                    await error_response(401, exc.code, exc.message)(scope, receive, send)
+                except ReverieError as exc:  # no such member, or the state store failed
+                    status = status_of(exc)
+                    await error_response(status, exc.code, exc.message)(scope, receive, send)
                     return
                 # The endpoint's dependency takes it from here: one lookup a request.
                 scope.setdefault("state", {})["actor"] = actor

@@ -33,6 +33,15 @@ _CHUNK = 2000
 Progress = Callable[[str, int], None]
 
 
+#: What makes a database not empty for a migration, as a message names it, and its table.
+_OCCUPIED = (
+    ("agents", "agents"),
+    ("members", "members"),
+    ("API tokens", "api_tokens"),
+    ("conversations", "conversations"),
+)
+
+
 def copy_to_postgres(
     state: SQLiteState,
     memories: MemoryStore,
@@ -43,13 +52,19 @@ def copy_to_postgres(
     and ``revisions`` copied.
 
     Raises:
-        RefusedInput: ``target_not_empty``: the target holds agents already.
+        RefusedInput: ``target_not_empty``: the target holds agents, members, tokens or
+            conversations already (a member made there first would keep their rights beside
+            the home's, or collide with one of its names).
     """
-    row = target.conn.execute("SELECT COUNT(*) FROM agents").fetchone()
-    if row and row[0]:
+    held = [
+        what
+        for what, table in _OCCUPIED
+        if (row := target.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()) and row[0]
+    ]
+    if held:
         raise RefusedInput(
-            f"{target.where} holds agents already; migrate into an empty database (nothing "
-            "was copied).",
+            f"{target.where} holds {', '.join(held)} already; migrate into an empty database "
+            "(one `reverie init` made, nothing else). Nothing was copied.",
             code="target_not_empty",
         )
     source = state.conn

@@ -150,13 +150,25 @@ def is_postgres_url(url: str | None) -> bool:
     return bool(url) and str(url).startswith(("postgresql://", "postgres://"))
 
 
+#: A password given as a parameter: ``?password=...`` in a URL, ``password=...`` in a
+#: key/value connection string (quoted or not).
+_PASSWORD_PARAM = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", re.I)
+
+
 def redact(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
+    """``url`` without its password, for messages and logs: the one before ``@`` and one
+    given as a parameter (``?password=``, or ``password=`` in a key/value string). A URL
+    that does not parse is not shown at all."""
+    url = _PASSWORD_PARAM.sub(lambda m: m.group(1) + "***", url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = parts.password
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return "<a database URL that does not parse>"
+    if password is None:
         return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{parts.username}:***@{host}" + (f":{port}" if port else "")
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
@@ -765,6 +777,13 @@ def _fault(exc: BaseException, doing: str) -> StorageFault:
         from .faults import storage_fault
 
         return storage_fault(exc, doing)
+    if getattr(exc, "sqlstate", None) == "55P03":  # lock_not_available: lock_timeout passed
+        return StorageFault(
+            f"Another write held what this one waits for (the memory, most often: a large "
+            f"batch) past the lock timeout while {doing}; the database itself is fine. "
+            "Nothing of it was written; try again once that write is done.",
+            code="storage_unavailable",
+        )
     return StorageFault(
         f"The PostgreSQL database failed while {doing} ({_first_line(exc)}). Nothing of it "
         "was written; try again once the database answers.",

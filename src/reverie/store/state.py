@@ -702,6 +702,9 @@ class SQLiteState:
         _check_choice(memory_writers, WRITER_MODES, "memory writers")
         _check_choice(memory_framing, FRAMINGS, "memory framing")
         model = agent.default_model if default_model is None else (default_model.strip() or None)
+        if model is not None:
+            validation.check_control(model, "default_model", code="invalid_setting")
+            validation.check_not_secret(model, "default_model", code="invalid_setting")
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE agents SET edit_policy = ?, memory_writers = ?, memory_framing = ?, "

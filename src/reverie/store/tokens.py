@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reverie.core import validation
 from reverie.errors import NotFound
 
 if TYPE_CHECKING:
@@ -98,7 +99,15 @@ class TokenStore:
     # API tokens
 
     def create(self, member: Member, label: str | None = None) -> tuple[str, TokenInfo]:
-        """A new API token for ``member``: the token (shown once) and its record."""
+        """A new API token for ``member``: the token (shown once) and its record.
+
+        Raises:
+            RefusedInput: ``invalid_name``: the label holds a control character or a
+                credential (it is listed and shown).
+        """
+        if label is not None:
+            validation.check_control(label, "The token's label", code="invalid_name")
+            validation.check_not_secret(label, "The token's label", code="invalid_name")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         token_id = "tok_" + uuid.uuid4().hex[:10]
         with self.state.transaction() as conn:
