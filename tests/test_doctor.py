@@ -73,6 +73,25 @@ def test_a_damaged_index_is_rebuilt(home: Path, capsys: pytest.CaptureFixture[st
         assert rv.memory_search("ada", "deploys")
 
 
+def test_an_index_emptied_of_its_entries_is_found_and_rebuilt(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Entries deleted from the search index while their rows stayed: its integrity check
+    passed, doctor said all was well, search found nothing, and a replace or a reindex failed
+    on the index. The check now compares the index with its rows."""
+    import sqlite3
+
+    with sqlite3.connect(home / "reverie.db") as conn:
+        conn.execute("DELETE FROM memory_fts")
+    code, out = doctor(capsys, home)
+    assert code == 0 and [f["check"] for f in out["findings"]] == ["index"], out
+    with Reverie(home) as rv:
+        assert rv.state.damaged_tables() == []
+        assert rv.memory_search("ada", "deploys")
+        done = rv.memory_apply("ada", {"action": "replace", "old": "fact 0", "text": "- fact zero"})
+        assert done.changed
+
+
 @pytest.mark.parametrize("which", ["commit", "tree", "blob", "topic"])
 def test_damaged_newest_objects_are_written_again_from_the_working_tree(
     home: Path, which: str, capsys: pytest.CaptureFixture[str]

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from .core.paths import INDEX, TOPIC_DIR
 from .errors import ReverieError, StorageFault
 from .index import fts, postings
+from .store.faults import ENVIRONMENT
 from .store.gitrepo import Damage, GitRepo, blob_id, object_id, tree_body
 from .store.state import RevisionRecord
 
@@ -93,13 +94,20 @@ def run(rv: Reverie, agent: str | None = None, *, rewind: bool = False) -> Docto
         try:
             _check_memory(rv, a.name, memory_id, rewind, report)
         except ReverieError as exc:
+            advice = _STORAGE_ADVICE if exc.code in ENVIRONMENT else _ADVICE
             report.findings.append(
-                Finding(f"memory of {a.name}", "memory", exc.message, advice=_ADVICE)
+                Finding(f"memory of {a.name}", "memory", exc.message, advice=advice)
             )
     return report
 
 
 _ADVICE = "Restore the data directory from a backup, or ask for help with this report."
+#: Storage that takes no writes (read-only, full) damages nothing; doctor cannot repair there.
+_STORAGE_ADVICE = (
+    "Nothing is damaged by this: the storage takes no writes now (read-only or full), so doctor "
+    "could not check or repair what needs a write. Make it writable or free space, then run "
+    "reverie doctor again."
+)
 
 
 def _check_database(rv: Reverie, report: DoctorReport) -> None:

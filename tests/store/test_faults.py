@@ -181,6 +181,19 @@ def test_a_read_only_home_serves_reads_and_refuses_writes(disk: Path) -> None:
     assert cli(home, "memory", "apply", "ada", "-", stdin='{"action": "add", "text": "x"}')[0] == 0
 
 
+def test_doctor_on_read_only_storage_does_not_call_for_a_backup(disk: Path) -> None:
+    """Doctor could not check what needs a write, and told the user to restore every memory
+    from a backup; nothing was damaged. It says so, and what to do."""
+    home = disk / "home"
+    with read_only(disk):
+        code, out = cli(home, "doctor")
+    assert code == 1  # it could not check everything, and says why
+    advice = [f.get("advice") or "" for f in out["findings"]]
+    assert advice and not any("backup" in a for a in advice), out
+    assert all("Nothing is damaged" in a for a in advice if a)
+    assert cli(home, "doctor")[0] == 0  # writable again: all is well
+
+
 def test_read_only_memories_refuse_writes_with_a_code(disk: Path) -> None:
     """Issue 10: with ``memories/`` read-only a write ended in a raw OSError."""
     home = disk / "home"

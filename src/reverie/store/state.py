@@ -520,8 +520,12 @@ class SQLiteState:
             for fts_table in ("memory_fts", "history_fts"):
                 if fts_table in names and fts_table not in damaged:
                     try:
+                        # With a rank of 1 the index is compared with the rows it indexes
+                        # too: an index whose entries were deleted reads as sound without it,
+                        # and then every replace or remove fails on it.
                         conn.execute(
-                            f"INSERT INTO {fts_table} ({fts_table}) VALUES ('integrity-check')"
+                            f"INSERT INTO {fts_table} ({fts_table}, rank) "
+                            "VALUES ('integrity-check', 1)"
                         )
                     except sqlite3.DatabaseError:
                         damaged.append(fts_table)
