@@ -116,6 +116,31 @@ def test_damaged_newest_objects_are_written_again_from_the_working_tree(
     assert subprocess.run(["git", "-C", str(repo_of(home)), "fsck"], check=False).returncode == 0
 
 
+def test_a_newest_commit_its_tree_and_blob_all_cut_short_are_mended_in_one_run(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A write cut short by a power loss can leave its commit, tree and blob all truncated,
+    with the working tree whole. Doctor moved the tree and blob aside as used by no revision
+    (it could not read past the damaged commit to see them used), mended only the commit and
+    said all was well, while the memory stayed unreadable; --rewind then forgot the
+    acknowledged revision. One run now writes all three again and rewinds nothing."""
+    commit = head_commit(home)
+    objects = [str(commit.id), str(commit.tree_id), str(commit.tree["MEMORY.md"].id)]
+    for oid in objects:
+        truncate(object_path(repo_of(home), oid))
+    code, out = doctor(capsys, home, "ada", "--rewind")
+    assert code == 0, out
+    repaired = [
+        f for f in out["findings"] if f["repaired"] == "written again from the working tree"
+    ]
+    assert sorted(o for f in repaired for o in objects if o in f["problem"]) == sorted(objects)
+    assert not any(f["check"] == "rewind" for f in out["findings"]), out
+    with Reverie(home) as rv:
+        assert rv.memory_read("ada").revision == 8 and "fact 3" in rv.memory_read("ada").text
+        assert rv.memory_apply("ada", {"action": "add", "text": "after"}).revision == 9
+    assert doctor(capsys, home, "ada")[1]["findings"] == []
+
+
 def test_what_cannot_be_rebuilt_is_named_and_rewind_restores_the_last_intact_revision(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -102,6 +102,8 @@ def run(rv: Reverie, agent: str | None = None, *, rewind: bool = False) -> Docto
 
 
 _ADVICE = "Restore the data directory from a backup, or ask for help with this report."
+#: A commit, its tree, a topic folder's tree, their blobs: how deep damage can hide.
+_MEND_ROUNDS = 4
 #: Storage that takes no writes (read-only, full) damages nothing; doctor cannot repair there.
 _STORAGE_ADVICE = (
     "Nothing is damaged by this: the storage takes no writes now (read-only or full), so doctor "
@@ -165,12 +167,27 @@ def _check_memory(
         head = repo.head()
         if head is not None and head not in used:
             used.append(head)  # an interrupted write's commit, rolled forward by recovery
+        # Damage is seen from the top: a damaged commit hides its tree, a damaged tree its
+        # blobs. So the working tree's copies are written again in rounds, each mended object
+        # showing what was under it; only then is what no revision uses set aside (before,
+        # a damaged commit's tree and blob looked unused and went aside with the copies that
+        # could have mended them).
+        damaged: list[Damage] = []
+        restored: set[str] = set()
+        for _ in range(_MEND_ROUNDS):
+            seen = {d.oid for d in damaged}
+            found = [d for d in _damage(repo, used) if d.oid not in seen]
+            if not found:
+                break
+            damaged += found
+            mended = _restore_from_working_tree(rv, repo, memory_id, found)
+            restored |= mended
+            if not mended:
+                break
         findings = _quarantine_unused(repo, used, where)
-        damaged = _damage(repo, used)
         still: set[str] = set()
         newest_bad, last = False, None
         if damaged:
-            restored = _restore_from_working_tree(rv, repo, memory_id, damaged)
             still = {d.oid for d in _damage(repo, used)}
             newest_bad, last = _rewind_target(repo, revisions, still)
             if not newest_bad:
