@@ -42,10 +42,9 @@ they never reach a surface untranslated.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
-from reverie.core.secrets import find_credentials, redact
+from reverie.core.secrets import redact
 
 __all__ = [
     "NotFound",
@@ -129,26 +128,11 @@ def shown(text: str, limit: int) -> str:
     its middle when it is longer than ``limit`` characters. The one place where an error's
     words are made safe to print, log and send back."""
     if len(text) <= limit:
-        return _blanked(text)
+        return redact(text)
     head, tail = limit * 2 // 3, limit // 3
     cut = len(text) - head - tail
     return (
-        _blanked(text[: head + _CUT_MARGIN])[:head]
+        redact(text[: head + _CUT_MARGIN])[:head]
         + f" [... {cut:,} characters ...] "
-        + _blanked(text[-tail - _CUT_MARGIN :])[-tail:]
+        + redact(text[-tail - _CUT_MARGIN :])[-tail:]
     )
-
-
-#: An escape as ``repr`` writes a character ("\\t", "\\x00", "\\u202e"): read as a space,
-#: so that a token quoted right after one ("'memory/x\\tghp_...'") is still seen whole.
-_ESCAPE = re.compile(r"\\(?:[tnr0]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
-
-
-def _blanked(text: str) -> str:
-    """``text`` with every credential-shaped span blanked, escapes read as spaces."""
-    scanned = _ESCAPE.sub(lambda m: " " * len(m.group(0)), text)
-    if scanned == text:
-        return redact(text)
-    for finding in reversed(find_credentials(scanned)):
-        text = text[: finding.start] + "[redacted]" + text[finding.end :]
-    return redact(text)

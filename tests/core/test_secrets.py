@@ -640,3 +640,13 @@ def test_hostile_input_is_scanned_in_linear_time(name: str) -> None:
     find_credentials(text)
     # A generous bound: it fails on quadratic or exponential behaviour, not on a slow machine.
     assert time.perf_counter() - started < 2.0
+
+
+def test_redact_sees_a_token_quoted_right_after_an_escape() -> None:
+    """An error quotes a path with repr: "x\\tghp_..." keeps the escape's "t" glued to the
+    token, which hid it; escapes are read as spaces too."""
+    from reverie.core.secrets import redact
+
+    quoted = repr("memory/x\t" + GITHUB_CLASSIC + ".md")
+    assert GITHUB_CLASSIC not in redact(quoted) and "[redacted]" in redact(quoted)
+    assert redact("no secret\\there") == "no secret\\there"

@@ -1175,13 +1175,30 @@ _REDACTED = "[redacted]"
 MIN_SECRET = 6
 
 
+#: An escape as ``repr`` or JSON writes a character ("\\t", "\\x00", "\\u202e"): read as
+#: spaces too, so that a token quoted right after one ("'memory/x\\tghp_...'") is seen whole.
+_ESCAPE = re.compile(r"\\(?:[tnr0]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+
+
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with each known secret and every credential-shaped span blanked out."""
+    """``text`` with each known secret and every credential-shaped span blanked out: those
+    found in it as written, and those found with its escapes read as spaces (one written
+    with escaped line breaks is found as written)."""
     for secret in secrets:
         if secret and len(secret) >= MIN_SECRET:
             text = text.replace(secret, _REDACTED)
-    for finding in reversed(find_credentials(text)):
-        text = text[: finding.start] + _REDACTED + text[finding.end :]
+    spans = [(f.start, f.end) for f in find_credentials(text)]
+    scanned = _ESCAPE.sub(lambda m: " " * len(m.group(0)), text)  # same offsets
+    if scanned != text:
+        spans += [(f.start, f.end) for f in find_credentials(scanned)]
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = text[:start] + _REDACTED + text[end:]
     return text
 
 
