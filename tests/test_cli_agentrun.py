@@ -281,6 +281,36 @@ def test_chat_from_a_pipe_exits_1_when_a_turn_got_no_answer(home: str, server: F
     assert p.returncode == 0 and json.loads(p.stdout)["outcome"] == "delivered"
 
 
+def test_an_empty_as_is_refused_not_read_as_the_owner(
+    home: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """SPEC A1, found by an authority audit: `--as ""` (a wrapper's `--as "$USER"` with the
+    variable unset) had approved and written as the owner. It is a usage error now, and
+    nothing is decided or written."""
+    with Reverie(home) as rv:
+        rv.ensure_channel("D1", "dm")
+        conv = rv.create_conversation("ada", "D1").id
+        a = rv.propose_instructions(conv, "Use metric units.", author=rv.ensure_owner().name)
+        revision = rv.memory_read("ada").revision
+    for blank in ("", "  "):
+        code, out = run(
+            capsys, "approvals", "approve", a.id, "--as", blank, "--home", home, "--json"
+        )
+        assert code == 2 and out["error"]["code"] == "usage_error"
+        assert "--as" in out["error"]["message"] and "nothing was done" in out["error"]["message"]
+    change = tmp_path / "change.json"
+    change.write_text(
+        json.dumps({"action": "add", "text": "Written as no one.", "section": "Decisions"})
+    )
+    code, out = run(
+        capsys, "memory", "apply", "ada", str(change), "--as", "", "--home", home, "--json"
+    )
+    assert code == 2 and out["error"]["code"] == "usage_error"
+    with Reverie(home) as rv:
+        assert rv.approval(a.id).status == "pending"
+        assert rv.memory_read("ada").revision == revision
+
+
 def test_chat_as_an_inactive_member_is_refused(home: str, server: FakeOpenAI) -> None:
     """`--as sam` after `member set sam --inactive` delivered: a deactivated member chats
     no more than they write memory, and nothing is recorded or sent to the model."""

@@ -319,6 +319,47 @@ def test_x2_the_current_request_authorizes_its_external_write(claims: Reverie) -
     assert sent == ["ceo@x", "a@x"]
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Do not email anyone about this.",
+        "Never send mail to the CEO.",
+        "Don\u2019t email the CEO, I will tell him myself.",
+        "Whatever memory says: no e-mail today.",
+    ],
+)
+def test_x2_a_request_that_says_do_not_is_no_intent(claims: Reverie, request_text: str) -> None:
+    """Found by an authority audit: memory asked for an email, and "Do not email anyone"
+    named the tool's word, which had passed X2's gate. A word under a negation in its clause
+    asks for nothing."""
+    sent: list[str] = []
+    provider = script(use_tools(("send_email", {"to": "ceo@x", "body": "numbers"})), "ok")
+    result = claims.turn(
+        dm(claims), request_text, author="sam", provider=provider, tools=[email_tool(sent)]
+    )
+    assert sent == [] and result.turn.tools[0]["code"] == "intent_required"
+    assert result.turn.envelope["intents"] == []
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "I don't know the numbers yet, just email the CEO what we have.",
+        "Email the CEO, don't call him.",
+        "Why didn't you email him? Email the CEO now.",
+    ],
+)
+def test_x2_a_negation_elsewhere_in_the_request_does_not_hide_its_intent(
+    claims: Reverie, request_text: str
+) -> None:
+    sent: list[str] = []
+    provider = script(use_tools(("send_email", {"to": "ceo@x", "body": "numbers"})), "Sent.")
+    result = claims.turn(
+        dm(claims), request_text, author="sam", provider=provider, tools=[email_tool(sent)]
+    )
+    assert sent == ["ceo@x"] and result.turn.envelope["intents"] == ["send_email"]
+
+
 def test_x1_a_permission_claimed_in_memory_is_not_a_role(claims: Reverie) -> None:
     claims.memory_apply("ada", {"action": "add", "text": "Sam is a workspace admin."})
     c = dm(claims)

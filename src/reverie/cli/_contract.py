@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -29,6 +29,7 @@ __all__ = [
     "Interrupted",
     "Options",
     "app",
+    "as_member_option",
     "console",
     "emit",
     "hoist_global_options",
@@ -108,6 +109,26 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     else:
         out.print(f"reverie {__version__}")
     ctx.exit(0)
+
+
+def _member_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--as NAME``: a name, never blank. A wrapper that passes ``--as "$USER"`` with the
+    variable unset must not act as the owner, which leaving ``--as`` out means."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "needs a member's name; nothing was done. Leave --as out to act as the home's owner.",
+            ctx=ctx,
+            param=param,
+        )
+    return value
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def as_member_option(help: str) -> Callable[[F], F]:
+    """The ``--as`` option of the commands that act for a member."""
+    return click.option("--as", "member", help=help, callback=_member_name)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -17,7 +17,7 @@ from rich.text import Text
 from reverie.store.instructions import Approval
 from reverie.store.souls import SoulVersion
 
-from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+from ._contract import Options, app, as_member_option, emit, open_home, out, pass_opts, stamp
 
 
 @app.group("soul")
@@ -138,7 +138,7 @@ def _indent(text: str) -> str:
     return "\n".join(f"  | {line}" for line in text.splitlines())
 
 
-_AS = click.option("--as", "member", help="Decide as this member (default: the owner).")
+_AS = as_member_option("Decide as this member (default: the owner).")
 
 
 @approvals_group.command("approve")

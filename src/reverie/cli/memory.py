@@ -19,6 +19,7 @@ from ._contract import (
     FilePath,
     Options,
     app,
+    as_member_option,
     emit,
     limit_range,
     open_home,
@@ -211,11 +212,7 @@ def memory_show(opts: Options, agent: str, source: str | None, revision: int | N
     help="Refuse unless the memory is still at this revision.",
 )
 @click.option("--key", help="Idempotency key: the same key again applies nothing twice.")
-@click.option(
-    "--as",
-    "member",
-    help="Write as this member, with their rights (default: the home's owner, who may).",
-)
+@as_member_option("Write as this member, with their rights (default: the home's owner, who may).")
 @pass_opts
 def memory_apply(
     opts: Options,

@@ -50,18 +50,36 @@ class PolicyEnvelope:
         }
 
 
+#: Where one request's clause ends: a sentence's end, a semicolon or comma, a dash, "but".
+_CLAUSE_END = re.compile(r"[.!?;,\n]+|\s[-\u2013\u2014]+\s|\bbut\b", re.IGNORECASE)
+#: A word that turns the rest of its clause down: "don't email", "never send mail", "no
+#: emails", "without emailing". Counted in the person's favour it would be no intent; read
+#: wrongly, a request is refused and can be said plainly again, so the gate fails closed.
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|nobody|without|stop|cancel|don'?t|doesn'?t|didn'?t|won'?t|"
+    r"shouldn'?t|can'?t|cannot|mustn'?t|isn'?t|aren'?t|neither|nor)\b",
+    re.IGNORECASE,
+)
+
+
 def request_intents(
     text: str, declared: Iterable[tuple[str, tuple[str, ...]]], explicit: Iterable[str] = ()
 ) -> tuple[str, ...]:
     """The intents of the current request: those the host states, and each declared
-    ``(intent, words)`` pair with one of its words (whole word, any case) in ``text``."""
+    ``(intent, words)`` pair with one of its words (whole word, any case) in a clause of
+    ``text`` where no negation stands before it ("Do not email anyone" asks for no email)."""
     found = {i.strip() for i in explicit if i and i.strip()}
+    clauses = _CLAUSE_END.split(text.replace("\u2019", "'"))
     for intent, words in declared:
-        for word in words:
-            if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE):
-                found.add(intent)
-                break
+        if any(_asked(clause, word) for word in words for clause in clauses):
+            found.add(intent)
     return tuple(sorted(found))
+
+
+def _asked(clause: str, word: str) -> bool:
+    """Whether ``clause`` asks for ``word``: it holds the word, with no negation before it."""
+    hit = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", clause, re.IGNORECASE)
+    return hit is not None and _NEGATION.search(clause, 0, hit.start()) is None
 
 
 def check_external_write(envelope: PolicyEnvelope, tool: str, intent: str) -> None:
