@@ -3,15 +3,24 @@ what was done and what is left (SPEC 15).
 
 What it checks, and how it repairs:
 
-* **the state database**: every table's pages (``PRAGMA quick_check``) and the FTS5 indexes;
-  a damaged search index is rebuilt from the memory files and the messages, pages left unused
-  by an earlier repair are given back (``VACUUM``); damage to any other table is named, with
-  the advice to restore ``reverie.db`` from a backup;
+* **the state database**: every table's pages (``PRAGMA quick_check``), that every row of the
+  tables that hold the truth can be read, and the FTS5 indexes; a damaged search index is
+  rebuilt from the memory files and the messages, pages left unused by an earlier repair are
+  given back (``VACUUM``). Damage to any other table (``state_database_damaged``) cannot be
+  mended: doctor names it, says what to do, and stops there, writing nothing more to
+  ``reverie.db`` and checking no memory (every check of a memory reads or writes it). When
+  ``reverie.db`` cannot even be opened, or is missing while memory repositories remain
+  (``state_database_missing``), :func:`examine_unopened` says so without opening the home;
 * **each memory** (one agent's, or every one): a marker left by an interrupted write (the write
   is rolled forward, or undone when it was refused), lock and temporary files a killed writer
   left, every object of every recorded revision and every loose object file, the branch
-  against the last recorded revision, and the index rows against the files (on PostgreSQL,
-  also the search postings against the index rows).
+  against the last recorded revision, the working tree against the newest revision
+  (``working_tree_differs``: rewritten from it, a hand-edited file's content kept aside first),
+  and the index rows against the files (on PostgreSQL, also the search postings against the
+  index rows);
+* **the home's memory repositories** (a check of the whole home): a repository under
+  ``memories/`` that no agent in the database owns (``memory_repository_unowned``), with what
+  it holds; nothing is changed, since it is the only copy of that memory.
 
 A damaged object is written again when its content can be had from the working tree (the
 files of the newest revision are checked out after each write): a blob from a file, a tree
@@ -23,21 +32,27 @@ intact; ``rewind=True`` restores the memory to that revision and forgets the lat
 
 from __future__ import annotations
 
+import contextlib
+import re
+import sqlite3
+import time
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core.paths import INDEX, TOPIC_DIR
-from .errors import ReverieError, StorageFault
+from .errors import NotFound, ReverieError, StorageFault
 from .index import fts, postings
-from .store.faults import ENVIRONMENT
+from .store.faults import ENVIRONMENT, is_corruption, storage_fault
 from .store.gitrepo import Damage, GitRepo, blob_id, object_id, tree_body
 from .store.state import RevisionRecord
 
 if TYPE_CHECKING:
     from .api import Reverie
 
-__all__ = ["DoctorReport", "Finding", "run"]
+__all__ = ["DoctorReport", "Finding", "examine_unopened", "run"]
 
 #: How far back from the recorded time a commit's own time may be (it is taken first).
 _CLOCK_SLACK = 5
@@ -52,6 +67,8 @@ class Finding:
     problem: str
     repaired: str | None = None
     advice: str | None = None
+    #: A stable name for the kind of problem, for scripts (``None`` where none is given yet).
+    code: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as ``reverie doctor --json`` prints it."""
@@ -80,24 +97,80 @@ class DoctorReport:
 
 
 def run(rv: Reverie, agent: str | None = None, *, rewind: bool = False) -> DoctorReport:
-    """Check the home (and one agent's memory, or all), repair what can be rebuilt.
+    """Check the home (and one agent's memory, or all), repair what can be rebuilt; with no
+    agent named, also list the memory repositories no agent owns. A damaged table that holds
+    the truth stops the run after the database check.
 
     Raises:
         NotFound: no such agent.
     """
     report = DoctorReport()
+    if not _check_database(rv, report):
+        return report  # every further check reads or writes the damaged reverie.db
     agents = [rv.agent(agent)] if agent else rv.agents()
-    _check_database(rv, report)
     for a in agents:
         memory_id = rv.state.memory_of(a.id)
         report.checked.append(f"memory of {a.name}")
         try:
             _check_memory(rv, a.name, memory_id, rewind, report)
-        except ReverieError as exc:
+        except (ReverieError, sqlite3.DatabaseError) as exc:
+            if _is_damage(exc):  # rows the database check could read, and a write could not
+                report.findings.append(
+                    _damaged_database(rv.home, [f"reading the memory of {a.name}: {exc}"])
+                )
+                return report
+            if not isinstance(exc, ReverieError):
+                raise
             advice = _STORAGE_ADVICE if exc.code in ENVIRONMENT else _ADVICE
             report.findings.append(
                 Finding(f"memory of {a.name}", "memory", exc.message, advice=advice)
             )
+    if agent is None and not rv.settings.database_url:
+        owned = {str(r[0]) for r in rv.state.conn.execute("SELECT id FROM memories")}
+        owned |= set(rv.state.deleted_memories())  # removed when the home next opens
+        report.findings += [
+            _unowned(path) for path in _repositories(rv.home) if path.name not in owned
+        ]
+    return report
+
+
+def examine_unopened(home: Path, fault: ReverieError) -> DoctorReport | None:
+    """What doctor can say about a home that did not open with ``fault``, without opening it:
+    ``reverie.db`` damaged past opening (``state_database_damaged``), or missing while memory
+    repositories remain (``state_database_missing``, each repository with what it holds).
+    Nothing is written. ``None`` when the fault is not one of these (then it is the answer).
+    """
+    repos = _repositories(home)
+    db = home / _DB
+    if isinstance(fault, NotFound):
+        if fault.code != "home_not_found" or db.exists() or not repos:
+            return None
+        report = DoctorReport(checked=["state database", "memory repositories"])
+        report.findings.append(
+            Finding(
+                "state database",
+                "database",
+                f"{db} is missing, and {len(repos)} memory repositor"
+                f"{'y remains' if len(repos) == 1 else 'ies remain'} under {home / 'memories'}: "
+                "the agents, members, conversations and tokens were recorded in reverie.db, "
+                "the memories themselves are in these repositories, untouched",
+                advice=f"Restore reverie.db from a backup into {home}, then run `reverie "
+                "doctor`: each memory that backup recorded is rolled forward to the newest "
+                "revision its repository holds. `reverie init` would start a new, empty "
+                "reverie.db in which no agent owns these repositories (doctor lists them then, "
+                "as here).",
+                code="state_database_missing",
+            )
+        )
+        report.findings += [_unowned(path) for path in repos]
+        return report
+    if fault.code in ENVIRONMENT or not db.exists():
+        return None
+    problems = _examine_file(db)
+    if not problems and not _is_damage(fault):
+        return None
+    report = DoctorReport(checked=["state database"])
+    report.findings.append(_damaged_database(home, problems or [fault.message]))
     return report
 
 
@@ -112,11 +185,48 @@ _STORAGE_ADVICE = (
 )
 
 
-def _check_database(rv: Reverie, report: DoctorReport) -> None:
+_DB = "reverie.db"
+
+#: Where the advice about a damaged reverie.db begins; the rest names the home.
+_DB_ADVICE = (
+    "Doctor cannot mend this (it rebuilds only the search index, from the memory files and "
+    "the messages); it wrote nothing to reverie.db and checked no memory. Stop every "
+    "Reverie process of this home (serve, review), copy reverie.db and any reverie.db-wal and "
+    "reverie.db-shm beside it aside, and restore reverie.db from a backup; then run `reverie "
+    "doctor`, which rolls each memory forward to the newest revision its repository holds "
+    "(what else was recorded after the backup, such as agents, members, conversations and "
+    "tokens, is lost). Without a backup, keep the copy and ask for help with this report: "
+    "doctor cannot make a working reverie.db from the rows that can still be read."
+)
+
+
+def _check_database(rv: Reverie, report: DoctorReport) -> bool:
+    """The state database's tables; whether it is sound enough for the memories' checks (no
+    table that holds the truth is damaged)."""
     report.checked.append("state database")
     where = "state database"
     try:
         damaged = rv.state.damaged_tables()
+    except StorageFault as exc:  # the schema itself cannot be read
+        if _is_damage(exc):
+            report.findings.append(_damaged_database(rv.home, [exc.message]))
+            return False
+        report.findings.append(Finding(where, "tables", exc.message, advice=_ADVICE))
+        return True
+    from .api import _derived  # the facade's one list of derived tables (it imports doctor)
+
+    truth = [t for t in damaged if _derived(t) is None]
+    if truth:
+        report.findings.append(
+            _damaged_database(rv.home, [f"the pages of {', '.join(truth)} cannot be read"])
+        )
+        return False
+    if not rv.settings.database_url:
+        unreadable = _unreadable_rows(rv.state.conn)
+        if unreadable:
+            report.findings.append(_damaged_database(rv.home, unreadable))
+            return False
+    try:
         if damaged and rv._repair_index():
             report.findings.append(
                 Finding(
@@ -128,7 +238,7 @@ def _check_database(rv: Reverie, report: DoctorReport) -> None:
             )
     except StorageFault as exc:
         report.findings.append(Finding(where, "tables", exc.message, advice=_ADVICE))
-        return
+        return True
     unused = rv.state.integrity_notes()
     if unused:
         problem = f"{len(unused)} integrity note(s), for example: {unused[0]}"
@@ -138,6 +248,91 @@ def _check_database(rv: Reverie, report: DoctorReport) -> None:
             )
         else:
             report.findings.append(Finding(where, "pages", problem, advice=_ADVICE))
+    return True
+
+
+def _damaged_database(home: Path, problems: list[str]) -> Finding:
+    """The finding for a reverie.db whose truth cannot be read: what, and what to do."""
+    repos = len(_repositories(home))
+    safe = (
+        f" The memories are not in reverie.db: the {repos} repositor"
+        f"{'y' if repos == 1 else 'ies'} under {home / 'memories'} hold their files and every "
+        "revision, and doctor did not touch them."
+        if repos
+        else ""
+    )
+    return Finding(
+        "state database",
+        "tables",
+        f"{home / _DB} is damaged: " + "; ".join(problems),
+        advice=_DB_ADVICE + safe,
+        code="state_database_damaged",
+    )
+
+
+def _is_damage(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or an error it was raised from, says reverie.db is damaged: pages
+    SQLite cannot read, a file that is no database, or text that is not UTF-8 (which no
+    write stores: every text is checked on its way in)."""
+    if is_corruption(exc):
+        return True
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, sqlite3.DatabaseError):
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+            if code == sqlite3.SQLITE_NOTADB or "Could not decode to UTF-8" in str(exc):
+                return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def _truth_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables that hold what git does not (every table but the search indexes')."""
+    from .api import _derived
+
+    names = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return [n for n in names if _derived(n) is None]
+
+
+def _unreadable_rows(conn: sqlite3.Connection) -> list[str]:
+    """The tables holding the truth with a row that cannot be read, and why: a page that
+    ``quick_check`` finds sound can still hold a cell overwritten with bytes that are not
+    text, which only reading the row shows."""
+    found = []
+    for name in _truth_tables(conn):
+        try:
+            cursor = conn.execute(f'SELECT * FROM "{name}"')
+            while cursor.fetchmany(1000):
+                pass
+        except sqlite3.DatabaseError as exc:
+            found.append(f"a row of {name} cannot be read ({exc})")
+    return found
+
+
+def _examine_file(db: Path) -> list[str]:
+    """What is damaged in the SQLite file ``db``, read without writing (not even the WAL
+    index: ``mode=ro``); empty when it reads as sound."""
+    uri = "file:" + urllib.parse.quote(str(db)) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return [f"it cannot be opened ({exc})"] if _is_damage(exc) else []
+    with contextlib.closing(conn):
+        try:
+            tables = _truth_tables(conn)
+        except sqlite3.DatabaseError as exc:
+            return [f"its schema cannot be read ({exc})"] if _is_damage(exc) else []
+        damaged = []
+        for name in tables:
+            try:
+                if conn.execute(f'PRAGMA quick_check("{name}")').fetchall() != [("ok",)]:
+                    damaged.append(name)
+            except sqlite3.DatabaseError:
+                damaged.append(name)
+        if damaged:
+            return [f"the pages of {', '.join(damaged)} cannot be read"]
+        return _unreadable_rows(conn)
 
 
 def _check_memory(
@@ -245,6 +440,7 @@ def _check_memory(
         ]
     report.findings += findings
     _check_branch(rv, agent, memory_id, marked, report)
+    _check_working_tree(rv, agent, memory_id, report)
     _check_index(rv, agent, memory_id, report)
 
 
@@ -395,6 +591,160 @@ def _check_branch(
                 repaired=f"recovered: {what}, at revision {after}",
             )
         )
+
+
+#: What a working tree's file can be, beside the newest revision's.
+_EDITED, _EMPTIED, _DELETED, _ADDED = "edited", "emptied", "deleted", "added"
+
+
+def _check_working_tree(rv: Reverie, agent: str, memory_id: str, report: DoctorReport) -> None:
+    """The memory files of the working tree against the newest revision.
+
+    The working tree is a copy for people to read (and the one doctor mends damaged objects
+    from); Reverie reads and searches the revisions in git, and a review discards edits made
+    there (R4). A file deleted, emptied or edited by hand is written again from the newest
+    revision, and a topic file added by hand is removed: the content of each such file is
+    kept first in ``.git/reverie-damaged/working-tree-<time>/`` (where doctor sets damaged
+    objects aside), and the finding says how to make an edit a revision.
+    """
+    store = rv.memories
+    with store.lock(memory_id):
+        repo = store.repo(memory_id)
+        latest = rv.state.latest(memory_id)
+        if latest is None or repo.head() != latest.oid:
+            return  # not at a recorded revision: the branch check said why
+        committed = {p: t.encode() for p, t in repo.files(latest.oid).items()}
+        present = repo.working_files()
+        changed = {
+            path: _how(committed.get(path), present.get(path))
+            for path in sorted(committed.keys() | present.keys())
+            if committed.get(path) != present.get(path)
+        }
+        if not changed:
+            return
+        keep = {p: present[p] for p, how in changed.items() if how in (_EDITED, _ADDED)}
+        aside = _keep_aside(repo, keep) if keep else None
+        repo.checkout(sorted(changed))
+    rev = latest.revision
+    what = ", ".join(f"{p} {how}" for p, how in changed.items())
+    written = [p for p, how in changed.items() if how != _ADDED]
+    removed = [p for p, how in changed.items() if how == _ADDED]
+    repaired = "; ".join(
+        part
+        for part in (
+            f"rewritten from revision {rev}: {', '.join(written)}" if written else "",
+            f"removed (revision {rev} has no such file): {', '.join(removed)}" if removed else "",
+        )
+        if part
+    )
+    advice = None
+    if aside is not None:
+        repaired += f"; the content found in {', '.join(keep)} is kept in {aside}"
+        advice = (
+            "An edit in the working tree is not part of the memory: Reverie reads and searches "
+            "the revisions, and a review throws such edits away. To keep one, write it "
+            f"through Reverie: `reverie memory apply {agent} batch.json` (a `set_body` with "
+            "the kept MEMORY.md, a `write_topic` per topic file) or the admin page's memory "
+            "editor."
+        )
+    report.findings.append(
+        Finding(
+            f"memory of {agent}",
+            "working tree",
+            f"the files in {repo.path} differ from revision {rev}, which Reverie reads: {what}",
+            repaired=repaired,
+            advice=advice,
+            code="working_tree_differs",
+        )
+    )
+
+
+def _how(was: bytes | None, now: bytes | None) -> str:
+    """How a working tree's file differs from the revision's (``was``; ``None``: no file)."""
+    if now is None:
+        return _DELETED
+    if was is None:
+        return _ADDED
+    return _EDITED if now else _EMPTIED
+
+
+def _keep_aside(repo: GitRepo, files: dict[str, bytes]) -> Path:
+    """Copy ``files`` (path to content) into a new folder under ``.git/reverie-damaged``;
+    returns it. Call under the memory lock.
+
+    Raises:
+        StorageFault: the copies cannot be written (then nothing is rewritten).
+    """
+    base = repo.path / ".git" / "reverie-damaged"
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside, n = base / f"working-tree-{stamp}", 1
+    try:
+        base.mkdir(exist_ok=True)
+        while True:  # a new folder per run, even two in one second
+            try:
+                aside.mkdir()
+                break
+            except FileExistsError:
+                n += 1
+                aside = base / f"working-tree-{stamp}-{n}"
+        for path, data in files.items():
+            (aside / path).parent.mkdir(parents=True, exist_ok=True)
+            (aside / path).write_bytes(data)
+    except OSError as exc:
+        raise storage_fault(exc, f"keeping the working tree's files in {base}") from exc
+    return aside
+
+
+def _repositories(home: Path) -> list[Path]:
+    """The memory repositories under ``home/memories`` (folders holding ``.git``)."""
+    try:
+        return sorted(p for p in (home / "memories").iterdir() if (p / ".git").is_dir())
+    except OSError:
+        return []
+
+
+#: The revision a commit of Reverie's records, in its trailer block.
+_REVISION = re.compile(r"^Reverie-Revision: (\d+)$", re.MULTILINE)
+
+
+def _unowned(path: Path) -> Finding:
+    """A memory repository no agent owns, with what it holds; nothing is changed."""
+    try:
+        repo = GitRepo(path)
+        head = repo.head()
+        if head is None:
+            holds = "no revision (an empty repository)"
+        else:
+            info = repo.commit_info(head)
+            files = sorted(repo.files(head))
+            found = _REVISION.findall(info.message.rstrip("\n").rsplit("\n\n", 1)[-1])
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(info.time))
+            holds = (
+                (f"revision {found[-1]} " if found else "a newest revision ")
+                + f"(commit {head[:12]}, {when}) with {len(files)} file"
+                + ("" if len(files) == 1 else "s")
+                + (f": {', '.join(files[:8])}" if files else "")
+                + (", ..." if len(files) > 8 else "")
+            )
+    except (ReverieError, OSError) as exc:
+        holds = f"a newest revision that cannot be read ({exc})"
+    return Finding(
+        f"repository {path.name}",
+        "repositories",
+        f"{path} is a memory repository that no agent in reverie.db owns; it holds {holds}",
+        advice=(
+            "Nothing was changed: nothing reads it now, and it may be the only copy of that "
+            f"memory (`git -C {path} log` lists its revisions, `git -C {path} show "
+            "HEAD:MEMORY.md` shows the newest MEMORY.md). To get its agent back, restore the "
+            "reverie.db that recorded it from a backup, then run `reverie doctor`, which rolls "
+            "the memory forward to the newest revision here. No Reverie command attaches a "
+            "repository to another agent; to carry its text (not its history) into one, write "
+            "the files with `reverie memory apply AGENT batch.json` (a `set_body` with "
+            "MEMORY.md, a `write_topic` per topic file). Remove the folder only once you no "
+            "longer need what it holds."
+        ),
+        code="memory_repository_unowned",
+    )
 
 
 def _check_index(rv: Reverie, agent: str, memory_id: str, report: DoctorReport) -> None:

@@ -157,6 +157,34 @@ def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
     ctx.obj = Options(home=home, json=json_out)
 
 
+def _refuse_lost_database(opts: Options) -> None:
+    """A home whose ``reverie.db`` is gone while its memory repositories remain is no new
+    home: ``reverie init`` there would start an empty database that owns none of them.
+
+    Raises:
+        NotFound: ``home_not_found``, pointing at ``reverie doctor`` and a backup.
+    """
+    settings = Settings.load(opts.home)
+    if settings.database_url or (settings.home / "reverie.db").exists():
+        return
+    try:
+        repos = sum(1 for p in (settings.home / "memories").iterdir() if (p / ".git").is_dir())
+    except OSError:
+        return
+    if repos:
+        raise NotFound(
+            f"{settings.home} has no reverie.db, but {repos} memory "
+            f"{'repository remains' if repos == 1 else 'repositories remain'} under "
+            f"{settings.home / 'memories'}: the database that recorded the "
+            "agents is missing. Nothing was done. Restore reverie.db from a backup, or run "
+            "`reverie doctor` to see what the repositories hold; `reverie init` here would "
+            "start an empty database that owns none of them (move memories/ aside first to "
+            "start afresh).",
+            code="home_not_found",
+            home=str(settings.home),
+        )
+
+
 def open_home(opts: Options, create: bool = False) -> Reverie:
     """The home of ``--home`` (or ``$REVERIE_HOME``), created first with ``create``.
 
@@ -165,6 +193,7 @@ def open_home(opts: Options, create: bool = False) -> Reverie:
         RefusedInput: ``invalid_path``, creating it failed because a file stands where the
             home (or a folder above it) should be: nothing was created.
     """
+    _refuse_lost_database(opts)
     try:
         return Reverie(opts.home, create=create)
     except NotFound as exc:
