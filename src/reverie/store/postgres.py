@@ -20,6 +20,15 @@ that one ``except`` clause in the stores serves both backends. A thread takes a 
 from the pool (16 at most per process) for one facade call and gives it back when the call
 ends (``reverie._guard``); transactions are explicit, as on SQLite.
 
+A connection the server has dropped (PostgreSQL restarted, or an operator ended its backend)
+is found before it is used and replaced, so that the call after a restart succeeds: an idle
+connection has nothing to read, while the server's last words (its FATAL message and the
+closing of the socket) make the dropped one readable, seen in one non-blocking ``poll`` when a
+connection is taken from the pool (:func:`_closed_by_server`); no round trip. A drop that comes
+later, in the middle of a call, fails that call: only a ``BEGIN`` that failed is sent again on
+a fresh connection, since nothing of its transaction was sent; a statement that may have
+written (a ``COMMIT`` above all, whose outcome is unknown when the connection drops) never is.
+
 Locks are PostgreSQL's own: a memory's writes serialize on an advisory lock held by the
 writing connection (released when the connection ends, so a killed writer frees it), a
 review's leadership (R10) is a session advisory lock tried without waiting, and so is the
@@ -32,6 +41,7 @@ import contextlib
 import hashlib
 import logging
 import re
+import select
 import sqlite3
 import threading
 import time
@@ -326,10 +336,17 @@ class Connection:
         self._pending = False
         #: The status of a result of rows.
         self.tuples_ok = ExecStatus.TUPLES_OK
+        #: Session advisory locks held on this connection (they end with it).
+        self.locks = 0
+
+    @property
+    def lost(self) -> bool:
+        """Whether the connection is known to be gone (closed, or broken by a failure)."""
+        return bool(self.raw.closed or self.raw.broken)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Cursor:
-        cur = self.raw.cursor()
         try:
+            cur = self.raw.cursor()
             if params:
                 cur.execute(translate(sql), tuple(_adapt(p) for p in params))
             else:
@@ -340,7 +357,10 @@ class Connection:
         return Cursor(cur, self)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Cursor:
-        cur = self.raw.cursor()
+        try:
+            cur = self.raw.cursor()
+        except Exception as exc:
+            raise _translated(exc) from exc
         rows = [tuple(_adapt(p) for p in r) for r in rows]
         if rows:
             try:
@@ -441,19 +461,25 @@ class PostgresState(SQLiteState):
         self._turn_keys: set[int] = set()
         self._turn_keeper: threading.Thread | None = None
         self._turn_closed = threading.Event()
+        #: What every connection is opened with beside the URL.
+        self._kwargs = kwargs = _connect_kwargs(url)
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
             max_size=16,  # connections are held for one facade call at a time
-            kwargs={"autocommit": True},
+            kwargs=kwargs,
             open=False,
             name="reverie",
             configure=_configure,
         )
-        try:  # one plain connection first: a wrong URL or a server that is down fails fast
+        try:
             import psycopg
 
-            psycopg.connect(url, connect_timeout=10).close()
+            # One connection first, made and set up as the pool makes its own: what fails
+            # there (a wrong URL or parameter, a server that is down) fails here at once, not
+            # in the pool's retries until its timeout.
+            with psycopg.connect(url, **kwargs) as first:
+                _configure(first)
             self._pool.open(wait=True, timeout=30)
         except Exception as exc:
             self._pool.close()
@@ -468,24 +494,60 @@ class PostgresState(SQLiteState):
 
     @property
     def conn(self) -> Connection:  # type: ignore[override]
-        """This thread's connection; a broken one (the server restarted) is replaced."""
+        """This thread's connection, taken from the pool on first use (past any the server
+        has closed since their last use: :meth:`_take`). One that a failure found lost is
+        replaced, unless it held a lock.
+
+        Raises:
+            StorageFault: ``storage_unavailable``, the database cannot be reached, or this
+                thread's connection was lost with a lock it held.
+        """
         conn: Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and (conn.raw.closed or conn.raw.broken):
+        if conn is not None and conn.lost:
+            if conn.locks:
+                # Going on without the lock on a fresh connection would write unguarded:
+                # everything in the lock's block fails until it ends.
+                raise StorageFault(
+                    f"The connection to the PostgreSQL database {self.where} was lost with "
+                    "the lock it held. Nothing more was written; try again once the database "
+                    "answers.",
+                    code="storage_unavailable",
+                )
+            self._local.conn = None
             with contextlib.suppress(Exception):
                 self._pool.putconn(conn.raw)
             conn = None
         if conn is None:
+            conn = Connection(self._take())
+            self._local.conn = conn
+        return conn
+
+    def _take(self) -> Any:
+        """A connection of the pool that the server has not closed: one it has (PostgreSQL
+        restarted since the connection was last used) is closed and given back, for the pool
+        to open another, and the next taken; costs one non-blocking ``poll`` per connection
+        taken, no round trip.
+
+        Raises:
+            StorageFault: ``storage_unavailable``, no connection had within 30 s.
+        """
+        deadline = time.monotonic() + 30
+        while True:
             try:
-                raw = self._pool.getconn(timeout=30)
+                raw = self._pool.getconn(timeout=max(deadline - time.monotonic(), 0.01))
             except Exception as exc:
                 raise StorageFault(
                     f"Cannot reach the PostgreSQL database {self.where}: "
                     f"{_first_line(exc)}. Nothing was done; try again once it is up.",
                     code="storage_unavailable",
                 ) from None
-            conn = Connection(raw)
-            self._local.conn = conn
-        return conn
+            if not _closed_by_server(raw):
+                return raw
+            log.info("A connection the server closed was replaced (%s).", self.where)
+            with contextlib.suppress(Exception):
+                raw.close()
+            with contextlib.suppress(Exception):
+                self._pool.putconn(raw)
 
     @property
     def text_search(self) -> bool:
@@ -509,13 +571,14 @@ class PostgresState(SQLiteState):
         takes two round trips to the server. The block returns only once the commit is
         answered, as without it.
         """
-        conn = self.conn
+        conn = self.conn if pipelined else self._begin()
         try:
             with conn.pipelined() if pipelined else contextlib.nullcontext():
-                try:
-                    conn.execute("BEGIN")
-                except sqlite3.Error as exc:
-                    raise _fault(exc, "starting a transaction") from exc
+                if pipelined:
+                    try:
+                        conn.execute("BEGIN")  # queued, sent with the first statement
+                    except sqlite3.Error as exc:
+                        raise _fault(exc, "starting a transaction") from exc
                 yield conn
                 conn.execute("COMMIT")
         except BaseException as exc:
@@ -525,6 +588,29 @@ class PostgresState(SQLiteState):
             if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
                 raise _fault(exc, "writing to the database") from exc
             raise
+
+    def _begin(self) -> Connection:
+        """This thread's connection with a transaction begun. A ``BEGIN`` that fails because
+        the connection was lost (the server dropped it after the look before use) is sent
+        once more on a fresh connection: nothing of the transaction had been sent. Not when
+        the lost connection held a lock, which the fresh one would lack.
+
+        Raises:
+            StorageFault: ``storage_unavailable``, the database cannot be reached.
+        """
+        conn = self.conn
+        try:
+            conn.execute("BEGIN")
+            return conn
+        except sqlite3.Error as exc:
+            if not conn.lost or conn.locks:
+                raise _fault(exc, "starting a transaction") from exc
+        conn = self.conn  # the lost one replaced
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise _fault(exc, "starting a transaction") from exc
+        return conn
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -574,9 +660,11 @@ class PostgresState(SQLiteState):
             conn.execute("SELECT pg_advisory_lock(?, ?)", (kind, key))
         except sqlite3.Error as exc:
             raise _fault(exc, "taking a lock") from exc
+        conn.locks += 1
         try:
             yield
         finally:
+            conn.locks -= 1
             with contextlib.suppress(Exception):
                 conn.execute("SELECT pg_advisory_unlock(?, ?)", (kind, key))
 
@@ -608,13 +696,21 @@ class PostgresState(SQLiteState):
     @contextlib.contextmanager
     def try_review_lock(self, agent_id: str) -> Iterator[bool]:
         """Leadership of one agent's review (R10): yields whether this process holds it. The
-        lock lives on a connection of its own, so a killed leader frees it at once."""
-        raw = self._pool.getconn(timeout=30)
+        lock lives on a connection of its own, so a killed leader frees it at once.
+
+        Raises:
+            StorageFault: ``storage_unavailable``, the database cannot be reached.
+        """
+        import psycopg
+
+        raw = self._take()
         key = _lock_key(agent_id)
         try:
-            held = bool(
-                raw.execute("SELECT pg_try_advisory_lock(%s, %s)", (_REVIEW, key)).fetchone()[0]
-            )
+            try:
+                cur = raw.execute("SELECT pg_try_advisory_lock(%s, %s)", (_REVIEW, key))
+                held = bool(cur.fetchone()[0])
+            except psycopg.Error as exc:
+                raise _fault(exc, "taking a review's lock") from exc
             try:
                 yield held
             finally:
@@ -675,6 +771,7 @@ class PostgresState(SQLiteState):
         """Make sure the turn locks' connection is up (under ``_turn_guard``): a round trip
         when locks are held, since a connection the server dropped (a restart, a terminated
         backend, a network cut) took them with it; then a new connection takes them again.
+        With none held, a look at its socket (:func:`_closed_by_server`) is enough.
 
         Raises:
             psycopg.Error: the database cannot be reached.
@@ -683,15 +780,17 @@ class PostgresState(SQLiteState):
 
         conn = self._turn_conn
         if conn is not None and not conn.closed and not conn.broken:
-            if not self._turn_keys:
-                return
-            with contextlib.suppress(psycopg.OperationalError):
-                conn.execute("SELECT 1")
-                return
+            if not self._turn_keys:  # no lock to lose: the look that costs no round trip
+                if not _closed_by_server(conn):
+                    return
+            else:
+                with contextlib.suppress(psycopg.OperationalError):
+                    conn.execute("SELECT 1")
+                    return
         with contextlib.suppress(Exception):
-            if conn is not None:
-                conn.close()
-        self._turn_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            self._turn_conn.close()
+        self._turn_conn = None
+        self._turn_conn = psycopg.connect(self.url, **self._kwargs)
         for lock in sorted(self._turn_keys):
             taken = self._turn_conn.execute(
                 "SELECT pg_try_advisory_lock(%s, %s)", (_TURN, lock)
@@ -762,12 +861,45 @@ class PostgresState(SQLiteState):
         return False
 
 
+def _connect_kwargs(url: str) -> dict[str, Any]:
+    """What every connection is opened with beside ``url``: autocommit (transactions are
+    explicit), and 10 s to connect unless the URL (or libpq's ``PGCONNECT_TIMEOUT``) gives
+    its own timeout, which is then kept, as the pool's connections keep it."""
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.pq import Conninfo
+
+    kwargs: dict[str, Any] = {"autocommit": True}
+    try:
+        given = "connect_timeout" in conninfo_to_dict(url) or any(
+            o.keyword == b"connect_timeout" and o.val is not None for o in Conninfo.get_defaults()
+        )
+    except Exception:  # a URL that does not parse: the first connection says why
+        given = True
+    if not given:
+        kwargs["connect_timeout"] = 10
+    return kwargs
+
+
 def _configure(raw: Any) -> None:
     """Every pooled connection: a lock waited for over 30 s is a fault, as on SQLite; no JIT
     compilation (it pays only for long analytic queries, and costs a short one milliseconds
     when the planner's estimate crosses its threshold)."""
     raw.execute("SET lock_timeout = '30s'")
     raw.execute("SET jit = off")
+
+
+def _closed_by_server(raw: Any) -> bool:
+    """Whether the server has closed the idle connection ``raw``, seen without a round trip:
+    one non-blocking ``poll`` of its socket. An idle connection (nothing sent, nothing
+    awaited) has nothing to read; one the server ended has its FATAL message, and the end of
+    the stream, waiting. (Anything else unasked for, which Reverie never sets off, costs a
+    connection made again, nothing more.)"""
+    try:
+        poller = select.poll()
+        poller.register(raw.pgconn.socket, select.POLLIN)
+        return bool(poller.poll(0))
+    except Exception:  # no socket to look at: closed
+        return True
 
 
 def _fault(exc: BaseException, doing: str) -> StorageFault:
