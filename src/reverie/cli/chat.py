@@ -5,7 +5,9 @@ other: memory is on, review reads it once it is closed or idle. In a terminal th
 as it is written and each tool call shows as a dim line; from a pipe each line of stdin is one
 turn and each answer is printed whole (tool lines go to stderr), so it can be scripted, and the
 exit code is 1 when a turn got no answer. Every message the agent sends (the answer, a
-``notify``, a notice) comes out of the outbox and is marked delivered once shown.
+``notify``, a notice) comes out of the outbox and is marked delivered once shown: a ``notify``
+as soon as the tool call that sent it ends (before the answer it comes before), the rest when
+the turn ends. With ``--json`` each turn is one line, its ``deliveries`` in the order sent.
 
 Commands: ``/exit`` (or end of input), ``/new`` (a new conversation), ``/memory`` (the memory
 index and its revision), ``/help``.
@@ -23,12 +25,13 @@ import click
 from rich.text import Text
 
 from reverie.api import Reverie
+from reverie.core.secrets import redact
 from reverie.errors import ReverieError
 from reverie.llm.chat import ChatProvider
 from reverie.runtime.run import TurnEvent, TurnResult
 from reverie.store.conversations import Conversation
 
-from ._contract import Options, app, console, open_home, pass_opts
+from ._contract import Options, app, as_member_option, console, open_home, pass_opts
 
 HELP = "/exit ends the conversation, /new starts another, /memory shows the memory index."
 
@@ -36,7 +39,7 @@ HELP = "/exit ends the conversation, /new starts another, /memory shows the memo
 @app.command("chat")
 @click.argument("agent")
 @click.option("--conversation", "conversation_id", help="Continue (or start) this conversation.")
-@click.option("--as", "member", help="Write as this member (default: the workspace's owner).")
+@as_member_option("Write as this member (default: the workspace's owner).")
 @pass_opts
 def chat(opts: Options, agent: str, conversation_id: str | None, member: str | None) -> None:
     """Talk to AGENT in the terminal, or one turn per line from a pipe.
@@ -85,6 +88,8 @@ class _Session:
         self.streamed = False
         self.mid_line = False
         self.turns = 0
+        #: what the current turn has shown, in the order it was sent (``--json``'s deliveries)
+        self.sent: list[dict[str, Any]] = []
         #: turns that ended without an answer, by why (an outcome or an error code)
         self.failed: Counter[str] = Counter()
 
@@ -143,6 +148,7 @@ class _Session:
         assert self.conv is not None
         self.streamed = False
         self.turns += 1
+        self.sent = []
         try:
             result = self.rv.turn(
                 self.conv.id,
@@ -156,7 +162,10 @@ class _Session:
             self._end_line()
             self.failed[exc.code] += 1
             if self.as_json:  # one object per line said, a refused one too
-                sys.stdout.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+                said: dict[str, Any] = {"error": exc.to_dict()}
+                if self.sent:  # notifies sent before the turn failed
+                    said["deliveries"] = self.sent
+                sys.stdout.write(json.dumps(said, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
             else:
                 self.side.print(f"error ({exc.code}): {exc.message}", style="red")
@@ -174,19 +183,27 @@ class _Session:
             self.mid_line = not event.text.endswith("\n")
         elif event.kind == "tool_call" and not self.as_json:
             self._end_line()
-            args = json.dumps(event.data.get("arguments") or {}, ensure_ascii=False)
+            # The model's arguments as the tool log keeps them: a credential it passed (and
+            # the tool refused) is blanked before the line is cut, never shown in part.
+            args = redact(json.dumps(event.data.get("arguments") or {}, ensure_ascii=False))
             if len(args) > 120:
                 args = args[:117] + "..."
             self.side.print(f"  · {event.tool} {args}", style="dim")
-        elif event.kind == "tool_result" and not self.as_json and not event.data.get("ok"):
-            self.side.print(f"    refused: {event.data.get('code')}", style="dim")
+        elif event.kind == "tool_result":
+            if not self.as_json and not event.data.get("ok"):
+                self.side.print(f"    refused: {event.data.get('code')}", style="dim")
+            elif event.tool == "notify" and event.data.get("ok"):
+                # Sent now, so shown now: before the answer, which the model writes after.
+                self._show(kinds=("notify",))
 
-    def _deliver(self, result: TurnResult) -> None:
-        """Show what the turn put in the outbox for this chat, and mark it delivered."""
+    def _show(self, kinds: tuple[str, ...] | None = None) -> None:
+        """Show what waits in the outbox for this chat (only ``kinds``, when given), oldest
+        first, and mark each delivered."""
         assert self.conv is not None
-        shown: list[dict[str, Any]] = []
         for d in self.rv.pending_deliveries(conversation_id=self.conv.id):
-            if d.channel_id != self.channel or self.rv.claim_delivery(d.id) is None:
+            if d.channel_id != self.channel or (kinds is not None and d.kind not in kinds):
+                continue
+            if self.rv.claim_delivery(d.id) is None:
                 continue
             if self.as_json:
                 pass
@@ -194,13 +211,20 @@ class _Session:
                 if not (self.tty and self.streamed):
                     self.out.print(d.text)
             elif d.kind == "notify":
+                self._end_line()
                 self.side.print(f"[notify] {d.text}", style="cyan")
             else:
                 if self.tty and self.streamed:
                     self.side.print("(that answer was withdrawn)", style="yellow")
                 self.side.print(d.text, style="yellow")
             self.rv.mark_delivered(d.id, receipt="terminal")
-            shown.append({"id": d.id, "kind": d.kind, "text": d.text})
+            self.sent.append({"id": d.id, "kind": d.kind, "text": d.text})
+
+    def _deliver(self, result: TurnResult) -> None:
+        """Show the rest of what the turn put in the outbox for this chat (its answer or
+        notice), and mark it delivered."""
+        assert self.conv is not None
+        self._show()
         if self.as_json:
             payload = {
                 "conversation": self.conv.id,
@@ -211,7 +235,7 @@ class _Session:
                 "memory_revision": result.turn.memory_revision,
                 "soul_version": result.turn.soul_version,
                 "tools": result.turn.tools,
-                "deliveries": shown,
+                "deliveries": self.sent,
             }
             sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
             sys.stdout.flush()

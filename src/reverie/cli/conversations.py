@@ -10,6 +10,8 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
+from reverie.api import Reverie
+from reverie.store.conversations import ImportSummary
 from reverie.store.turns import TurnRecord
 
 from ._contract import (
@@ -55,38 +57,84 @@ def conversations_import(opts: Options, file: str) -> None:
     id) and "title". {"conversation": ID, "closed": true} closes a conversation. Agents,
     channels and conversations are created as needed.
     """
-    lines = _read_lines(file)
+    seen = _Seen()
+    summary: ImportSummary | None = None
     try:
+        lines = _read_lines(file)
         with open_home(opts) as r:
-            if opts.json or len(lines) <= _PROGRESS_LINES:
-                summary = r.import_conversations(lines)
-            else:
-                with Progress(console=console(stderr=True), transient=True) as bar:
-                    task = bar.add_task("Importing", total=None)
-
-                    def step(done: int, total: int) -> None:
-                        if done % 250 == 0 or done == total:
-                            bar.update(task, completed=done, total=total)
-
-                    summary = r.import_conversations(lines, progress=step)
-    except KeyboardInterrupt:
-        # True of every moment: the messages go in one transaction, and the agents' memory
-        # repositories an import creates are otherwise made on their first use.
-        raise Interrupted(
-            "an import is all or nothing, so either every line was imported or none was. "
-            "Running it again is safe: it adds what is missing and skips what is there."
-        ) from None
-
-    def human() -> None:
-        out.print(
-            f"Imported {plural(summary.messages, 'message')} into "
-            f"{plural(summary.conversations, 'conversation')}; {summary.closed} closed."
-            + (f" {summary.skipped} already imported, skipped." if summary.skipped else "")
+            summary = _import(r, lines, seen, bar=not opts.json and len(lines) > _PROGRESS_LINES)
+        finished = summary
+        # ``skipped`` as text mode reports it (the summary's own dict, which HTTP answers with,
+        # leaves it out).
+        emit(
+            opts,
+            {**finished.to_dict(), "skipped": finished.skipped},
+            lambda: out.print(
+                f"Imported {plural(finished.messages, 'message')} into "
+                f"{plural(finished.conversations, 'conversation')}; {finished.closed} closed."
+                + (f" {finished.skipped} already imported, skipped." if finished.skipped else "")
+            ),
         )
+    except KeyboardInterrupt:
+        raise Interrupted(_kept(summary, seen)) from None
 
-    # ``skipped`` as text mode reports it (the summary's own dict, which HTTP answers with,
-    # leaves it out).
-    emit(opts, {**summary.to_dict(), "skipped": summary.skipped}, human)
+
+def _import(r: Reverie, lines: list[str], seen: _Seen, *, bar: bool) -> ImportSummary:
+    """Import, following how far it went in ``seen`` (with a progress bar on stderr)."""
+    if not bar:
+        return r.import_conversations(lines, progress=seen.step)
+    with Progress(console=console(stderr=True), transient=True) as shown:
+        task = shown.add_task("Importing", total=None)
+
+        def step(done: int, total: int) -> None:
+            seen.step(done, total)
+            if done % 250 == 0 or done == total:
+                shown.update(task, completed=done, total=total)
+
+        return r.import_conversations(lines, progress=step)
+
+
+class _Seen:
+    """How far an import went: the lines written inside its transaction, of how many."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.total: int | None = None
+
+    def step(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+
+#: Why running an interrupted import again is safe (SPEC 15: a message already there is
+#: skipped, by its ``id`` or its time, role, author and text; closing twice closes once).
+_AGAIN = "Running it again is safe: it adds what is missing and skips what is already there."
+
+
+def _kept(summary: ImportSummary | None, seen: _Seen) -> str:
+    """What an import interrupted by Ctrl-C kept. Its lines go in one transaction, with the
+    agents, channels and conversations they create, so it kept all of them or none; the
+    memory repositories of new agents, made after the commit, are otherwise made on first
+    use."""
+    if summary is not None:
+        return (
+            f"the import had finished: {plural(summary.messages, 'message')} added to "
+            f"{plural(summary.conversations, 'conversation')}, {summary.closed} closed. "
+            "Nothing is left to do."
+        )
+    if seen.total is None or seen.done < seen.total:
+        where = (
+            f", after {seen.done:,} of its {seen.total:,} lines" if seen.total is not None else ""
+        )
+        return (
+            "nothing was imported: an import is all or nothing, and this one stopped before "
+            f"its end{where}. {_AGAIN}"
+        )
+    # Every line was written: the interrupt came as the transaction committed, or after.
+    return (
+        f"every line had been written and the import was ending, so either all "
+        f"{seen.total:,} lines were imported or none was (an import is all or nothing). "
+        f"{_AGAIN}"
+    )
 
 
 def _read_lines(file: str) -> list[str]:
