@@ -14,6 +14,11 @@ holds on every surface and lives in one place:
 
 It also satisfies :class:`reverie.runtime.tools.Services`, so the agent tools that MCP exposes
 run through the same checks.
+
+:func:`by_token` is who an API token stands for on every surface that takes one (the API, MCP,
+the admin page's sign-in), with the one refusal for a deactivated member's token;
+:func:`session_by_token` opens an admin-page session with a token, which ends when the token
+is revoked.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from .store.state import Agent, Member, RevisionRecord
     from .store.turns import TurnRecord
 
-__all__ = ["Actor"]
+__all__ = ["Actor", "by_token", "session_by_token"]
 
 
 class Actor:
@@ -332,6 +337,41 @@ class Actor:
         """As :meth:`Reverie.review_log`, for an editor of the agent."""
         self._editable(agent)
         return self.rv.review_log(agent, limit)
+
+
+def by_token(rv: Reverie, token: str | None) -> Actor | None:
+    """The member an API token stands for, acting; None when the token is missing, unknown or
+    revoked (each surface says so in its own words).
+
+    Raises:
+        PermissionDenied: ``inactive_member``: the token is one that works, but its member is
+            deactivated. Only a caller holding the token learns this; any other token is None.
+    """
+    actor = rv.authenticate(token) if token else None
+    if actor is None and token:
+        held = rv.tokens.holder(token)
+        if held is not None and not held[2]:
+            raise PermissionDenied(
+                "This API token's member is deactivated in this workspace, so the token lets "
+                "no one in. An owner can reactivate them (`reverie member set NAME --active`); "
+                "nothing was done.",
+                code="inactive_member",
+            )
+    return actor
+
+
+def session_by_token(rv: Reverie, token: str) -> tuple[Member, str] | None:
+    """An admin-page session opened with an API token: its member and the cookie value; None
+    when the token is missing, unknown or revoked. Revoking the token ends the session.
+
+    Raises:
+        PermissionDenied: ``inactive_member``, as :func:`by_token`.
+    """
+    actor = by_token(rv, token)
+    held = rv.tokens.holder(token) if actor is not None else None
+    if actor is None or held is None:  # revoked in between
+        return None
+    return actor.member, rv.tokens.open_session(actor.member, token_id=held[0])
 
 
 def _agent_only() -> PermissionDenied:

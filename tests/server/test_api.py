@@ -34,7 +34,7 @@ def test_anonymous_calls_get_401_in_the_error_shape(served: Served) -> None:
     r = c.get("/api/agents", headers={"Authorization": "Bearer rvt_not-a-token"})
     assert r.status_code == 401
     r = c.get("/api/agents", headers=served.auth("ivy"))  # an inactive member's token
-    assert r.status_code == 401
+    assert r.status_code == 403 and error_of(r)["code"] == "inactive_member"
     assert c.get("/api/health").json()["status"] == "ok"
 
 

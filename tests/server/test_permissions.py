@@ -66,14 +66,15 @@ def write_mcp(live: Live, member: str, agent: str, text: str) -> tuple[bool, str
     try:
         anyio.run(session)
     except Exception:
-        # The SDK could not even open a session; that must be because the server answered 401.
+        # The SDK could not even open a session; that must be because the server refused the
+        # token: 401, or 403 for a deactivated member's.
         with httpx2.Client(base_url=live.base) as c:
             probe = c.post(
                 "/mcp",
                 headers={"Authorization": f"Bearer {live.tokens[member]}"},
                 json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
             )
-        assert probe.status_code == 401, probe.text
+        assert probe.status_code in (401, 403), probe.text
         return False, str(probe.json()["error"]["code"])
     return bool(result["ok"]), str(result["code"])
 
@@ -125,5 +126,5 @@ def test_a1_one_rule_on_every_write_path(
         assert (after.revision == before + 1) is allowed
         assert (text in after.text) is allowed
         if not allowed:
-            assert code in ("permission_denied", "unauthenticated"), (path, code)
+            assert code in ("permission_denied", "unauthenticated", "inactive_member"), (path, code)
     assert len({ok for ok, _ in outcomes.values()}) == 1  # the three paths agree

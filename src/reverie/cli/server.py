@@ -13,7 +13,7 @@ from rich.table import Table
 
 from reverie.errors import RefusedInput
 from reverie.store.state import MEMBER_ROLES, Member
-from reverie.store.tokens import TokenInfo
+from reverie.store.tokens import TokenInfo, links_base
 
 from ._contract import Options, app, console, emit, open_home, out, pass_opts, stamp
 
@@ -174,24 +174,33 @@ def token_list(opts: Options, member: str | None) -> None:
 @click.argument("token_id")
 @pass_opts
 def token_revoke(opts: Options, token_id: str) -> None:
-    """Revoke an API token at once."""
+    """Revoke an API token at once; admin-page sessions signed in with it end too."""
     with open_home(opts) as rv:
         info = rv.revoke_token(token_id)
-    emit(opts, _token(info), lambda: out.print(f"Revoked {info.id} ({info.member})."))
+    emit(
+        opts,
+        _token(info),
+        lambda: out.print(
+            f"Revoked {info.id} ({info.member}); admin-page sessions signed in with it end too."
+        ),
+    )
 
 
 @token_group.command("link")
 @click.argument("member")
 @click.option(
-    "--url", default="http://127.0.0.1:8765", show_default=True, help="Where the server is."
+    "--url",
+    help="Where the server is (default: REVERIE_PUBLIC_URL, else where `reverie serve` of this "
+    "home serves, else http://127.0.0.1:8765).",
 )
 @pass_opts
-def token_link(opts: Options, member: str, url: str) -> None:
+def token_link(opts: Options, member: str, url: str | None) -> None:
     """Print a one-time sign-in link to the admin page for MEMBER (valid 15 minutes)."""
     with open_home(opts) as rv:
         code = rv.sign_in_code(member)
         warning = _inactive_warning(rv.member(member), "the link")
-    link = f"{url.rstrip('/')}/admin/signin/{code}"
+        base = url or links_base(rv.settings)
+    link = f"{base.rstrip('/')}/admin/signin/{code}"
     payload: dict[str, Any] = {"link": link}
     if warning:
         payload["warning"] = warning

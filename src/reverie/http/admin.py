@@ -1,11 +1,13 @@
 """The admin page (SPEC A1, I2, 11): server-rendered with Jinja2, plain forms, no build step.
 
 A person signs in with a one-time link (``reverie serve`` prints one at first start; ``reverie
-token link MEMBER`` makes another) or an API token, and gets a session cookie. Opening a link
-only shows a Sign in button: the button's POST uses the code up, so that a chat app fetching the
-link for a preview cannot spend it. Every form carries the session's CSRF secret and is refused
-without it. Every page acts through the member's :class:`~reverie.access.Actor`: the rules of
-the API hold here too, and a refusal says what the API would say, as a page (never raw JSON).
+token link MEMBER`` makes another) or an API token, and gets a session cookie. A session signed
+in with a token ends when the token is revoked; any session ends, for good, when its member is
+deactivated (``reverie.store.tokens``). Opening a link only shows a Sign in button: the
+button's POST uses the code up, so that a chat app fetching the link for a preview cannot spend
+it. Every form carries the session's CSRF secret and is refused without it. Every page acts
+through the member's :class:`~reverie.access.Actor`: the rules of the API hold here too, and a
+refusal says what the API would say, as a page (never raw JSON).
 
 The memory tab (A1) is one editor over the whole body: Save writes it as one revision expecting
 the revision it was loaded at; a stale save keeps the draft, shows the current revision, offers
@@ -13,6 +15,10 @@ to load the latest and to save the draft over the current revision knowingly; sa
 body clears the memory (MEMORY.md and every topic file, in one revision); Discard puts back what
 was loaded. It says where this memory reaches: every DM, the agent's granted channels and every
 scheduled run.
+
+The conversations tab lists every conversation with its memory mode, but a conversation's
+title (its first message) only where the API lists it (``Actor.context_sessions``, H1): nothing
+said in a memory-off conversation is shown (O3).
 
 An agent's name goes into a link as one path segment, every reserved character encoded
 (:func:`segment`): ``example?evil`` links to its own pages, never to ``example``'s. Notices
@@ -33,11 +39,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from reverie.access import Actor
-from reverie.api import Reverie
+from reverie.access import Actor, session_by_token
 from reverie.core.paths import INDEX, TOPIC_DIR
 from reverie.errors import PermissionDenied, RefusedInput, ReverieError, RevisionConflict
-from reverie.store.state import Member
 from reverie.store.tokens import LINK_SECONDS, SESSION_SECONDS, AdminSession
 
 from .api import approval_out, iso
@@ -151,11 +155,11 @@ def render(request: Request, name: str, context: dict[str, Any], status: int = 2
     return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
 
 
-def _signed_in(rv: Reverie, member: Member, target: str = "/admin/") -> Response:
+def _signed_in(cookie: str, target: str = "/admin/") -> Response:
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        rv.open_session(member),
+        cookie,
         max_age=SESSION_SECONDS,
         httponly=True,
         samesite="lax",
@@ -229,10 +233,15 @@ def login(
     target = local_next(next_path)
     if not _login_csrf_ok(request, login_csrf):
         return _login_form(request, error="The sign-in form expired; try again.", next=target)
-    actor = rv.authenticate(token.strip())
-    if actor is None:
+    try:
+        opened = session_by_token(rv, token.strip())
+    except PermissionDenied as exc:  # a working token of a deactivated member
+        return _login_form(
+            request, error=f"{exc.message} Nobody was signed in.", next=target, status=403
+        )
+    if opened is None:
         return _login_form(request, error="That token is unknown or revoked.", next=target)
-    return _signed_in(rv, actor.member, target or "/admin/")
+    return _signed_in(opened[1], target or "/admin/")
 
 
 def _link_refused(request: Request, state: str) -> Response:
@@ -241,7 +250,8 @@ def _link_refused(request: Request, state: str) -> Response:
     why = {
         "used": "it was used already (a link works once)",
         "expired": f"it is older than {LINK_SECONDS // 60} minutes",
-        "inactive": "its member is deactivated in this workspace",
+        "inactive": "its member is deactivated in this workspace (an owner can reactivate "
+        "them: reverie member set NAME --active)",
     }.get(state, "no such link was made here")
     return _login_form(
         request,
@@ -282,7 +292,7 @@ def sign_in_with_link(
     member = rv.redeem_sign_in_code(code) if state == "valid" else None
     if member is None:  # not valid, or used up by another click in between
         return _link_refused(request, state if state != "valid" else "used")
-    return _signed_in(rv, member)
+    return _signed_in(rv.open_session(member))
 
 
 @router.post("/logout")
@@ -492,11 +502,22 @@ def search_page(request: Request, session: Session, agent: str, q: str = "") -> 
 
 @router.get("/agents/{agent}/conversations")
 def conversations_page(request: Request, session: Session, agent: str) -> Response:
+    """Every conversation of the agent with its memory mode; the title of those the API's
+    session list gives (memory-on, H1), and of no other (O3: a title is said in its
+    conversation)."""
     me = actor(request, session)
+    found = me.conversations_of(agent)
+    # Same order and filter as conversations_of, so these cover every memory-on one above.
+    listed = me.context_sessions(agent, None, max(len(found), 1))
     return render(
         request,
         "conversations.html",
-        {**_tabs(me, agent), "tab": "conversations", "conversations": me.conversations_of(agent)},
+        {
+            **_tabs(me, agent),
+            "tab": "conversations",
+            "conversations": found,
+            "titles": {s.id: s.title for s in listed},
+        },
     )
 
 

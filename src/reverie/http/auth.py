@@ -1,5 +1,6 @@
 """Who is calling over HTTP: a bearer API token for the API and MCP, a session cookie (with a
-CSRF secret on every form) for the admin page. Anything else is answered 401."""
+CSRF secret on every form) for the admin page. No token, or one that works for no one, is
+answered 401; a working token whose member is deactivated, 403 ``inactive_member``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from reverie.access import Actor
+from reverie.access import Actor, by_token
 from reverie.api import Reverie
 from reverie.errors import PermissionDenied
 
@@ -28,9 +29,9 @@ def actor_of(rv: Reverie, token: str | None) -> Actor:
     """The member a bearer token stands for.
 
     Raises:
-        PermissionDenied: ``unauthenticated`` (HTTP 401).
+        PermissionDenied: ``unauthenticated`` (HTTP 401); ``inactive_member`` (HTTP 403).
     """
-    actor = rv.authenticate(token) if token else None
+    actor = by_token(rv, token)
     if actor is None:
         raise PermissionDenied(
             "Send an API token as `Authorization: Bearer <token>` (create one with "

@@ -1,9 +1,10 @@
 """What a request may bring, checked before anything reads its body.
 
 A body larger than :func:`max_body_bytes` is answered 413 ``request_too_large`` (from its
-``Content-Length`` at once, or as soon as a streamed body passes the limit), and an API call
-without a working token is answered 401 before its body is read: parsing hundreds of megabytes
-of JSON would cost the server the memory it needs for everyone else.
+``Content-Length`` at once, or as soon as a streamed body passes the limit), and an API or MCP
+call without a working token is answered 401 (403 for a deactivated member's) before its body
+is read, whatever its size: parsing hundreds of megabytes of JSON would cost the server the
+memory it needs for everyone else.
 """
 
 from __future__ import annotations
@@ -18,15 +19,36 @@ from reverie.errors import ReverieError
 from .auth import actor_of
 from .errors import error_response, status_of
 
-__all__ = ["RequestLimits", "max_body_bytes"]
+__all__ = ["RequestLimits", "max_body_bytes", "size_text"]
 
 #: Paths that answer without credentials.
 _OPEN = ("/api/health",)
+KIB = 1024
+MIB = 1024 * KIB
 
 
 def max_body_bytes(settings: Settings) -> int:
     """The largest request body: twice the largest batch, room for a batch's JSON escapes."""
     return 2 * settings.max_batch_bytes
+
+
+def size_text(size: int) -> str:
+    """A number of bytes as people read it: ``64 MiB``, ``390.6 KiB (400,000 bytes)``,
+    ``900 bytes`` (the exact count added where the short form is rounded)."""
+    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
+        if size >= unit:
+            tenths = round(size * 10 / unit)
+            short = f"{tenths / 10:,.1f}".removesuffix(".0")
+            exact = tenths * unit == size * 10
+            return f"{short} {name}" if exact else f"{short} {name} ({size:,} bytes)"
+    return f"{size:,} bytes"
+
+
+def _needs_token(path: str) -> bool:
+    """The API (but its health check) and MCP answer only a caller with a working token."""
+    if path.startswith("/api/"):
+        return path not in _OPEN
+    return path == "/mcp" or path.startswith("/mcp/")
 
 
 class RequestLimits:
@@ -44,7 +66,7 @@ class RequestLimits:
         path = scope["path"]
         length = headers.get(b"content-length", b"")
         brings_body = length not in (b"", b"0") or b"transfer-encoding" in headers
-        if path.startswith("/api/") and path not in _OPEN:
+        if _needs_token(path):
             # No token, or (before a body is read) one that works for no one: 401 at once.
             given = headers.get(b"authorization", b"").decode("latin-1")
             token = given[7:].strip() if given[:7].lower() == "bearer " else None
@@ -55,7 +77,8 @@ class RequestLimits:
                     status = status_of(exc)
                     await error_response(status, exc.code, exc.message)(scope, receive, send)
                     return
-                # The endpoint's dependency takes it from here: one lookup a request.
+                # The endpoint (its dependency, MCP's bearer check) takes it from here: one
+                # lookup a request.
                 scope.setdefault("state", {})["actor"] = actor
         if length.isdigit() and int(length) > self.limit:
             await self._refuse(scope, receive, send)
@@ -85,11 +108,10 @@ class RequestLimits:
         await self.app(scope, counted, watched)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Any) -> None:
-        mib = self.limit // (1024 * 1024)
         await error_response(
             413,
             "request_too_large",
-            f"The request body is over {mib:,} MiB, the most a request may bring (twice "
-            "REVERIE_MAX_BATCH_BYTES). Send less at once (import conversations in parts, "
+            f"The request body is over {size_text(self.limit)}, the most a request may bring "
+            "(twice REVERIE_MAX_BATCH_BYTES). Send less at once (import conversations in parts, "
             "move detail into topic files); nothing was read or written.",
         )(scope, receive, send)

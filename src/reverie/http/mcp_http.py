@@ -2,7 +2,8 @@
 
 Every request must carry ``Authorization: Bearer <token>`` (``reverie token create MEMBER``);
 the member it belongs to is what every tool call acts as. Without one the answer is 401 in the
-API's JSON error shape.
+API's JSON error shape (given before the body is read, as for the API), and 403
+``inactive_member`` for a token whose member is deactivated.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from reverie.errors import PermissionDenied
 from reverie.mcp.server import build_server
 
 from .auth import actor_of
-from .errors import error_response
+from .errors import error_response, status_of
 
 __all__ = ["mcp_asgi"]
 
@@ -60,10 +61,15 @@ class _Bearer:
             return
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
         token = header[7:].strip() if header[:7].lower() == "bearer " else None
+        found = (scope.get("state") or {}).get("actor")  # RequestLimits looked it up already
         try:
-            actor = await anyio.to_thread.run_sync(actor_of, self.rv, token)
+            actor = (
+                found
+                if isinstance(found, Actor)
+                else await anyio.to_thread.run_sync(actor_of, self.rv, token)
+            )
         except PermissionDenied as exc:
-            response = error_response(401, exc.code, exc.message)
+            response = error_response(status_of(exc), exc.code, exc.message)
             await response(scope, receive, send)
             return
         await self.inner({**scope, _MEMBER: actor.member.name}, receive, send)

@@ -3,7 +3,9 @@ scheduler beside them, until SIGINT or SIGTERM.
 
 On first start with an empty home (no member, no agent) it creates the workspace's owner and an
 example agent, and prints an API token for the owner once. Every start prints a one-time
-sign-in link for the admin page (valid fifteen minutes): there is no default password.
+sign-in link for the admin page (valid fifteen minutes): there is no default password. While it
+runs, the home notes where it serves (``reverie.store.tokens.record_server``), so that
+``reverie token link`` prints links to it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from reverie.config import (
 )
 from reverie.errors import RefusedInput
 from reverie.store.postgres import redact
+from reverie.store.tokens import forget_server, record_server
 
 __all__ = ["EXAMPLE_SOUL", "Bootstrap", "bootstrap", "run", "worker_app"]
 
@@ -145,6 +148,7 @@ def run(
         if workers > 1:  # the workers queue answers; this process posts them
             export_slack_wake_port(slack.worker.listen())
     try:
+        record_server(rv.home, rv.settings.public_url, shown, port)  # for `reverie token link`
         if workers > 1:
             export_home(rv.home)  # the workers open this same home
             uvicorn.run(
@@ -161,6 +165,7 @@ def run(
             )
             _server_class()(config).run()
     finally:
+        forget_server(rv.home)
         stop.set()
         if slack is not None:
             slack.stop()

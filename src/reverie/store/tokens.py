@@ -5,25 +5,52 @@ state database never holds one that works. An **API token** (``rvt_...``) belong
 until it is revoked; a **sign-in link** (``/admin/signin/<code>``) works once, within
 fifteen minutes; an **admin session** is what a browser holds after signing in (a cookie), with
 the CSRF secret its forms must echo. A secret of an inactive member authenticates nobody.
+
+A session ends when it expires (twelve hours), when its browser signs out, when its member is
+deactivated (for good, reactivating the member brings none back: :meth:`TokenStore.end_sessions`
+removes them, and a request that finds its member inactive removes its session too), and, for
+one opened with an API token, when that token is revoked. Such a session's cookie begins with the
+token's id (``tok_....<random>``); the stored hash covers the whole cookie, so the id cannot be
+changed, and each request checks that token in the same query that finds the session.
+
+Links to the admin page point where the running ``reverie serve`` of the home serves:
+:func:`record_server` notes its address in the home while it runs (:data:`SERVER_FILE`), and
+:func:`links_base` reads it back, unless ``REVERIE_PUBLIC_URL`` says otherwise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import json
+import os
 import secrets
+import socket
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reverie.config import Settings
 from reverie.core import validation
-from reverie.errors import NotFound
+from reverie.errors import NotFound, StorageFault
 
 if TYPE_CHECKING:
     from .state import Member, SQLiteState
 
-__all__ = ["SCHEMA", "AdminSession", "TokenInfo", "TokenStore", "hash_secret"]
+__all__ = [
+    "SCHEMA",
+    "SERVER_FILE",
+    "AdminSession",
+    "TokenInfo",
+    "TokenStore",
+    "forget_server",
+    "hash_secret",
+    "links_base",
+    "record_server",
+]
 
 SCHEMA = """
 CREATE TABLE api_tokens (
@@ -52,6 +79,7 @@ CREATE TABLE admin_sessions (
 """
 
 TOKEN_PREFIX = "rvt_"
+TOKEN_ID_PREFIX = "tok_"
 LINK_SECONDS = 15 * 60
 SESSION_SECONDS = 12 * 3600
 
@@ -109,7 +137,7 @@ class TokenStore:
             validation.check_control(label, "The token's label", code="invalid_name")
             validation.check_not_secret(label, "The token's label", code="invalid_name")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        token_id = "tok_" + uuid.uuid4().hex[:10]
+        token_id = TOKEN_ID_PREFIX + uuid.uuid4().hex[:10]
         with self.state.transaction() as conn:
             conn.execute(
                 "INSERT INTO api_tokens (id, member_id, token_hash, label, created_at) "
@@ -175,6 +203,17 @@ class TokenStore:
                 conn.execute("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", (now, row[0]))
         return str(row[1])
 
+    def holder(self, token: str) -> tuple[str, str, bool] | None:
+        """``(token id, member id, member active)`` of an unrevoked token, or None; nothing
+        is written (it says why a token that :meth:`member_of` finds lets no one in)."""
+        row = self.state.conn.execute(
+            "SELECT t.id, t.member_id, m.active FROM api_tokens t "
+            "JOIN members m ON m.id = t.member_id "
+            "WHERE t.token_hash = ? AND t.revoked_at IS NULL",
+            (hash_secret(token),),
+        ).fetchone()
+        return (str(row[0]), str(row[1]), bool(row[2])) if row else None
+
     # one-time sign-in links
 
     def sign_in_code(self, member: Member) -> str:
@@ -221,9 +260,13 @@ class TokenStore:
 
     # admin sessions
 
-    def open_session(self, member: Member) -> str:
-        """A new browser session for ``member``; returns the cookie value."""
-        value = secrets.token_urlsafe(32)
+    def open_session(self, member: Member, token_id: str | None = None) -> str:
+        """A new browser session for ``member``; returns the cookie value. ``token_id`` is
+        the API token it was opened with (none for a sign-in link): revoking that token ends
+        the session."""
+        value = secrets.token_urlsafe(32)  # never holds a "."
+        if token_id is not None:
+            value = f"{token_id}.{value}"
         now = time.time()
         with self.state.transaction() as conn:
             conn.execute("DELETE FROM admin_sessions WHERE expires_at < ?", (now,))
@@ -241,15 +284,112 @@ class TokenStore:
         return value
 
     def session(self, value: str) -> tuple[str, str, float] | None:
-        """``(member_id, csrf, expires_at)`` of a live session, or None."""
+        """``(member_id, csrf, expires_at)`` of a live session, or None.
+
+        One query finds the session, its member's active flag and, for a session opened with
+        an API token, whether that token is still unrevoked. A session whose member is
+        deactivated or whose token is revoked is ended here, for good.
+        """
+        head, dot, _ = value.partition(".")
+        token_id = head if dot and head.startswith(TOKEN_ID_PREFIX) else ""
         row = self.state.conn.execute(
-            "SELECT member_id, csrf, expires_at FROM admin_sessions "
-            "WHERE session_hash = ? AND expires_at > ?",
-            (hash_secret(value), time.time()),
+            "SELECT s.member_id, s.csrf, s.expires_at, m.active, "
+            "(SELECT count(*) FROM api_tokens t WHERE t.id = ? "
+            "AND t.member_id = s.member_id AND t.revoked_at IS NULL) "
+            "FROM admin_sessions s JOIN members m ON m.id = s.member_id "
+            "WHERE s.session_hash = ? AND s.expires_at > ?",
+            (token_id, hash_secret(value), time.time()),
         ).fetchone()
-        return (str(row[0]), str(row[1]), float(row[2])) if row else None
+        if row is None:
+            return None
+        if not row[3] or (token_id and not row[4]):
+            with contextlib.suppress(StorageFault):  # ended all the same; expiry removes it
+                self.close_session(value)
+            return None
+        return (str(row[0]), str(row[1]), float(row[2]))
 
     def close_session(self, value: str) -> None:
         """Sign a browser out."""
         with self.state.transaction() as conn:
             conn.execute("DELETE FROM admin_sessions WHERE session_hash = ?", (hash_secret(value),))
+
+    def end_sessions(self, member_id: str) -> int:
+        """End every admin session of a member, for good (for when they are deactivated);
+        how many there were."""
+        with self.state.transaction() as conn:
+            cur = conn.execute("DELETE FROM admin_sessions WHERE member_id = ?", (member_id,))
+        return max(cur.rowcount, 0)
+
+
+# where links to the admin page point
+
+#: In the home while ``reverie serve`` runs: its public URL, where it listens, its process.
+SERVER_FILE = "server.json"
+
+
+def record_server(home: Path, url: str, host: str, port: int) -> None:
+    """Note in ``home`` that this process serves it at ``url`` (listening on ``host``:``port``),
+    for :func:`links_base`; best effort: a home that takes no files, or a PostgreSQL home with
+    no data directory (none is made for this), gets no note."""
+    note = {"url": url, "host": host, "port": port, "pid": os.getpid()}
+    path = home / SERVER_FILE
+    part = path.with_name(f".{SERVER_FILE}.{os.getpid()}")
+    try:
+        part.write_text(json.dumps(note), encoding="utf-8")
+        part.replace(path)  # whole or not at all
+    except OSError:
+        with contextlib.suppress(OSError):
+            part.unlink()
+
+
+def forget_server(home: Path) -> None:
+    """Remove this process's note from ``home`` (another server's note is left alone)."""
+    path = home / SERVER_FILE
+    if _note(path).get("pid") == os.getpid():
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def links_base(settings: Settings) -> str:
+    """Where links to the admin page point: ``REVERIE_PUBLIC_URL`` when it is set, else the
+    address the running ``reverie serve`` of this home serves on, else the default. A note left
+    by a server that is gone (its process ended, or nothing listens on its port) is ignored."""
+    if settings.public_url != Settings().public_url:
+        return settings.public_url
+    note = _note(settings.home / SERVER_FILE)
+    url, host, port, pid = (note.get(k) for k in ("url", "host", "port", "pid"))
+    if isinstance(url, str) and url and _alive(pid) and _listening(host, port):
+        return url
+    return settings.public_url
+
+
+def _note(path: Path) -> dict[str, Any]:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _listening(host: object, port: object) -> bool:
+    if not isinstance(host, str) or not isinstance(port, int) or not 0 < port < 65536:
+        return False
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
