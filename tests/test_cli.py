@@ -274,6 +274,36 @@ def test_serve_and_mcp_without_the_server_extra_say_what_to_install(
     assert started == []
 
 
+def test_serve_with_slack_set_but_without_the_slack_extra_says_what_to_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an install audit: with SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET set and no
+    slack extra, `reverie serve` made the first start's owner and token, then failed as an
+    internal error; the token, shown once, was never shown. Now it refuses first (exit 3) and
+    makes nothing; `reverie slack --socket` answers the same code."""
+    import importlib.util
+
+    import reverie.http.serve
+
+    started: list[str] = []
+    monkeypatch.setattr(reverie.http.serve, "run", lambda *a, **k: started.append("serve"))
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.startswith("slack_") else find(name, *a),
+    )
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-abc")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "abc")
+    home = tmp_path / "home"
+    for command in (["serve"], ["slack", "--socket"]):
+        code, out = run(capsys, "--home", str(home), "--json", *command)
+        assert code == 3 and out["error"]["code"] == "missing_dependency", out
+        assert "pip install 'reverie[slack]'" in out["error"]["message"]
+        assert "missing: slack_bolt, slack_sdk" in out["error"]["message"]
+    assert started == [] and not home.exists()
+
+
 def test_init_says_where_the_data_lives(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str
 ) -> None:

@@ -385,6 +385,32 @@ def test_r9_one_agents_failing_review_leaves_the_others_reviewed(rv: Reverie, ho
         run_review(rv, "ada", force=True, now=NOW)
 
 
+def test_r9_an_agent_whose_reviewer_cannot_be_made_says_what_stays_pending(
+    rv: Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an install audit: with a model whose SDK is not installed, `review run` said
+    revision 0 and nothing pending beside the error, while memory stood at revision 1 and two
+    batches waited; an agent with nothing to review was listed as failed too."""
+    from reverie.errors import RefusedInput
+    from reverie.review import schedule
+
+    def no_model(rv: Reverie, agent: object) -> object:
+        raise RefusedInput("The model's SDK is not installed.", code="model_unavailable")
+
+    rv.memory_apply("ada", {"action": "add", "text": "We deploy on Tuesdays."})
+    rv.create_agent("bob")
+    talk(rv, "a1", [("user", "We decided to use Postgres")])
+    talk(rv, "a2", [("user", "We decided to keep the staging cluster")])
+    monkeypatch.setattr(schedule, "reviewer_for", no_model)
+    by_agent = {
+        r.agent: r for r in run_review(rv, force=True, now=NOW, limits=ReviewLimits(batch_chars=30))
+    }
+    ada, bob = by_agent["ada"], by_agent["bob"]
+    assert ada.error is not None and ada.error["code"] == "model_unavailable"
+    assert (ada.revision, ada.pending, ada.batches) == (1, 2, 0)
+    assert bob.error is None and (bob.revision, bob.pending) == (0, 0)
+
+
 def test_r10_two_processes_review_each_agent_once(home: Path) -> None:
     rv = Reverie(home, create=True)
     purposes = ("builds", "docs", "backups")

@@ -39,6 +39,7 @@ __all__ = [
     "pass_opts",
     "plural",
     "read_input",
+    "refuse_lost_database",
     "stamp",
 ]
 
@@ -157,7 +158,7 @@ def app(ctx: click.Context, home: Path | None, json_out: bool) -> None:
     ctx.obj = Options(home=home, json=json_out)
 
 
-def _refuse_lost_database(opts: Options) -> None:
+def refuse_lost_database(opts: Options) -> None:
     """A home whose ``reverie.db`` is gone while its memory repositories remain is no new
     home: ``reverie init`` there would start an empty database that owns none of them.
 
@@ -193,7 +194,7 @@ def open_home(opts: Options, create: bool = False) -> Reverie:
         RefusedInput: ``invalid_path``, creating it failed because a file stands where the
             home (or a folder above it) should be: nothing was created.
     """
-    _refuse_lost_database(opts)
+    refuse_lost_database(opts)
     try:
         return Reverie(opts.home, create=create)
     except NotFound as exc:

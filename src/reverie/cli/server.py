@@ -11,19 +11,33 @@ from typing import Any
 import click
 from rich.table import Table
 
+from reverie.config import Settings
 from reverie.errors import RefusedInput
 from reverie.store.state import MEMBER_ROLES, Member
 from reverie.store.tokens import TokenInfo, links_base
 
-from ._contract import Options, app, console, emit, open_home, out, pass_opts, stamp
+from ._contract import (
+    Options,
+    app,
+    console,
+    emit,
+    open_home,
+    out,
+    pass_opts,
+    refuse_lost_database,
+    stamp,
+)
 
 #: What ``reverie serve`` imports from the ``server`` extra (``reverie mcp`` needs only mcp).
 _SERVER_EXTRA = ("fastapi", "uvicorn", "jinja2", "mcp")
+#: What the Slack app imports from the ``slack`` extra.
+SLACK_EXTRA = ("slack_bolt", "slack_sdk")
 
 
-def _need_server_extra(command: str, modules: tuple[str, ...] = _SERVER_EXTRA) -> None:
-    """Refuse ``command`` with what to install when the ``server`` extra is missing (a plain
-    ``pip install .`` leaves it out), rather than fail on the first import.
+def need_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
+    """Refuse ``command`` with what to install when an extra it needs is missing (a plain
+    ``pip install .`` leaves the extras out), rather than fail on the first import, or after
+    a first start already made and lost the owner's token.
 
     Raises:
         RefusedInput: ``missing_dependency``, naming the missing packages.
@@ -31,8 +45,8 @@ def _need_server_extra(command: str, modules: tuple[str, ...] = _SERVER_EXTRA) -
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise RefusedInput(
-            f"`reverie {command}` needs the server extra (missing: {', '.join(missing)}): "
-            "pip install 'reverie[server]'.",
+            f"`reverie {command}` needs the {extra} extra (missing: {', '.join(missing)}): "
+            f"pip install 'reverie[{extra}]'. Nothing was done.",
             code="missing_dependency",
         )
 
@@ -82,7 +96,11 @@ def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers:
     On first start with an empty home it creates an owner and an example agent and prints an
     API token; every start prints a one-time sign-in link for the admin page.
     """
-    _need_server_extra("serve")
+    need_extra("serve", "server", _SERVER_EXTRA)
+    settings = Settings.load(opts.home)
+    if settings.slack_bot_token and settings.slack_signing_secret:  # it would serve Slack
+        need_extra("serve", "slack", SLACK_EXTRA)
+    refuse_lost_database(opts)
     from reverie.http.serve import run
 
     run(
@@ -100,7 +118,7 @@ def serve(opts: Options, host: str, port: int, tick: float, owner: str, workers:
 @pass_opts
 def mcp_stdio(opts: Options) -> None:
     """Speak MCP over stdin and stdout, as the home's owner (for a desktop MCP client)."""
-    _need_server_extra("mcp", ("mcp",))
+    need_extra("mcp", "server", ("mcp",))
     from reverie.mcp import serve_stdio
 
     serve_stdio(open_home(opts))

@@ -18,6 +18,7 @@ from reverie.slack.mapping import PREFIX, channel_ref, is_channel_id
 from reverie.store.conversations import Grant
 
 from ._contract import Options, app, emit, open_home, out, pass_opts, stamp
+from .server import SLACK_EXTRA, need_extra
 
 
 @app.command("grant")
@@ -105,13 +106,9 @@ def slack(opts: Options, socket: bool) -> None:
             "Over HTTP, Slack's events arrive at POST /slack/events under `reverie serve`; "
             "pass --socket to connect over Socket Mode instead."
         )
-    try:
-        from reverie.slack.app import SlackSurface
-    except ImportError:
-        raise RefusedInput(
-            "The Slack app needs its extra: pip install 'reverie[slack]'.",
-            code="slack_not_configured",
-        ) from None
+    need_extra("slack --socket", "slack", SLACK_EXTRA)
+    from reverie.slack.app import SlackSurface
+
     with open_home(opts) as rv:
         surface = SlackSurface(rv)
         handler = surface.socket_mode()

@@ -40,8 +40,9 @@ from .types import Reviewer, ReviewInput, ReviewOutput, Turn
 
 if TYPE_CHECKING:
     from reverie.api import Reverie
+    from reverie.store.state import Agent
 
-__all__ = ["AgentReport", "ReviewLimits", "review_agent"]
+__all__ = ["AgentReport", "ReviewLimits", "review_agent", "unstarted_report"]
 
 Range = tuple[str, int, int]
 Progress = Callable[[str, dict[str, Any]], None]
@@ -140,6 +141,29 @@ def review_agent(
                 progress("batch", {"agent": a.name, "report": report})
         log.finish_run(a.id, started, report.batches)
     return report
+
+
+def unstarted_report(
+    rv: Reverie,
+    agent: Agent,
+    error: dict[str, Any],
+    *,
+    limits: ReviewLimits | None = None,
+    now: float | None = None,
+) -> AgentReport:
+    """The report of an agent whose review could not start (its reviewer could not be made:
+    a model that is not installed, say): the revision its memory stands at and the batches
+    left pending, with ``error`` only where there was something to review."""
+    limits = limits or ReviewLimits()
+    memory_id = rv.state.memory_of(agent.id)
+    ranges = rv.conversations.pending_ranges(agent.id, now)
+    pending = len(_batches(rv, ranges, limits.batch_chars))
+    return AgentReport(
+        agent=agent.name,
+        revision=rv.memories.current(memory_id).revision,
+        pending=pending,
+        error=error if pending else None,
+    )
 
 
 def _batches(rv: Reverie, ranges: list[Range], budget: int) -> list[list[Range]]:

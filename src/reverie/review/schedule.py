@@ -20,7 +20,7 @@ from croniter import croniter
 from reverie.errors import ReverieError, StorageFault
 from reverie.store.reviews import ReviewLog
 
-from .runner import AgentReport, Progress, ReviewLimits, review_agent
+from .runner import AgentReport, Progress, ReviewLimits, review_agent, unstarted_report
 from .types import Reviewer
 
 if TYPE_CHECKING:
@@ -85,22 +85,31 @@ def run_review(
         if not force and not due(a.id, log.last_run(a.id), clock):
             continue
         try:
+            reviewer = reviewer_for(rv, a)
+        except ReverieError as exc:
+            if agent or isinstance(exc, StorageFault):
+                raise
+            # No reviewer (a model not installed, a bad setting): said where there is
+            # something to review, with what stays pending; the other agents go on.
+            error = {"code": exc.code, "message": exc.message}
+            report = unstarted_report(rv, a, error, limits=limits, now=now)
+            if report.error:
+                _log.warning("review of %s failed: %s (%s)", a.name, exc.message, exc.code)
+            reports.append(report)
+            continue
+        try:
             report = review_agent(
-                rv,
-                a.name,
-                reviewer_for(rv, a),
-                limits=limits,
-                now=now,
-                trigger=trigger,
-                progress=progress,
+                rv, a.name, reviewer, limits=limits, now=now, trigger=trigger, progress=progress
             )
         except ReverieError as exc:
             if agent or isinstance(exc, StorageFault):  # asked for by name, or the home failed
                 raise
-            # One agent's refusal (a bad setting, an unwritable commit) stops its own run and
-            # is reported; the other agents are still reviewed.
+            # One agent's refusal (an unwritable commit) stops its own run and is reported;
+            # the other agents are still reviewed.
             _log.warning("review of %s failed: %s (%s)", a.name, exc.message, exc.code)
-            report = AgentReport(agent=a.name, error={"code": exc.code, "message": exc.message})
+            error = {"code": exc.code, "message": exc.message}
+            report = unstarted_report(rv, a, error, limits=limits, now=now)
+            report.error = error
         reports.append(report)
     return reports
 

@@ -442,8 +442,9 @@ class PostgresState(SQLiteState):
             import psycopg_pool
         except ImportError:
             raise RefusedInput(
-                "REVERIE_DATABASE_URL names PostgreSQL, which needs the postgres extra: "
-                "pip install 'reverie[postgres]'.",
+                "A PostgreSQL database (a postgresql:// URL, from REVERIE_DATABASE_URL or "
+                "`reverie migrate --to`) needs the postgres extra: pip install "
+                "'reverie[postgres]'. Nothing was done.",
                 code="missing_dependency",
             ) from None
         self.url = url
