@@ -66,6 +66,27 @@ DB_NAME = "reverie.db"
 log = logging.getLogger(__name__)
 
 
+#: The namespace of the idempotency keys callers give (W7); see :func:`_stored_key`.
+_CALLER_KEYS = "caller:"
+#: Writers whose keys Reverie makes itself: a turn's tool call (``<turn>:<call id>``,
+#: ``runtime/tools.py``) and a review batch (``review:<hash>``, ``review/runner.py``).
+_OWN_KEYS = frozenset({"agent", "review"})
+
+
+def _stored_key(key: Any, writer: str) -> Any:
+    """W7: the key a write through :meth:`Reverie.memory_apply` is stored under. A key a
+    caller gives (HTTP's ``Idempotency-Key``, MCP's ``idempotency_key``, the CLI's ``--key``,
+    a Python caller's ``key=``) goes under :data:`_CALLER_KEYS`, a namespace no key Reverie
+    makes starts with (an approved bundle's ``approval:<id>``, a chat command's
+    ``slack:<event id>``, a turn's ``<turn>:<call id>``, ``review:<hash>``): a caller can
+    neither answer nor block those writes with a key of theirs, and the same key from the
+    caller again still finds its first write. Keys are stored hashed and no message repeats
+    one, so a caller only ever sees the key they sent."""
+    if not isinstance(key, str) or not key or writer in _OWN_KEYS:
+        return key
+    return _CALLER_KEYS + key
+
+
 def _derived(table: str) -> str | None:
     """Which search index a table belongs to (``memory``, ``history``), or ``None`` for the
     tables that hold the truth of what is not in git."""
@@ -241,14 +262,17 @@ class Reverie:
         """Write to the agent's memory through the one pipeline (W1-W10).
 
         ``request`` is ``{"operations": [...], "message": ...}`` or one operation's fields.
-        ``conversation_id`` keys the count of refusals in a row (W9); ``from_conversation``
-        names the stored conversation a tool call comes from, which must have memory on (M4)
-        and also keys that count.
+        ``key`` (W7): the same key with the same request again answers the revision it
+        produced; a caller's keys live in a namespace of their own, apart from the keys
+        Reverie makes for its own writes (:func:`_stored_key`). ``conversation_id`` keys the
+        count of refusals in a row (W9); ``from_conversation`` names the stored conversation a
+        tool call comes from, which must have memory on (M4) and also keys that count.
 
         Raises:
             RefusedInput, PermissionDenied (``memory_off``, ``memory_read_only``),
             RevisionConflict, NotFound, StorageFault.
         """
+        key = _stored_key(key, writer)
         if from_conversation is None:  # the lookup and the write's first reads in one go
             return self.memories.apply_agent(
                 agent,
@@ -1005,8 +1029,11 @@ class Reverie:
             conversation_id=conv.id,
         )
 
-    def _require_admitted(self, agent_id: str, channel_id: str, kind: str) -> None:
-        """I1: a shared chat's instructions change only where the agent holds a grant.
+    def _require_admitted(
+        self, agent_id: str, channel_id: str, kind: str, nothing: str = "proposed"
+    ) -> None:
+        """I1: a shared chat's instructions change only where the agent holds a grant, read
+        now (X1). ``nothing`` says what did not happen: ``proposed``, ``applied``.
 
         Raises:
             PermissionDenied: no active grant there.
@@ -1015,7 +1042,7 @@ class Reverie:
         if shared and not self.conversations.has_grant(agent_id, channel_id):
             raise PermissionDenied(
                 f"The agent is not admitted to chat {channel_id} (no active grant), so "
-                "its instructions there cannot change. Nothing was proposed.",
+                f"its instructions there cannot change. Nothing was {nothing}.",
                 code="permission_denied",
             )
 
@@ -1045,20 +1072,41 @@ class Reverie:
         return self.instructions.get(approval_id)
 
     def approve(self, approval_id: str, *, by: str) -> Approval:
-        """Approve a pending change and apply exactly its text, once (I2): in one transaction,
-        so a process that dies leaves it pending or applied, never both or half.
+        """Approve a pending change and apply exactly its text, once (I2), if the agent still
+        holds its grant in a shared channel (X1). An instruction change is approved and
+        applied in one transaction, so a process that dies leaves it pending or applied,
+        never both or half.
+
+        A bundle (A2) is claimed first: one transaction checks everything its instructions
+        half can refuse and marks it as being applied; then its memory half is written
+        (keyed by the approval: once), then a second transaction marks it approved and
+        applies its instructions. Approving one being applied (after a crash between the
+        steps, say) finishes it; while it is being applied it cannot be denied or commented
+        on. Refused before its memory half is written (a refusal of either half, or the
+        memory moved since it was proposed), nothing changes and it stays pending, to be
+        denied or approved again.
 
         Raises:
-            NotFound: no such approval.  PermissionDenied: ``by`` may not edit the agent (A1).
-            RefusedInput: ``approval_decided`` (denied or commented before).
+            NotFound: no such approval.  PermissionDenied: ``by`` may not edit the agent
+            (A1), or the agent holds no grant in that shared channel any more (X1).
+            RefusedInput: ``approval_decided`` (denied or commented before);
+            ``approval_in_progress`` (another change of the same agent and channel is being
+            applied); ``invalid_instructions`` (the channel's instructions would be too
+            long); a W3-W5 code for a bundle's body.  RevisionConflict: a bundle's memory
+            moved since it was proposed (it stays pending and can be denied).
         """
+        if self.instructions.get(approval_id).kind == "bundle":
+            return self._approve_bundle(approval_id, by)
         return self._decide(approval_id, "approve", by)
 
     def deny(self, approval_id: str, *, by: str) -> Approval:
         """Deny a pending change; nothing is applied (I2).
 
         Raises:
-            NotFound, PermissionDenied, RefusedInput: as :meth:`approve`.
+            NotFound: no such approval.  PermissionDenied: ``by`` may not edit the agent
+            (A1); the agent's grant is not needed.  RefusedInput: ``approval_decided``
+            (approved or commented before); ``approval_in_progress`` (a bundle being
+            applied: approving it again finishes it).
         """
         return self._decide(approval_id, "deny", by)
 
@@ -1067,21 +1115,27 @@ class Reverie:
         conversation is told.
 
         Raises:
-            NotFound, PermissionDenied, RefusedInput: as :meth:`approve`; an empty comment.
+            NotFound, PermissionDenied, RefusedInput: as :meth:`deny`; an empty comment.
         """
         return self._decide(approval_id, "comment", by, text)
+
+    def _authorizer(self, decision: str, by: str) -> Callable[[Any, Approval], None]:
+        """Who may decide (A1: the agent's editors), and, to approve a pending change not yet
+        being applied, the agent's grant in a shared channel (X1), read in the deciding
+        transaction. Deny and comment need no grant; a bundle being applied was checked when
+        it was claimed, and its memory half may be written, so it is finished without."""
+
+        def authorize(conn: Any, approval: Approval) -> None:
+            require_edit(self._member_or_none(by), self.state.get_agent(approval.agent_id), by)
+            if decision == "approve" and approval.status == "pending" and not approval.applying:
+                channel = self.conversations.channel(approval.channel_id)
+                self._require_admitted(approval.agent_id, channel.id, channel.kind, "applied")
+
+        return authorize
 
     def _decide(
         self, approval_id: str, decision: str, by: str, text: str | None = None
     ) -> Approval:
-        def authorize(conn: Any, approval: Approval) -> None:
-            require_edit(self._member_or_none(by), self.state.get_agent(approval.agent_id), by)
-
-        approval = self.instructions.get(approval_id)
-        if decision == "approve" and approval.kind == "bundle" and approval.status == "pending":
-            authorize(None, approval)
-            self._apply_bundle_memory(approval)
-
         def tell(conn: Any, approval: Approval) -> None:
             if approval.conversation_id is None:
                 return
@@ -1104,24 +1158,62 @@ class Reverie:
             )
 
         return self.instructions.decide(
-            approval_id, decision, by=by, comment=text, authorize=authorize, on_decided=tell
+            approval_id,
+            decision,
+            by=by,
+            comment=text,
+            authorize=self._authorizer(decision, by),
+            on_decided=tell,
         )
 
-    def _apply_bundle_memory(self, approval: Approval) -> None:
-        """The memory half of an approved bundle (A2), before its instructions half commits.
-        Keyed by the approval, so approving again after a crash in between applies the body
-        once, then the instructions."""
-        assert approval.memory_body is not None
-        agent = self.state.get_agent(approval.agent_id)
+    def _approve_bundle(self, approval_id: str, by: str) -> Approval:
+        """A2: check, claim, write the memory half, finish (see :meth:`approve`). The memory
+        half is checked before the claim (its rules, the revision it expects), so that a
+        refusal leaves the approval pending as it was; once claimed, only the memory moving
+        in between (nothing written, nor ever to be) lets the claim go."""
+        authorize = self._authorizer("approve", by)
+        approval = self.instructions.get(approval_id)
+        if approval.status == "pending" and not approval.applying:
+            authorize(None, approval)
+            self._bundle_memory(approval, write=False)
+        claimed = self.instructions.claim(approval_id, by=by, authorize=authorize)
+        if claimed.status != "pending":
+            return claimed  # approved before: answered as it stands
         try:
-            self.memory_apply(
-                agent.name,
-                {
-                    "action": "set_body",
-                    "text": approval.memory_body,
-                    "message": f"Approved change {approval.id}",
-                },
+            self._bundle_memory(claimed, write=True)
+        except RevisionConflict:
+            self.instructions.release(approval_id)
+            raise
+        return self._decide(approval_id, "approve", by)
+
+    def _bundle_memory(self, approval: Approval, *, write: bool) -> None:
+        """The memory half of a bundle (A2): checked (``write=False``), or written before its
+        instructions half commits. Keyed by the approval (``approval:<id>``, a key no caller
+        can send: see :func:`_stored_key`), so approving again after a crash in between
+        writes the body once, then the instructions.
+
+        Raises:
+            RevisionConflict: memory moved since it was proposed; nothing was written.
+            RefusedInput: the body breaks a rule; nothing was written.
+        """
+        assert approval.memory_body is not None
+        agent, memory_id = self._memory(approval.agent_id)
+        request = {
+            "action": "set_body",
+            "text": approval.memory_body,
+            "message": f"Approved change {approval.id}",
+        }
+        try:
+            if not write:
+                self.memories.preview(
+                    memory_id, request, expected_revision=approval.memory_revision
+                )
+                return
+            self.memories.apply(
+                memory_id,
+                request,
                 writer="mcp",
+                writers_mode=agent.memory_writers,
                 expected_revision=approval.memory_revision,
                 key=f"approval:{approval.id}",
             )
@@ -1129,8 +1221,8 @@ class Reverie:
             raise RevisionConflict(
                 f"Memory moved since change {approval.id} was proposed (it expected revision "
                 f"{approval.memory_revision}, memory is at {exc.details.get('current_revision')})"
-                ": nothing was applied. Deny it and propose the change again on the current "
-                "memory.",
+                ": nothing was applied, and it is pending as before. Deny it and propose the "
+                "change again on the current memory.",
                 **exc.details,
             ) from None
 

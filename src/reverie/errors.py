@@ -17,7 +17,9 @@ that scripts and other programs can match on, and a message that says what to do
     │                            invalid_import, message_too_large, already_exists,
     │                            invalid_tokenizer, invalid_setting, last_owner; serve:
     │                            address_unavailable; chat commands (C1, W3):
-    │                            chat_command_too_large
+    │                            chat_command_too_large; instructions and approvals
+    │                            (I1, I2): invalid_instructions, approval_decided,
+    │                            approval_in_progress (a bundle being applied)
     ├── PermissionDenied         the caller, path or conversation may not do this (exit 3)
     │                            codes: permission_denied, memory_read_only (W10),
     │                            memory_off (O3, M4); chat writes (C2): no_grant,

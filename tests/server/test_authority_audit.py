@@ -177,12 +177,6 @@ def test_a_deactivated_members_sessions_end_for_good(home: Home) -> None:
     assert me.status_code == 200
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs Reverie.update_member (api.py) to end the member's sessions when it "
-    "deactivates them (TokenStore.end_sessions); a session is otherwise ended only when a "
-    "request finds its member deactivated",
-)
 def test_a_session_is_not_revived_by_reactivation_with_no_request_between(home: Home) -> None:
     rv = home.rv
     with_link = link_sign_in(TestClient(home.client.app), rv, "cy")

@@ -67,6 +67,8 @@ def back_to_the_old_turns_table(rv: Reverie, backend: str) -> None:
             conn.execute(statement)
         conn.execute("INSERT INTO turns SELECT * FROM turns_8")
         conn.execute("DROP TABLE turns_8")
+        for column in ("applying_by", "applying_at"):  # migration 9's, run again after 8
+            conn.execute(f"ALTER TABLE approvals DROP COLUMN {column}")
         conn.execute("PRAGMA user_version = 7")
 
 

@@ -7,6 +7,23 @@ applies that text in the same transaction, so a process that dies at any instant
 either a pending proposal (approve again) or one applied exactly once, never a half. Deciding
 an approval that is already decided the same way answers it again and changes nothing; Deny
 and Comment cancel it.
+
+A bundle (A2) also replaces the memory body, which lives in git (or its own tables) and cannot
+share that transaction, so it is approved in three steps (W1: nothing is written when any step
+refuses). :meth:`InstructionStore.claim` checks, in one transaction, everything the
+instructions half can refuse (who approves, the agent's grant, the resulting length) and marks
+the approval as being applied (``applying_by``, ``applying_at``); the facade then writes the
+memory half, keyed by the approval so that it is written once; :meth:`InstructionStore.decide`
+then marks it approved and applies its instructions in a second transaction. While it is
+being applied it can no longer be denied or commented on (``approval_in_progress``: its memory
+half may be written), approving it again resumes and finishes it (also after a crash between
+the steps), and no other approval of the same agent and channel is applied, so the length
+checked at the claim still holds at the end. When the memory half is refused without writing
+(the memory moved), :meth:`InstructionStore.release` lets the claim go, and it can be denied.
+
+Every transaction that decides or claims an approval first locks the agent's row, so that
+decisions about one agent's approvals run one at a time on PostgreSQL too (SQLite's
+``BEGIN IMMEDIATE`` already runs writers one at a time).
 """
 
 from __future__ import annotations
@@ -26,6 +43,7 @@ if TYPE_CHECKING:
     from .state import SQLiteState
 
 __all__ = [
+    "APPLYING_MIGRATION",
     "DECISIONS",
     "MODES",
     "SCHEMA",
@@ -70,6 +88,13 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_by_status ON approvals (status, created_at);
 """
 
+#: Shared migration 9: who began applying a bundle, and when (both ``NULL`` until then).
+#: Columns added, so the status CHECK constraint stays as it is on both backends.
+APPLYING_MIGRATION = """
+ALTER TABLE approvals ADD COLUMN applying_by TEXT;
+ALTER TABLE approvals ADD COLUMN applying_at REAL;
+"""
+
 
 @dataclass(frozen=True)
 class Instructions:
@@ -101,6 +126,15 @@ class Approval:
     #: A bundle (A2) also replaces the memory body, expecting this revision.
     memory_body: str | None = None
     memory_revision: int | None = None
+    #: Who began applying a bundle, and when (kept once it is approved).
+    applying_by: str | None = None
+    applying_at: float | None = None
+
+    @property
+    def applying(self) -> bool:
+        """Whether it is being applied: a bundle claimed and not yet approved. It can no
+        longer be denied or commented on; approving it again finishes it."""
+        return self.status == "pending" and self.applying_at is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The approval as the JSON surfaces print it (times as epoch seconds)."""
@@ -109,7 +143,8 @@ class Approval:
 
 _COLUMNS = (
     "id, agent_id, kind, channel_id, conversation_id, mode, text, requested_by, status, "
-    "created_at, decided_at, decided_by, comment, applied_version, memory_body, memory_revision"
+    "created_at, decided_at, decided_by, comment, applied_version, memory_body, memory_revision, "
+    "applying_by, applying_at"
 )
 
 
@@ -181,7 +216,7 @@ class InstructionStore:
         with self.state.transaction() as conn:
             conn.execute(
                 f"INSERT INTO approvals ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', "
-                "?, NULL, NULL, NULL, NULL, ?, ?)",
+                "?, NULL, NULL, NULL, NULL, ?, ?, NULL, NULL)",
                 (
                     approval_id,
                     agent_id,
@@ -227,6 +262,63 @@ class InstructionStore:
         rows = self.state.conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
         return [Approval(*r) for r in rows]
 
+    def claim(
+        self,
+        approval_id: str,
+        *,
+        by: str,
+        authorize: Callable[[sqlite3.Connection, Approval], None],
+    ) -> Approval:
+        """The first step of approving a bundle (A2): in one transaction, check everything
+        its instructions half can refuse and mark it as being applied by ``by``; nothing else
+        changes. The facade then writes its memory half and finishes it with
+        :meth:`decide`. Claiming one already being applied resumes it (anyone ``authorize``
+        lets approve may); an approved one is answered as it stands.
+
+        Raises:
+            NotFound: no such approval.
+            RefusedInput: ``approval_decided`` (denied or commented before);
+                ``approval_in_progress`` (another approval of the same agent and channel is
+                being applied); ``invalid_instructions`` (the channel's instructions would be
+                too long); ``invalid_operation`` (not a bundle).
+            PermissionDenied: from ``authorize``.
+        """
+        with self.state.transaction() as conn:
+            approval = self._locked(conn, approval_id)
+            if approval.kind != "bundle":
+                raise RefusedInput(
+                    f"Approval {approval_id} is no bundle; approve it in one step.",
+                    code="invalid_operation",
+                )
+            authorize(conn, approval)
+            if approval.status == "approved" or approval.applying:
+                return approval
+            self._require_pending(approval)
+            self._require_channel_free(approval)
+            self._applied_text(approval)
+            conn.execute(
+                "UPDATE approvals SET applying_by = ?, applying_at = ? "
+                "WHERE id = ? AND status = 'pending'",
+                (by, time.time(), approval_id),
+            )
+            return self.get(approval_id)
+
+    def release(self, approval_id: str) -> Approval:
+        """Let a bundle's claim go (its memory half was refused without writing): it is
+        pending as before, and may be denied or approved again.
+
+        Raises:
+            NotFound: no such approval.
+        """
+        with self.state.transaction() as conn:
+            self._locked(conn, approval_id)
+            conn.execute(
+                "UPDATE approvals SET applying_by = NULL, applying_at = NULL "
+                "WHERE id = ? AND status = 'pending'",
+                (approval_id,),
+            )
+            return self.get(approval_id)
+
     def decide(
         self,
         approval_id: str,
@@ -241,12 +333,17 @@ class InstructionStore:
 
         ``authorize`` raises when ``by`` may not decide it; ``on_decided`` runs in the same
         transaction (a notice to the conversation that asked, say). Deciding again the way
-        it was decided answers the approval as it stands and changes nothing.
+        it was decided answers the approval as it stands and changes nothing. A bundle is
+        approved here only once :meth:`claim` marked it as being applied (and the facade
+        wrote its memory half); then it is no longer denied or commented on.
 
         Raises:
             NotFound: no such approval.
-            RefusedInput: ``approval_decided`` when it was decided otherwise; a comment
-                without text; the applied instructions would be too long.
+            RefusedInput: ``approval_decided`` when it was decided otherwise;
+                ``approval_in_progress`` when it is being applied (deny, comment) or another
+                approval of the same agent and channel is (approve); a comment without text;
+                the applied instructions would be too long; ``invalid_operation`` for a
+                bundle not claimed.
             PermissionDenied: from ``authorize``.
         """
         status = DECISIONS.get(decision)
@@ -259,17 +356,28 @@ class InstructionStore:
                 raise RefusedInput("A comment needs a text.", code="invalid_operation")
             validation.check_text(comment, "comment")
         with self.state.transaction() as conn:
-            approval = self.get(approval_id)
+            approval = self._locked(conn, approval_id)
             authorize(conn, approval)
             if approval.status == status:
                 return approval
-            if approval.status != "pending":
+            self._require_pending(approval)
+            if approval.applying and status != "approved":
                 raise RefusedInput(
-                    f"Approval {approval_id} was already {approval.status} by "
-                    f"{approval.decided_by}; nothing changed.",
-                    code="approval_decided",
-                    status=approval.status,
+                    f"Approval {approval_id} is being applied (approved by "
+                    f"{approval.applying_by}; its memory change may be written already), so it "
+                    f"can no longer be {status}. Approving it again finishes it. Nothing "
+                    "changed.",
+                    code="approval_in_progress",
+                    approval=approval_id,
                 )
+            if status == "approved":
+                if approval.kind == "bundle" and not approval.applying:
+                    raise RefusedInput(
+                        f"Approval {approval_id} is a bundle: its memory half is written "
+                        "first (Reverie.approve does both). Nothing changed.",
+                        code="invalid_operation",
+                    )
+                self._require_channel_free(approval)
             now = time.time()
             conn.execute(
                 "UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, comment = ? "
@@ -283,20 +391,74 @@ class InstructionStore:
                 on_decided(conn, decided)
         return decided
 
-    def _apply(self, conn: sqlite3.Connection, approval: Approval, now: float) -> None:
-        """Apply exactly the approved text (inside the approval's transaction)."""
+    def _locked(self, conn: sqlite3.Connection, approval_id: str) -> Approval:
+        """The approval, read after its agent's row is locked for this transaction: on
+        PostgreSQL a second decision about the agent's approvals waits here until this one
+        commits, then reads what it left (SQLite's writers already run one at a time)."""
+        agent_id = self.get(approval_id).agent_id
+        conn.execute("UPDATE agents SET archived = archived WHERE id = ?", (agent_id,))
+        return self.get(approval_id)
+
+    @staticmethod
+    def _require_pending(approval: Approval) -> None:
+        if approval.status != "pending":
+            raise RefusedInput(
+                f"Approval {approval.id} was already {approval.status} by "
+                f"{approval.decided_by}; nothing changed.",
+                code="approval_decided",
+                status=approval.status,
+            )
+
+    def _require_channel_free(self, approval: Approval) -> None:
+        """No other approval of the same agent and channel is being applied: a bundle's
+        claim checked the length its instructions would have, which must still hold when it
+        finishes.
+
+        Raises:
+            RefusedInput: ``approval_in_progress``.
+        """
+        row = self.state.conn.execute(
+            "SELECT id FROM approvals WHERE agent_id = ? AND channel_id = ? "
+            "AND status = 'pending' AND applying_at IS NOT NULL AND id <> ? "
+            "ORDER BY applying_at LIMIT 1",
+            (approval.agent_id, approval.channel_id, approval.id),
+        ).fetchone()
+        if row is not None:
+            raise RefusedInput(
+                f"Approval {row[0]} of the same agent and channel is being applied; approve "
+                f"{row[0]} again to finish it (or to let it go, if its memory moved), then "
+                f"approve {approval.id}. Nothing changed.",
+                code="approval_in_progress",
+                approval=str(row[0]),
+            )
+
+    def _applied_text(self, approval: Approval, *, limit: bool = True) -> tuple[str, Instructions]:
+        """The channel's instructions once ``approval`` is applied, and those it replaces.
+
+        Raises:
+            RefusedInput: ``invalid_instructions``, the result would be too long (with
+                ``limit``).
+        """
         current = self.instructions(approval.agent_id, approval.channel_id)
         if approval.mode == "append" and current.text:
             text = f"{current.text}\n\n{approval.text}"
         else:
             text = approval.text
-        if len(text) > self.settings.max_channel_instructions_chars:
+        if limit and len(text) > self.settings.max_channel_instructions_chars:
             raise RefusedInput(
                 f"With this change the channel's instructions would hold {len(text):,} "
                 f"characters; at most {self.settings.max_channel_instructions_chars:,} are "
-                "allowed. Deny it and propose a shorter replacement.",
+                "allowed. Deny it and propose a shorter replacement. Nothing changed.",
                 code="invalid_instructions",
             )
+        return text, current
+
+    def _apply(self, conn: sqlite3.Connection, approval: Approval, now: float) -> None:
+        """Apply exactly the approved text (inside the approval's transaction). A bundle
+        being applied had its length checked when it was claimed, and no other change of the
+        channel was applied since; that check is not made again here, where a smaller limit
+        set since would leave it half applied for good."""
+        text, current = self._applied_text(approval, limit=not approval.applying)
         version = current.version + 1
         conn.execute(
             "INSERT INTO instructions (agent_id, channel_id, text, version, updated_at, "

@@ -216,6 +216,8 @@ _MIGRATIONS: list[str] = [
     tokens.SCHEMA,
     # 8: a turn whose process died is marked ``interrupted`` (PostgreSQL: its migration 105)
     turns.INTERRUPTED_MIGRATION,
+    # 9: an approved bundle is claimed before its memory half is written: who, and when
+    instructions.APPLYING_MIGRATION,
 ]
 
 
@@ -808,7 +810,8 @@ class SQLiteState:
     def update_member(
         self, name_or_id: str, *, role: str | None = None, active: bool | None = None
     ) -> Member:
-        """Change a member's role or active flag.
+        """Change a member's role or active flag; deactivating a member ends their admin-page
+        sessions in the same transaction.
 
         Raises:
             RefusedInput: unknown role; ``last_owner``: the change would leave the workspace
@@ -842,6 +845,8 @@ class SQLiteState:
                     member.id,
                 ),
             )
+            if active is False:  # their admin sessions end for good: none comes back with them
+                conn.execute("DELETE FROM admin_sessions WHERE member_id = ?", (member.id,))
         return self.get_member(member.id)
 
     def agent_of_memory(self, memory_id: str) -> str:

@@ -7,7 +7,7 @@ fifteen minutes; an **admin session** is what a browser holds after signing in (
 the CSRF secret its forms must echo. A secret of an inactive member authenticates nobody.
 
 A session ends when it expires (twelve hours), when its browser signs out, when its member is
-deactivated (for good, reactivating the member brings none back: :meth:`TokenStore.end_sessions`
+deactivated (for good, reactivating the member brings none back: ``SQLiteState.update_member``
 removes them, and a request that finds its member inactive removes its session too), and, for
 one opened with an API token, when that token is revoked. Such a session's cookie begins with the
 token's id (``tok_....<random>``); the stored hash covers the whole cookie, so the id cannot be
@@ -312,13 +312,6 @@ class TokenStore:
         """Sign a browser out."""
         with self.state.transaction() as conn:
             conn.execute("DELETE FROM admin_sessions WHERE session_hash = ?", (hash_secret(value),))
-
-    def end_sessions(self, member_id: str) -> int:
-        """End every admin session of a member, for good (for when they are deactivated);
-        how many there were."""
-        with self.state.transaction() as conn:
-            cur = conn.execute("DELETE FROM admin_sessions WHERE member_id = ?", (member_id,))
-        return max(cur.rowcount, 0)
 
 
 # where links to the admin page point
