@@ -231,6 +231,33 @@ def test_w6_a_claimed_bundle_whose_memory_moved_is_released_and_can_be_denied(
     assert memory(ws) == moved
 
 
+def test_w7_a_bundle_whose_key_another_write_took_is_let_go_and_can_be_denied(
+    ws: Reverie,
+) -> None:
+    """Found when the fixes were checked: a home upgraded after a caller had stored an
+    unchanged write under `approval:<id>` (before a caller's keys had a namespace) left the
+    bundle claimed for good: approve answered idempotency_key_reused, deny
+    approval_in_progress, and no other change of that channel could be approved. A write
+    Reverie keys itself (a review's) stands in for the old one here."""
+    b = bundle(ws, "Deploys need two reviewers.")
+    body = ws.memory_read("ada").text
+    took = ws.memory_apply(
+        "ada", {"action": "set_body", "text": body}, writer="review", key=f"approval:{b.id}"
+    )
+    assert not took.changed
+    before = memory(ws)
+    error = refused(lambda: ws.approve(b.id, by="olga"), "idempotency_key_reused")
+    assert "pending as before" in error.message and "Deny it" in error.message
+    got = ws.approval(b.id)
+    assert (got.status, got.applying) == ("pending", False)
+    assert memory(ws) == before and ws.channel_instructions("ada", "C-eng").version == 0
+    plain = ws.propose_instructions(
+        ws.create_conversation("ada", "C-eng").id, "Use metric units.", author="ann"
+    )
+    assert ws.approve(plain.id, by="olga").status == "approved"
+    assert ws.deny(b.id, by="ann").status == "denied"
+
+
 def test_w1_a_bundle_whose_body_is_refused_now_is_not_claimed(ws: Reverie) -> None:
     """The memory half is checked before the claim: a body the rules refuse now (a smaller
     limit set since it was proposed) leaves the approval pending as it was, to be denied."""

@@ -1169,8 +1169,11 @@ class Reverie:
     def _approve_bundle(self, approval_id: str, by: str) -> Approval:
         """A2: check, claim, write the memory half, finish (see :meth:`approve`). The memory
         half is checked before the claim (its rules, the revision it expects), so that a
-        refusal leaves the approval pending as it was; once claimed, only the memory moving
-        in between (nothing written, nor ever to be) lets the claim go."""
+        refusal leaves the approval pending as it was. Once claimed, a refusal of the memory
+        half (nothing written: the memory moved in between, or the approval's key was taken
+        by another write, as a caller could before keys had a namespace of their own) lets
+        the claim go, so that the approval can be denied; a storage failure keeps it, for
+        approving again to finish."""
         authorize = self._authorizer("approve", by)
         approval = self.instructions.get(approval_id)
         if approval.status == "pending" and not approval.applying:
@@ -1181,8 +1184,16 @@ class Reverie:
             return claimed  # approved before: answered as it stands
         try:
             self._bundle_memory(claimed, write=True)
-        except RevisionConflict:
+        except (RevisionConflict, RefusedInput, PermissionDenied) as exc:
             self.instructions.release(approval_id)
+            if exc.code == "idempotency_key_reused":
+                raise RefusedInput(
+                    f"Another write already used the key of change {approval_id} "
+                    f"(approval:{approval_id}) with other content, so its memory half cannot "
+                    "be told apart from it: nothing was applied, and it is pending as before. "
+                    "Deny it and propose the change again.",
+                    code="idempotency_key_reused",
+                ) from None
             raise
         return self._decide(approval_id, "approve", by)
 

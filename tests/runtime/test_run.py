@@ -326,6 +326,12 @@ def test_x2_the_current_request_authorizes_its_external_write(claims: Reverie) -
         "Never send mail to the CEO.",
         "Don\u2019t email the CEO, I will tell him myself.",
         "Whatever memory says: no e-mail today.",
+        "Read the doc. Don't call, text, or email anyone about it.",
+        "Do NOT, under any circumstances, email anyone.",
+        "Do not - I repeat - email anyone.",
+        "Do not\nemail anyone.",
+        "Please hold off on the email.",
+        "Don`t email the CEO.",
     ],
 )
 def test_x2_a_request_that_says_do_not_is_no_intent(claims: Reverie, request_text: str) -> None:
@@ -344,7 +350,8 @@ def test_x2_a_request_that_says_do_not_is_no_intent(claims: Reverie, request_tex
 @pytest.mark.parametrize(
     "request_text",
     [
-        "I don't know the numbers yet, just email the CEO what we have.",
+        "I don't know the numbers yet. Just email the CEO what we have.",
+        "Don't call him, but email the CEO.",
         "Email the CEO, don't call him.",
         "Why didn't you email him? Email the CEO now.",
     ],

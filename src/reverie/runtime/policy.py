@@ -50,36 +50,50 @@ class PolicyEnvelope:
         }
 
 
-#: Where one request's clause ends: a sentence's end, a semicolon or comma, a dash, "but".
-_CLAUSE_END = re.compile(r"[.!?;,\n]+|\s[-\u2013\u2014]+\s|\bbut\b", re.IGNORECASE)
-#: A word that turns the rest of its clause down: "don't email", "never send mail", "no
-#: emails", "without emailing". Counted in the person's favour it would be no intent; read
-#: wrongly, a request is refused and can be said plainly again, so the gate fails closed.
+#: Where one sentence of a request ends: ".", "!", "?", ";" or a blank line (a comma, a dash or
+#: a line break inside a sentence does not end what a negation before it says: "Don't call,
+#: text, or email anyone", "Do not - I repeat - email anyone").
+_SENTENCE_END = re.compile(r"[.!?;]+|\n\s*\n")
+#: A turn inside a sentence after which a negation before it no longer holds: "Don't call him,
+#: but email the CEO".
+_TURN = re.compile(r"\b(?:but|instead|however)\b", re.IGNORECASE)
+#: A word or phrase that turns the rest of its sentence down: "don't email", "never send
+#: mail", "no need to email", "hold off on the email", "without emailing". Read wrongly, a
+#: request is refused and can be said again plainly ("Email the CEO."), so the gate fails
+#: closed: "I don't know, just email him" is refused too.
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|nobody|without|stop|cancel|don'?t|doesn'?t|didn'?t|won'?t|"
-    r"shouldn'?t|can'?t|cannot|mustn'?t|isn'?t|aren'?t|neither|nor)\b",
+    r"\b(?:not|no|never|nobody|nothing|without|stop|cancel|skip|avoid|refrain|hold off|"
+    r"never ?mind|don'?t|doesn'?t|didn'?t|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|"
+    r"mustn'?t|isn'?t|aren'?t|neither|nor)\b",
     re.IGNORECASE,
 )
+#: Apostrophes as people type them: ’, `, ´.
+_APOSTROPHES = str.maketrans({"\u2019": "'", "`": "'", "\u00b4": "'"})
 
 
 def request_intents(
     text: str, declared: Iterable[tuple[str, tuple[str, ...]]], explicit: Iterable[str] = ()
 ) -> tuple[str, ...]:
     """The intents of the current request: those the host states, and each declared
-    ``(intent, words)`` pair with one of its words (whole word, any case) in a clause of
-    ``text`` where no negation stands before it ("Do not email anyone" asks for no email)."""
+    ``(intent, words)`` pair with one of its words (whole word, any case) in a sentence of
+    ``text`` where no negation stands before it ("Do not email anyone" asks for no email),
+    unless a "but" comes between ("Don't call, but email him" does)."""
     found = {i.strip() for i in explicit if i and i.strip()}
-    clauses = _CLAUSE_END.split(text.replace("\u2019", "'"))
+    parts = [
+        part
+        for sentence in _SENTENCE_END.split(text.translate(_APOSTROPHES))
+        for part in _TURN.split(sentence)
+    ]
     for intent, words in declared:
-        if any(_asked(clause, word) for word in words for clause in clauses):
+        if any(_asked(part, word) for word in words for part in parts):
             found.add(intent)
     return tuple(sorted(found))
 
 
-def _asked(clause: str, word: str) -> bool:
-    """Whether ``clause`` asks for ``word``: it holds the word, with no negation before it."""
-    hit = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", clause, re.IGNORECASE)
-    return hit is not None and _NEGATION.search(clause, 0, hit.start()) is None
+def _asked(part: str, word: str) -> bool:
+    """Whether ``part`` asks for ``word``: it holds the word, with no negation before it."""
+    hit = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", part, re.IGNORECASE)
+    return hit is not None and _NEGATION.search(part, 0, hit.start()) is None
 
 
 def check_external_write(envelope: PolicyEnvelope, tool: str, intent: str) -> None:

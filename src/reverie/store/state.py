@@ -216,8 +216,9 @@ _MIGRATIONS: list[str] = [
     tokens.SCHEMA,
     # 8: a turn whose process died is marked ``interrupted`` (PostgreSQL: its migration 105)
     turns.INTERRUPTED_MIGRATION,
-    # 9: an approved bundle is claimed before its memory half is written: who, and when
-    instructions.APPLYING_MIGRATION,
+    # 9: an approved bundle is claimed before its memory half is written: who, and when;
+    # admin sessions opened before a session named its token end (sign in once again)
+    instructions.APPLYING_MIGRATION + tokens.SESSIONS_MIGRATION,
 ]
 
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCHEMA",
     "SERVER_FILE",
+    "SESSIONS_MIGRATION",
     "AdminSession",
     "TokenInfo",
     "TokenStore",
@@ -76,6 +77,12 @@ CREATE TABLE admin_sessions (
     created_at REAL NOT NULL,
     expires_at REAL NOT NULL
 );
+"""
+
+#: Sessions opened before a session's cookie named the token it was opened with (revoking that
+#: token could not end them): ended once, when a home takes the change (shared migration 9).
+SESSIONS_MIGRATION = """
+DELETE FROM admin_sessions;
 """
 
 TOKEN_PREFIX = "rvt_"
