@@ -72,6 +72,18 @@ def chat(
     )
 
 
+def terminal_chat(home: str, server: FakeOpenAI) -> pexpect.spawn:
+    """`reverie chat ada` in a pseudo-terminal (200 columns), talking to ``server``."""
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "reverie.cli", "chat", "ada", "--home", home],
+        env={**env_for(server), "TERM": "xterm", "COLUMNS": "200"},
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+
+
 def test_chat_through_a_pipe_one_turn_per_line(home: str, server: FakeOpenAI) -> None:
     server.answer(ToolUse([("search_channel_memory", {"query": "deploy"})]))
     server.answer("We deploy on Tuesdays.")
@@ -149,14 +161,7 @@ def test_chat_in_a_pseudo_terminal_streams_and_shows_tools(home: str, server: Fa
     server.event_delay = 0.005
     server.answer(ToolUse([("search_channel_memory", {"query": "deploy"})]))
     server.answer("We deploy on Tuesdays, after the standup, from a clean main.")
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "reverie.cli", "chat", "ada", "--home", home],
-        env={**env_for(server), "TERM": "xterm", "COLUMNS": "200"},
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 200),
-    )
+    child = terminal_chat(home, server)
     try:
         child.expect("you>")
         child.sendline("When do we deploy?")

@@ -6,7 +6,6 @@ OpenAI's protocol, reached by the real client from the real command."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 from reverie import Reverie
 from tests.conftest import fake
 from tests.llm.fake_openai_server import FakeOpenAI, ToolUse
+from tests.test_cli_agentrun import chat, env_for, terminal_chat
 
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = fake("ghp_", "Zq8Lm2Xv7Rt4Nw9Bp3Kd", "6Hs1Yc5Fj0Ga")
@@ -37,32 +37,6 @@ def server() -> Iterator[FakeOpenAI]:
         yield s
 
 
-def env_for(server: FakeOpenAI) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("REVERIE_", "OPENAI_", "ANTHROPIC_"))
-    }
-    env["PYTHONPATH"] = str(ROOT / "src")
-    if "REVERIE_DATABASE_URL" in os.environ:  # the backend under test
-        env["REVERIE_DATABASE_URL"] = os.environ["REVERIE_DATABASE_URL"]
-    env.update(REVERIE_MODEL="openai:test-model", OPENAI_BASE_URL=server.base_url)
-    return env
-
-
-def chat(
-    home: str, server: FakeOpenAI, stdin: str, *extra: str
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reverie.cli", "chat", "ada", "--home", home, *extra],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env_for(server),
-        timeout=60,
-    )
-
-
 def test_in_a_terminal_a_notify_shows_before_the_answer_written_after_it(
     home: str, server: FakeOpenAI
 ) -> None:
@@ -71,14 +45,7 @@ def test_in_a_terminal_a_notify_shows_before_the_answer_written_after_it(
     server.event_delay = 0.005
     server.answer(ToolUse([("notify", {"text": "Starting the deploy now."})]))
     server.answer("The deploy is done, all green.")
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "reverie.cli", "chat", "ada", "--home", home],
-        env={**env_for(server), "TERM": "xterm", "COLUMNS": "200"},
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 200),
-    )
+    child = terminal_chat(home, server)
     try:
         child.expect("you>")
         child.sendline("Deploy, and tell me when you start.")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from reverie import Reverie, Settings
 from reverie.cli import main
 from reverie.http import create_app
 from tests.server.conftest import free_port, workspace
+from tests.server.test_admin_pages import csrf_of, login_csrf_of
 
 #: The source of the reverie under test, for the processes a test starts.
 SRC = str(Path(reverie.__file__).resolve().parents[1])
@@ -49,18 +49,6 @@ def home(tmp_path: Path, backend: str) -> Iterator[Home]:
     with TestClient(create_app(rv)) as client:
         yield Home(rv, tokens, client)
     rv.close()
-
-
-def login_csrf_of(text: str) -> str:
-    found = re.search(r'name="login_csrf" value="([^"]+)"', text)
-    assert found, text
-    return found.group(1)
-
-
-def csrf_of(text: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', text)
-    assert found, text
-    return found.group(1)
 
 
 def token_sign_in(client: TestClient, token: str) -> TestClient:
