@@ -4614,3 +4614,57 @@ def test_r6_an_introduction_with_a_role_keeps_its_verb(said: str, written: str) 
     author = said.split("I'm ")[1].split(",")[0].lower()
     index = index_after(review(turns("c1", user(said), author=author)))
     assert written in index, index
+
+
+# Found by a second outside audit (2026-12-06): four new users in their own voices.
+
+
+@pytest.mark.parametrize(
+    ("said", "fix"),
+    [
+        (
+            "card reader gotcha: the sumup reader won't connect if the phone is on the guest "
+            "wifi, you have to put the phone on the staff network (KettleStaff) and then it "
+            "pairs fine",
+            "KettleStaff",
+        ),
+        (
+            "gotcha: the dishwasher floods if you use normal washing up liquid, only use the "
+            "tablets",
+            "only use the tablets",
+        ),
+        (
+            "the back door sticks in wet weather, you have to lift the handle up while you "
+            "turn the key",
+            "lift the handle",
+        ),
+    ],
+)
+def test_r6_a_gotcha_whose_fix_is_said_to_anyone_is_kept_with_its_fix(said: str, fix: str) -> None:
+    # A thing that fails under a condition, its fix said as an instruction ("you have to
+    # ...", "only use ..."): the "you" is anyone's, not a rule for the agent. All three had
+    # been dropped as behavioural rules.
+    index = index_after(review(turns("c1", user(said))))
+    assert section_of(index, fix) == "Environment & gotchas", index
+    assert_changes_nothing(turns("c1", user(said)), index)
+
+
+def test_r6_a_rule_for_the_agent_with_if_you_is_still_no_gotcha() -> None:
+    # The gotcha needs a thing that fails: "if you" in a rule for the agent stays a rule.
+    said = "If you don't know the answer, you should say so instead of guessing."
+    assert not review(turns("c1", user(said))).operations
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("mia has a severe peanut allergy, she carries an epipen everywhere", "Mia has"),
+        ("alfie is lactose intolerant", "Alfie is lactose intolerant"),
+        ("ben has a dairy allergy", "Ben has a dairy allergy"),
+    ],
+)
+def test_r6_an_allergy_of_someone_typed_in_lower_case_is_kept(said: str, kept: str) -> None:
+    # Typed in lower case, the child's name read as a common word and the allergy was lost;
+    # with a capital it was kept. An allergy, an intolerance or a diet is said of a person.
+    index = index_after(review(turns("c1", user(said))))
+    assert section_of(index, kept) == "People & preferences", index

@@ -70,3 +70,13 @@ def test_r6_a_lower_case_handover_is_read_with_the_names_the_assistant_spelled()
     after = index_after(out, index)
     assert "Kate Rowe" in after
     assert "jim pollard" not in after.lower()
+
+
+def test_r6_a_word_said_to_have_an_allergy_or_a_diet_is_a_name() -> None:
+    # Second outside audit: "mia has a severe peanut allergy" lost the allergy, "mia" read
+    # as a common word. Said of the sentence's first word, with nothing before it, it is a
+    # name; a common word ("the menu") or one talking is none.
+    assert spellings(["mia has a severe peanut allergy"]) == {"mia": "Mia"}
+    assert spellings(["ok. alfie is lactose intolerant"]) == {"alfie": "Alfie"}
+    assert spellings(["the menu has a vegan option", "she is vegetarian"]) == {}
+    assert spellings(["sam is coeliac"], people=["sam"]) == {}

@@ -40,6 +40,18 @@ _COMMON = (
 )
 
 
+#: A word typed in lower case that opens a sentence and is said to have an allergy, an
+#: intolerance or a diet ("mia has a severe peanut allergy", "alfie is lactose intolerant"):
+#: those are said of people (or their pets), so the word is a name, spelled with a capital.
+_PERSON_FIRST = re.compile(
+    r"(?:^|[.!?;\n]\s*)(?P<n>[a-z][a-z'’-]{1,20})\s+(?:is|has|'s|’s|gets|can'?t\s+have)\s+"
+    r"(?:(?:a|an|got|got\s+a|quite|very|really|super|so|severely|badly|mildly|severe|mild|bad"
+    r"|serious|nasty)\s+)*(?:[a-z-]+\s+){0,2}?"
+    r"(?:allerg(?:y|ic|ies)|intoleran(?:t|ce)|coeliac|celiac|vegan|vegetarian|diabetic"
+    r"|asthma(?:tic)?|epilep(?:sy|tic))\b"
+)
+
+
 def _common(word: str) -> bool:
     low = re.sub(r"['’]s$", "", word.lower())
     return len(low) < 3 or low in _COMMON or is_verb(low) or bool(CALENDAR.fullmatch(low))
@@ -71,6 +83,10 @@ def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str
                 continue
             if name.lower() != name and len(name.lower()) == len(name):
                 found.setdefault(name.lower(), name)
+        for m in _PERSON_FIRST.finditer(text):
+            low = m["n"]
+            if not _common(low) and low not in talking:
+                found.setdefault(low, low.capitalize())
     return {low: found[low] for low in sorted(found, key=len, reverse=True)}
 
 

@@ -102,6 +102,25 @@ _TODO = lx.phrases(lx.TODO)
 _SECRET_NOUN = lx.phrases(lx.SECRET_NOUNS)
 _SECRET_REFERENCE = lx.phrases(lx.SECRET_REFERENCES)
 _LESSON = lx.phrases(lx.LESSON_CUES)
+#: A thing that fails under a condition: "the dishwasher floods if you use washing up
+#: liquid", "the reader won't connect when the phone is on the guest wifi", "the grinder
+#: overheats after about 20 shots". A gotcha of the setting: a lesson, whose "you" is anyone's
+#: (no rule for the agent), kept with the fix said after it ("..., only use the tablets").
+_GOTCHA = re.compile(
+    r"^(?:(?:[\w ]{0,20}\s)?(?:gotcha|heads up|watch out|beware|careful|fyi|warning)\b[\s:,!-]*)?"
+    r"(?:the|our|my|this|that)\s+(?:[\w'-]+\s+){0,4}?"
+    r"(?:(?:jams|floods|sticks|overheats|crashes|freezes|leaks|trips|stalls|dies|breaks|fails"
+    r"|cuts\s+out|times\s+out|locks\s+up|drains|curdles|burns|smokes|resets|disconnects"
+    r"|(?:won'?t|wont|doesn'?t|will\s+not|does\s+not|can'?t|cannot)\s+(?:connect|pair|start"
+    r"|work|print|load|sync|boot|charge|open|close|lock|turn\s+on|scan|read|log\s+in))\b)"
+    r"[^.!?]*?\b(?:if|when|whenever|unless|after|once|while|until)\b",
+    re.I,
+)
+
+
+def _lesson(text: str) -> bool:
+    """Whether ``text`` tells a lesson: a cue of one (:data:`_LESSON`), or a gotcha."""
+    return bool(_LESSON.search(text) or _GOTCHA.search(text))
 _FORWARD = lx.phrases(lx.FORWARD)
 _DECISION = lx.phrases(lx.DECISION_CUES)
 _PROJECT = lx.phrases(lx.PROJECT_CUES)
@@ -437,7 +456,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         return "small talk"
     if _secret_talk(text):
         return "secret"
-    lesson = bool(_LESSON.search(text))
+    lesson = _lesson(text)
     if not lesson and _chat(text):
         return "small talk"
     if _REACTION.search(text) or _REACTION_OPENER.match(text):
@@ -1083,7 +1102,7 @@ def read(
             speaker=speaker,
             role=role,
         )
-    lesson = bool(_LESSON.search(text))
+    lesson = _lesson(text)
     f = frame(text, speaker, role)
     if role == "user":
         switched = _switch(text)
