@@ -121,6 +121,8 @@ _GOTCHA = re.compile(
 def _lesson(text: str) -> bool:
     """Whether ``text`` tells a lesson: a cue of one (:data:`_LESSON`), or a gotcha."""
     return bool(_LESSON.search(text) or _GOTCHA.search(text))
+
+
 _FORWARD = lx.phrases(lx.FORWARD)
 _DECISION = lx.phrases(lx.DECISION_CUES)
 _PROJECT = lx.phrases(lx.PROJECT_CUES)
