@@ -4668,3 +4668,18 @@ def test_r6_an_allergy_of_someone_typed_in_lower_case_is_kept(said: str, kept: s
     # with a capital it was kept. An allergy, an intolerance or a diet is said of a person.
     index = index_after(review(turns("c1", user(said))))
     assert section_of(index, kept) == "People & preferences", index
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the fix was setting the batch size to 65k, then it ran fine. anyway hows your day going",
+        "the kiln lesson: firing too fast cracked the pots, now we ramp at 100 degrees an hour "
+        "and it's fine. anyway enough about me, hows your weekend",
+    ],
+)
+def test_r6_small_talk_after_a_lesson_in_its_message_is_not_kept_with_it(said: str) -> None:
+    # "... anyway hows your day going" was kept as part of the lesson before it.
+    index = index_after(review(turns("c1", user(said))))
+    assert "your day" not in index and "weekend" not in index, index
+    assert "65k" in index or "100 degrees" in index, index

@@ -207,7 +207,11 @@ SMALL_TALK = GREETINGS + phrase_list(
     nope | done | ack | noted | how are you | how's it going | welcome back | good morning
     good afternoon | good evening | morning | ugh | phew | talk later | talk tomorrow
     gotta run | gotta go | what a morning | what a day | makes sense
-    that makes sense | good call | all good | no worries
+    that makes sense | good call | all good | no worries | anyway | anyhow | anyways
+    enough about me | hows your day | how's your day | how is your day | hows your day going
+    how's your day going | how is your day going | hows your weekend | how's your weekend
+    how was your weekend | how's things | hows things | how are things | what's new with you
+    whats new with you | hows you | how're you
     """
 )
 #: Talk of the weather ("raining again", "24 degrees today"): small talk when said of a moment
