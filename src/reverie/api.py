@@ -55,13 +55,12 @@ from .store.outbox import Delivery, Outbox
 from .store.postgres import PostgresState, is_postgres_url
 from .store.reviews import BatchRecord, ReviewLog
 from .store.souls import SoulDraft, SoulReceipt, SoulStore, SoulVersion
-from .store.state import Agent, Member, RevisionRecord, SQLiteState
+from .store.state import DB_NAME, Agent, Member, RevisionRecord, SQLiteState
 from .store.tokens import AdminSession, TokenInfo, TokenStore
 from .store.turns import TurnLog, TurnRecord, Unanswered
 
 __all__ = ["Reverie"]
 
-DB_NAME = "reverie.db"
 
 log = logging.getLogger(__name__)
 
@@ -1391,7 +1390,8 @@ class Reverie:
         at most ``max_notifies_per_task`` calls in one task.
 
         Raises:
-            RefusedInput: ``notify_too_long``, ``notify_limit``, a control character.
+            RefusedInput: ``notify_too_long``, ``notify_limit``, a control character,
+                ``notify_credential_rejected`` (nothing is queued).
             NotFound: no such conversation, or deleted.
         """
         if not isinstance(text, str) or not text.strip():
@@ -1404,6 +1404,7 @@ class Reverie:
                 limit=self.settings.max_notify_chars,
             )
         validation.check_control(text, "text")
+        validation.check_not_sent_secret(text, "text", "notify_credential_rejected", "notify")
         conv = self.conversations.get(conversation_id)
         if conv.deleted:
             raise NotFound(

@@ -47,12 +47,12 @@ from .errors import NotFound, ReverieError, StorageFault
 from .index import fts, postings
 from .store.faults import ENVIRONMENT, is_corruption, storage_fault
 from .store.gitrepo import Damage, GitRepo, blob_id, object_id, tree_body
-from .store.state import RevisionRecord
+from .store.state import DB_NAME, RevisionRecord
 
 if TYPE_CHECKING:
     from .api import Reverie
 
-__all__ = ["DoctorReport", "Finding", "examine_unopened", "run"]
+__all__ = ["DoctorReport", "Finding", "examine_unopened", "memory_repositories", "run"]
 
 #: How far back from the recorded time a commit's own time may be (it is taken first).
 _CLOCK_SLACK = 5
@@ -129,7 +129,7 @@ def run(rv: Reverie, agent: str | None = None, *, rewind: bool = False) -> Docto
         owned = {str(r[0]) for r in rv.state.conn.execute("SELECT id FROM memories")}
         owned |= set(rv.state.deleted_memories())  # removed when the home next opens
         report.findings += [
-            _unowned(path) for path in _repositories(rv.home) if path.name not in owned
+            _unowned(path) for path in memory_repositories(rv.home) if path.name not in owned
         ]
     return report
 
@@ -140,8 +140,8 @@ def examine_unopened(home: Path, fault: ReverieError) -> DoctorReport | None:
     repositories remain (``state_database_missing``, each repository with what it holds).
     Nothing is written. ``None`` when the fault is not one of these (then it is the answer).
     """
-    repos = _repositories(home)
-    db = home / _DB
+    repos = memory_repositories(home)
+    db = home / DB_NAME
     if isinstance(fault, NotFound):
         if fault.code != "home_not_found" or db.exists() or not repos:
             return None
@@ -184,8 +184,6 @@ _STORAGE_ADVICE = (
     "reverie doctor again."
 )
 
-
-_DB = "reverie.db"
 
 #: Where the advice about a damaged reverie.db begins; the rest names the home.
 _DB_ADVICE = (
@@ -253,7 +251,7 @@ def _check_database(rv: Reverie, report: DoctorReport) -> bool:
 
 def _damaged_database(home: Path, problems: list[str]) -> Finding:
     """The finding for a reverie.db whose truth cannot be read: what, and what to do."""
-    repos = len(_repositories(home))
+    repos = len(memory_repositories(home))
     safe = (
         f" The memories are not in reverie.db: the {repos} repositor"
         f"{'y' if repos == 1 else 'ies'} under {home / 'memories'} hold their files and every "
@@ -264,7 +262,7 @@ def _damaged_database(home: Path, problems: list[str]) -> Finding:
     return Finding(
         "state database",
         "tables",
-        f"{home / _DB} is damaged: " + "; ".join(problems),
+        f"{home / DB_NAME} is damaged: " + "; ".join(problems),
         advice=_DB_ADVICE + safe,
         code="state_database_damaged",
     )
@@ -695,7 +693,7 @@ def _keep_aside(repo: GitRepo, files: dict[str, bytes]) -> Path:
     return aside
 
 
-def _repositories(home: Path) -> list[Path]:
+def memory_repositories(home: Path) -> list[Path]:
     """The memory repositories under ``home/memories`` (folders holding ``.git``)."""
     try:
         return sorted(p for p in (home / "memories").iterdir() if (p / ".git").is_dir())

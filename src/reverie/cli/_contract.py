@@ -22,7 +22,9 @@ from rich.console import Console
 
 from reverie.api import Reverie
 from reverie.config import Settings
+from reverie.doctor import memory_repositories
 from reverie.errors import NotFound, RefusedInput, ReverieError, StorageFault
+from reverie.store.state import DB_NAME
 
 __all__ = [
     "FilePath",
@@ -166,12 +168,9 @@ def refuse_lost_database(opts: Options) -> None:
         NotFound: ``home_not_found``, pointing at ``reverie doctor`` and a backup.
     """
     settings = Settings.load(opts.home)
-    if settings.database_url or (settings.home / "reverie.db").exists():
+    if settings.database_url or (settings.home / DB_NAME).exists():
         return
-    try:
-        repos = sum(1 for p in (settings.home / "memories").iterdir() if (p / ".git").is_dir())
-    except OSError:
-        return
+    repos = len(memory_repositories(settings.home))
     if repos:
         raise NotFound(
             f"{settings.home} has no reverie.db, but {repos} memory "

@@ -158,6 +158,28 @@ def check_invisible(text: str, field: str, code: str = "memory_invisible_charact
         )
 
 
+def check_not_sent_secret(text: str, field: str, code: str, what: str) -> None:
+    """Refuse a message to a chat (``what``) holding a credential: found as the one blanking
+    of credentials finds it (:func:`reverie.core.secrets.redact`, which also reads a token right
+    after an escape such as ``\\t``), so that nothing queued holds what a log of it would blank.
+
+    Raises:
+        RefusedInput: ``code``, naming the kind of credential and its line, never quoting it.
+    """
+    if secrets.redact(text) == text:
+        return
+    found = secrets.find_credentials(text)
+    raise RefusedInput(
+        f"This {what} looks like it holds a credential "
+        f"({secrets.describe(found) if found else 'credential-shaped text'}). A {what} is "
+        "posted to chats and kept with them: never send a secret; say where it is kept "
+        "instead. Nothing was sent.",
+        code=code,
+        field=field,
+        kinds=sorted({f.kind for f in found}),
+    )
+
+
 def _check_credentials(text: str, field: str) -> None:
     found = secrets.find_credentials(text)
     if found:

@@ -26,7 +26,6 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reverie.core import secrets
 from reverie.errors import PermissionDenied, RefusedInput, ReverieError
 from reverie.llm.chat import ToolCall, ToolSpec
 
@@ -473,37 +472,13 @@ def _session_get(ctx: ToolContext, a: NoArgs) -> dict[str, Any]:
 
 
 def _notify(ctx: ToolContext, a: NotifyArgs) -> dict[str, Any]:
-    conversation = ctx.in_conversation()
-    _check_notify_text(a.text)
-    sent = ctx.services.notify(conversation, a.text, task=ctx.envelope.turn, call_id=ctx.call_id)
+    sent = ctx.services.notify(
+        ctx.in_conversation(), a.text, task=ctx.envelope.turn, call_id=ctx.call_id
+    )
     return {
         "queued": [{"delivery": d.id, "chat": d.channel_id} for d in sent],
         "message": "Sent to the chats above. Your final answer is delivered without notify.",
     }
-
-
-def _check_notify_text(text: str) -> None:
-    """Refuse a notify whose text holds a credential (W4: secrets reach no chat, memory or
-    log), before anything is queued. The test is the product's one blanking of credentials,
-    :func:`reverie.core.secrets.redact`, which also reads a token right after an escape
-    (``\\t``): what the outbox would hold is then always what a log of it would show.
-
-    Raises:
-        RefusedInput: ``notify_credential_rejected``, naming the kind of credential and its
-            line, never quoting it.
-    """
-    if secrets.redact(text) == text:
-        return
-    found = secrets.find_credentials(text)
-    raise RefusedInput(
-        "This notify looks like it holds a credential "
-        f"({secrets.describe(found) if found else 'credential-shaped text'}). A notify is "
-        "posted to chats and kept with them: never send a secret; say where it is kept "
-        "instead. Nothing was sent.",
-        code="notify_credential_rejected",
-        field="text",
-        kinds=sorted({f.kind for f in found}),
-    )
 
 
 def _read_soul(ctx: ToolContext, a: SoulArgs) -> dict[str, Any]:

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "AGENT_ID",
+    "DB_NAME",
     "KEY_RECORD",
     "KEY_UPSERT",
     "LATEST_REVISION",
@@ -57,6 +58,9 @@ __all__ = [
 
 #: A connection opened for reading only is reopened for writing after this many seconds.
 _DEGRADED_SECONDS = 2.0
+
+#: The state database's file in an embedded home.
+DB_NAME = "reverie.db"
 
 EDIT_POLICIES = ("editors", "all_workspace_members")
 WRITER_MODES = ("review_only", "conversations")
