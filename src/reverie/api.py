@@ -50,7 +50,7 @@ from .store.conversations import (
 from .store.dbmemories import DatabaseMemoryStore
 from .store.faults import ENVIRONMENT
 from .store.instructions import Approval, Instructions, InstructionStore
-from .store.memories import MemoryFile, MemoryStore, WriteOutcome
+from .store.memories import CALLER_KEYS, MemoryFile, MemoryStore, WriteOutcome
 from .store.outbox import Delivery, Outbox
 from .store.postgres import PostgresState, is_postgres_url
 from .store.reviews import BatchRecord, ReviewLog
@@ -65,8 +65,6 @@ __all__ = ["Reverie"]
 log = logging.getLogger(__name__)
 
 
-#: The namespace of the idempotency keys callers give (W7); see :func:`_stored_key`.
-_CALLER_KEYS = "caller:"
 #: Writers whose keys Reverie makes itself: a turn's tool call (``<turn>:<call id>``,
 #: ``runtime/tools.py``) and a review batch (``review:<hash>``, ``review/runner.py``).
 _OWN_KEYS = frozenset({"agent", "review"})
@@ -75,15 +73,16 @@ _OWN_KEYS = frozenset({"agent", "review"})
 def _stored_key(key: Any, writer: str) -> Any:
     """W7: the key a write through :meth:`Reverie.memory_apply` is stored under. A key a
     caller gives (HTTP's ``Idempotency-Key``, MCP's ``idempotency_key``, the CLI's ``--key``,
-    a Python caller's ``key=``) goes under :data:`_CALLER_KEYS`, a namespace no key Reverie
+    a Python caller's ``key=``) goes under :data:`CALLER_KEYS`, a namespace no key Reverie
     makes starts with (an approved bundle's ``approval:<id>``, a chat command's
     ``slack:<event id>``, a turn's ``<turn>:<call id>``, ``review:<hash>``): a caller can
     neither answer nor block those writes with a key of theirs, and the same key from the
     caller again still finds its first write. Keys are stored hashed and no message repeats
-    one, so a caller only ever sees the key they sent."""
+    one, so a caller only ever sees the key they sent. A key a caller stored before this
+    namespace came (raw) still answers that caller (``store.memories._legacy_hash``)."""
     if not isinstance(key, str) or not key or writer in _OWN_KEYS:
         return key
-    return _CALLER_KEYS + key
+    return CALLER_KEYS + key
 
 
 def _derived(table: str) -> str | None:

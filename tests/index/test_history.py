@@ -265,7 +265,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
     hv.history_reindex(tokenize="unicode61")
     hv.close()
     # Make the database what version 4 wrote: no context column, a four-field FTS5 table,
-    # none of the tables of migrations 6 and 7 (the agent run, tokens).
+    # none of the tables of migrations 6 and 7 (the agent run, tokens), nor 10's column.
     conn = sqlite3.connect(hv.home / "reverie.db", isolation_level=None)
     conn.executescript(
         """
@@ -278,6 +278,7 @@ def test_an_index_of_an_older_version_is_rebuilt_on_open_keeping_its_tokenizer(
         DROP TABLE instructions; DROP TABLE outbox; DROP TABLE turns; DROP TABLE run_sessions;
         ALTER TABLE agents DROP COLUMN memory_framing;
         DROP TABLE api_tokens; DROP TABLE sign_in_links; DROP TABLE admin_sessions;
+        ALTER TABLE idempotency_keys DROP COLUMN legacy;
         PRAGMA user_version = 4;
         """
     )

@@ -299,6 +299,58 @@ def test_w7_key_of_an_unchanged_write_replays_too(rv: Reverie) -> None:
     assert (out.changed, again.changed, again.replayed, again.revision) == (False, False, True, 1)
 
 
+def _back_before_caller_keys(rv: Reverie) -> None:
+    """Take the home's schema back to before shared migration 10 (the last version that
+    stored a caller's idempotency key raw), as a home made by that version is."""
+    has_column = any(
+        r[0] == "legacy"
+        for r in rv.state.conn.execute(
+            "SELECT name FROM pragma_table_info('idempotency_keys')"
+            if on_git(rv)
+            else "SELECT column_name FROM information_schema.columns WHERE "
+            "table_name = 'idempotency_keys' AND table_schema = current_schema()"
+        ).fetchall()
+    )
+    with rv.state.transaction() as conn:
+        if has_column:
+            conn.execute("ALTER TABLE idempotency_keys DROP COLUMN legacy")
+        if on_git(rv):
+            conn.execute("PRAGMA user_version = 9")
+        else:
+            conn.execute("DELETE FROM reverie_migrations WHERE version = 10")
+
+
+def test_w7_a_callers_key_stored_before_the_upgrade_still_answers(home: Path) -> None:
+    """W7 across the upgrade that put a caller's keys under ``caller:``: a key stored raw
+    before it answers the same write again after it, on either backend, and nothing is
+    written twice; a key Reverie makes after the upgrade still answers no caller."""
+    rv = Reverie(home, create=True)
+    rv.create_agent("ada")
+    memory_id = rv.state.memory_of(rv.agent("ada").id)
+    # As the version before stored a caller's key: raw (the store is given it as it came).
+    first = rv.memories.apply(memory_id, add("from event 9"), writer="api", key="evt-9")
+    rv.memory_apply("ada", {"action": "remove", "old": "from event 9"})
+    _back_before_caller_keys(rv)
+    rv.close()
+
+    rv = Reverie(home)  # the upgrade: migrations run
+    try:
+        again = rv.memory_apply("ada", add("from event 9"), key="evt-9")
+        assert (again.revision, again.changed, again.replayed) == (first.revision, True, True)
+        assert "from event 9" not in rv.memory_read("ada").text
+        assert len(rv.memory_history("ada", limit=100)) == 3  # revisions 0, 1, 2: no third
+        # Reused for another write: refused, as before the upgrade.
+        with pytest.raises(RefusedInput) as e:
+            rv.memory_apply("ada", add("something else"), key="evt-9")
+        assert e.value.code == "idempotency_key_reused"
+        # A key Reverie makes after the upgrade is stored raw, and answers no caller's key.
+        rv.memories.apply(memory_id, add("approved"), writer="mcp", key="approval:ap-1")
+        mine = rv.memory_apply("ada", add("a caller's own"), key="approval:ap-1")
+        assert (mine.changed, mine.replayed) == (True, False)
+    finally:
+        rv.close()
+
+
 # W9
 
 

@@ -69,6 +69,7 @@ def back_to_the_old_turns_table(rv: Reverie, backend: str) -> None:
         conn.execute("DROP TABLE turns_8")
         for column in ("applying_by", "applying_at"):  # migration 9's, run again after 8
             conn.execute(f"ALTER TABLE approvals DROP COLUMN {column}")
+        conn.execute("ALTER TABLE idempotency_keys DROP COLUMN legacy")  # 10's, run again
         conn.execute("PRAGMA user_version = 7")
 
 

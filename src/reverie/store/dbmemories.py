@@ -41,6 +41,7 @@ from .memories import (
     _check_expected,
     _check_limit,
     _key_hash,
+    _legacy_hash,
     _message,
     _summary,
     _Write,
@@ -91,14 +92,21 @@ def _by_agent(name_or_id: str) -> str:
 
 @lru_cache(maxsize=8)
 def _read_sql(source: str, key: bool) -> str:
-    """:data:`_READ` from ``source``, with the key's columns when ``key`` (one more
-    parameter, last: the key's hash)."""
+    """:data:`_READ` from ``source``, with the key's columns when ``key`` (two more
+    parameters, last: the key's hash, and the hash a caller's key had before caller keys had
+    a namespace, or ``NULL``: a row kept from then answers it where the key has none, W7)."""
     if not key:
         return _READ.format(key_columns="", source=source, key_join="")
     return _READ.format(
         key_columns=", k.key_hash, k.batch_hash, k.revision, k.changed, k.paths",
         source=source,
-        key_join=" LEFT JOIN idempotency_keys k ON k.memory_id = m.id AND k.key_hash = ?",
+        key_join=(
+            " LEFT JOIN LATERAL (SELECT i.key_hash, i.batch_hash, i.revision, i.changed, "
+            "i.paths FROM idempotency_keys i, (SELECT CAST(? AS text) AS now, "
+            "CAST(? AS text) AS old) h WHERE i.memory_id = m.id AND (i.key_hash = h.now "
+            "OR (i.key_hash = h.old AND i.legacy = 1)) ORDER BY i.key_hash = h.now DESC "
+            "LIMIT 1) k ON true"
+        ),
     )
 
 
@@ -271,12 +279,14 @@ class DatabaseMemoryStore(MemoryStore):
             NotFound: no such agent, or it has no memory; then what :meth:`apply` raises.
         """
         key_hash = _key_hash(key) if key else None
+        legacy_hash = _legacy_hash(key)
         memory_id: str | None = None
         counted: RefusedInput | None = None  # a refusal that W9 counts, as apply counts it
         try:
             with self.state.transaction(pipelined=True) as conn:
                 looked = conn.execute(self.state.agent_memory_and_lock_sql(agent), (agent,))
-                params: tuple[Any, ...] = (INDEX, agent) + ((key_hash,) if key_hash else ())
+                params: tuple[Any, ...] = (INDEX, agent)
+                params += (key_hash, legacy_hash) if key_hash else ()
                 found = conn.execute(_read_sql(_by_agent(agent), bool(key_hash)), params)
                 row = looked.fetchone()
                 a, memory_id = agent_and_memory_of(None if row is None else row[:-1], agent)
@@ -313,7 +323,7 @@ class DatabaseMemoryStore(MemoryStore):
             # One round trip: the lock, then (run in order, so under it) what the write reads.
             self.state.lock_in_transaction(conn, memory_id)
             params: tuple[Any, ...] = (memory_id, INDEX)
-            params += (write.key_hash,) if write.key_hash else ()
+            params += (write.key_hash, write.legacy_hash) if write.key_hash else ()
             row = conn.execute(_read_sql(_BY_ID, bool(write.key_hash)), params).fetchone()
             assert row is not None  # one row, whatever there is
             return self._write_locked(conn, memory_id, write, row)

@@ -54,6 +54,7 @@ from .locks import file_lock
 from .state import KeyRecord, RevisionRecord, SQLiteState
 
 __all__ = [
+    "CALLER_KEYS",
     "PEOPLE_WRITERS",
     "WRITERS",
     "MemoryFile",
@@ -105,6 +106,9 @@ Builder = Callable[[str | None], Any]
 #: The most writes one holder of a memory's lock writes as a group.
 GROUP_MAX = 16
 _LOCK_TIMEOUT = 30.0
+#: The namespace of the idempotency keys callers give (W7): ``Reverie.memory_apply`` stores
+#: a caller's key under it, apart from the keys Reverie makes for its own writes.
+CALLER_KEYS = "caller:"
 
 
 @dataclass(eq=False)
@@ -117,6 +121,8 @@ class _Write:
     expected_revision: int | None
     key_hash: str | None
     conversation_id: str | None
+    #: The hash a caller's key had before caller keys had a namespace (:func:`_legacy_hash`).
+    legacy_hash: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
     outcome: WriteOutcome | None = None
     error: BaseException | None = None
@@ -526,7 +532,15 @@ class MemoryStore:
             batch = parse_batch(request)
             validation.check_request(batch, self.settings)
         key_hash = _key_hash(key) if key else None
-        return _Write(batch, build, writer, expected_revision, key_hash, conversation_id)
+        return _Write(
+            batch,
+            build,
+            writer,
+            expected_revision,
+            key_hash,
+            conversation_id,
+            legacy_hash=_legacy_hash(key),
+        )
 
     def _count_refusal(self, memory_id: str, conversation_id: str, exc: RefusedInput) -> None:
         try:
@@ -618,7 +632,9 @@ class MemoryStore:
         for w in group:
             try:
                 if w.key_hash is not None:
-                    seen = keys.get(w.key_hash) or self.state.key(memory_id, w.key_hash)
+                    seen = keys.get(w.key_hash) or self.state.key(
+                        memory_id, w.key_hash, w.legacy_hash
+                    )
                     if seen is not None:
                         w.answer(self._replay(seen, w.batch))
                         continue
@@ -1108,6 +1124,18 @@ def _check_expected(current: int, expected_revision: int | None) -> None:
 def _key_hash(key: str) -> str:
     """How an idempotency key is stored (W7): its hash, never the key."""
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _legacy_hash(key: str | None) -> str | None:
+    """W7 across the upgrade that gave a caller's keys their namespace: the hash a caller's
+    key (``caller:<key>``) was stored under before (``<key>``, raw), or ``None`` for a key
+    Reverie makes. A row kept from before that upgrade (``legacy``, set once by shared
+    migration 10) still answers it; the hashes cannot be moved into the namespace, being
+    hashes. Only those rows: a key Reverie makes after the upgrade is never an answer to a
+    caller's, nor a caller's key to Reverie's."""
+    if not key or not key.startswith(CALLER_KEYS) or len(key) == len(CALLER_KEYS):
+        return None
+    return _key_hash(key[len(CALLER_KEYS) :])
 
 
 def _pack(repo: GitRepo) -> list[dict[str, str]]:

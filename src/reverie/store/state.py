@@ -223,6 +223,14 @@ _MIGRATIONS: list[str] = [
     # 9: an approved bundle is claimed before its memory half is written: who, and when;
     # admin sessions opened before a session named its token end (sign in once again)
     instructions.APPLYING_MIGRATION + tokens.SESSIONS_MIGRATION,
+    # 10: the idempotency keys stored before a caller's keys had a namespace of their own
+    # (``caller:``) are marked, so that a caller's key stored then, raw, still answers that
+    # caller (W7; ``store.memories._legacy_hash``). Keys are stored hashed: they cannot be
+    # moved into the namespace, nor told apart from the keys Reverie made for its own writes.
+    """
+    ALTER TABLE idempotency_keys ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;
+    UPDATE idempotency_keys SET legacy = 1;
+    """,
 ]
 
 
@@ -974,9 +982,14 @@ class SQLiteState:
 
     # idempotency keys (W7)
 
-    def key(self, memory_id: str, key_hash: str) -> KeyRecord | None:
-        """What this key produced before, if it was used."""
+    def key(
+        self, memory_id: str, key_hash: str, legacy_hash: str | None = None
+    ) -> KeyRecord | None:
+        """What this key produced before, if it was used; else, with ``legacy_hash``, what a
+        row kept from before caller keys had a namespace produced under that hash (W7)."""
         row = self.conn.execute(KEY_RECORD, (memory_id, key_hash)).fetchone()
+        if row is None and legacy_hash is not None:
+            row = self.conn.execute(LEGACY_KEY_RECORD, (memory_id, legacy_hash)).fetchone()
         return key_of(row) if row else None
 
     def record_key(
@@ -1125,6 +1138,8 @@ KEY_RECORD = (
     "SELECT batch_hash, revision, changed, paths FROM idempotency_keys "
     "WHERE memory_id = ? AND key_hash = ?"
 )
+#: The same, of a row kept from before caller keys had a namespace (shared migration 10).
+LEGACY_KEY_RECORD = KEY_RECORD + " AND legacy = 1"
 
 
 #: Remember a key's outcome, or replace what it did before; parameters: :func:`key_row`.
@@ -1132,7 +1147,8 @@ KEY_UPSERT = (
     "INSERT INTO idempotency_keys (memory_id, key_hash, batch_hash, revision, changed,"
     " paths, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, key_hash)"
     " DO UPDATE SET batch_hash = excluded.batch_hash, revision = excluded.revision,"
-    " changed = excluded.changed, paths = excluded.paths, created_at = excluded.created_at"
+    " changed = excluded.changed, paths = excluded.paths, created_at = excluded.created_at,"
+    " legacy = 0"
 )
 
 
