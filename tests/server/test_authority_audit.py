@@ -341,3 +341,35 @@ def test_token_link_points_at_the_server_running_on_the_home(tmp_path: Path) -> 
     for note in stale:
         (home / "server.json").write_text(json.dumps(note))
         assert link_of(home).startswith("http://127.0.0.1:8765/admin/signin/")
+
+
+def test_token_link_knows_a_server_while_any_of_the_homes_servers_runs(tmp_path: Path) -> None:
+    """15: two `reverie serve` on one home (two ports): the link points at the newer; once the
+    newer stops, at the older, which still runs; once both stop, the default. A server that
+    stops takes only its own note away."""
+    home, first_port, second_port = tmp_path / "home", free_port(), free_port()
+    env = {"REVERIE_PUBLIC_URL": ""}
+    first = serve(home, first_port, env)
+    try:
+        second = serve(home, second_port, env)
+        try:
+            assert link_of(home).startswith(f"http://127.0.0.1:{second_port}/admin/signin/")
+        finally:
+            second.terminate()
+            second.communicate(timeout=30)
+        assert link_of(home).startswith(f"http://127.0.0.1:{first_port}/admin/signin/")
+        # The older stops first this time: the newer's note stays.
+        second = serve(home, second_port, env)
+        try:
+            first.terminate()
+            first.communicate(timeout=30)
+            assert link_of(home).startswith(f"http://127.0.0.1:{second_port}/admin/signin/")
+        finally:
+            second.terminate()
+            second.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.terminate()
+            first.communicate(timeout=30)
+    assert link_of(home).startswith("http://127.0.0.1:8765/admin/signin/")
+    assert not (home / "server.json").exists()

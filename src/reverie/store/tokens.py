@@ -29,6 +29,7 @@ import secrets
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 from reverie.config import Settings
 from reverie.core import validation
 from reverie.errors import NotFound, StorageFault
+
+from .locks import file_lock
 
 if TYPE_CHECKING:
     from .state import Member, SQLiteState
@@ -323,52 +326,79 @@ class TokenStore:
 
 # where links to the admin page point
 
-#: In the home while ``reverie serve`` runs: its public URL, where it listens, its process.
+#: In the home while ``reverie serve`` runs: ``{"servers": [note, ...]}``, a note per server
+#: of the home (several may serve one home, each on its port), oldest first; a note holds its
+#: public URL, where it listens and its process. A server adds its note when it starts and
+#: takes only its own away when it stops, so the others' stay.
 SERVER_FILE = "server.json"
+#: The lock that makes one server's change of :data:`SERVER_FILE` wait for another's.
+_SERVER_LOCK = ".server.json.lock"
 
 
 def record_server(home: Path, url: str, host: str, port: int) -> None:
     """Note in ``home`` that this process serves it at ``url`` (listening on ``host``:``port``),
-    for :func:`links_base`; best effort: a home that takes no files, or a PostgreSQL home with
-    no data directory (none is made for this), gets no note."""
+    beside the notes of the other servers of the home still running, for :func:`links_base`;
+    best effort: a home that takes no files, or a PostgreSQL home with no data directory (none
+    is made for this), gets no note."""
     note = {"url": url, "host": host, "port": port, "pid": os.getpid()}
-    path = home / SERVER_FILE
-    part = path.with_name(f".{SERVER_FILE}.{os.getpid()}")
-    try:
-        part.write_text(json.dumps(note), encoding="utf-8")
-        part.replace(path)  # whole or not at all
-    except OSError:
-        with contextlib.suppress(OSError):
-            part.unlink()
+    _change_servers(home, lambda notes: [*notes, note])
 
 
 def forget_server(home: Path) -> None:
-    """Remove this process's note from ``home`` (another server's note is left alone)."""
-    path = home / SERVER_FILE
-    if _note(path).get("pid") == os.getpid():
-        with contextlib.suppress(OSError):
-            path.unlink()
+    """Take this process's note out of ``home``; the notes of other servers still running
+    stay (the file goes with the last one)."""
+    _change_servers(home, lambda notes: notes)
 
 
 def links_base(settings: Settings) -> str:
     """Where links to the admin page point: ``REVERIE_PUBLIC_URL`` when it is set, else the
-    address the running ``reverie serve`` of this home serves on, else the default. A note left
-    by a server that is gone (its process ended, or nothing listens on its port) is ignored."""
+    address a running ``reverie serve`` of this home serves on (the newest of them), else the
+    default. A note left by a server that is gone (its process ended, or nothing listens on its
+    port) is passed over."""
     if settings.public_url != Settings().public_url:
         return settings.public_url
-    note = _note(settings.home / SERVER_FILE)
-    url, host, port, pid = (note.get(k) for k in ("url", "host", "port", "pid"))
-    if isinstance(url, str) and url and _alive(pid) and _listening(host, port):
-        return url
+    for note in reversed(_notes(settings.home / SERVER_FILE)):
+        url, host, port, pid = (note.get(k) for k in ("url", "host", "port", "pid"))
+        if isinstance(url, str) and url and _alive(pid) and _listening(host, port):
+            return url
     return settings.public_url
 
 
-def _note(path: Path) -> dict[str, Any]:
+def _change_servers(home: Path, change: Callable[[list[dict[str, Any]]], list[Any]]) -> None:
+    """Rewrite :data:`SERVER_FILE` under its lock: ``change`` of the notes of the servers
+    still running other than this process (whole or not at all; best effort)."""
+    path = home / SERVER_FILE
+    try:
+        with file_lock(home / _SERVER_LOCK, timeout=5.0):
+            others = [
+                n for n in _notes(path) if n.get("pid") != os.getpid() and _alive(n.get("pid"))
+            ]
+            notes = change(others)
+            if not notes:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                return
+            part = path.with_name(f".{SERVER_FILE}.{os.getpid()}")
+            try:
+                part.write_text(json.dumps({"servers": notes}), encoding="utf-8")
+                part.replace(path)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    part.unlink()
+    except (OSError, StorageFault):
+        return
+
+
+def _notes(path: Path) -> list[dict[str, Any]]:
+    """The notes in ``path``, oldest first (a note on its own, as a server before several
+    could be noted wrote it, is a list of one)."""
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
+        return []
+    if isinstance(found, dict) and isinstance(found.get("servers"), list):
+        return [n for n in found["servers"] if isinstance(n, dict)]
+    return [found] if isinstance(found, dict) else []
 
 
 def _alive(pid: object) -> bool:
