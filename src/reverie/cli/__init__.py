@@ -2,12 +2,79 @@
 
 The contract every command shares (global options, JSON errors, exit codes) is in
 ``_contract.py``; each command group is a module of its own.
+
+Importing this package is light: :func:`main` loads the commands (about a second) when it
+runs, inside the same answer to Ctrl-C as the rest of the command (``_interrupt.py``), so that
+the ``reverie`` script ends quietly with exit 130 wherever an interrupt lands.
 """
 
-from . import agentrun, chat, conversations, doctor, memory, review, server, slack
-from ._contract import app, hoist_global_options, main
+from __future__ import annotations
+
+import sys
+
+from ._interrupt import KEPT, interrupted, wants_json
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (mypy reads any name so called):
+#: until the commands load, this package imports only what an answer to Ctrl-C needs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import ModuleType
+    from typing import Any
+
+    from ._contract import app, hoist_global_options
 
 __all__ = ["app", "hoist_global_options", "main"]
 
-# The command modules register themselves on ``app`` when imported.
-del agentrun, chat, conversations, doctor, memory, review, server, slack
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (SPEC 15)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    contract = None
+    try:
+        contract = _load()
+        return int(contract.main(args))
+    except KeyboardInterrupt:  # while the commands load, or past the contract's own answer
+        return interrupted(wants_json(args), None if contract is None else KEPT)
+
+
+def _load() -> ModuleType:
+    """:func:`_commands`; an interrupt while they load raises ``KeyboardInterrupt`` even where
+    the library then loading turned it into an error of its own (pydantic's compiled core
+    answers it with a ``SchemaError``): whatever ends the loading after a SIGINT is one."""
+    import signal
+
+    seen: list[int] = []
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    except ValueError:  # not the main thread: Python's handler stays, and so do its answers
+        return _commands()
+    try:
+        return _commands()
+    except BaseException:
+        if seen:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if previous is not None:  # None: a handler not set from Python, left as it was
+            signal.signal(signal.SIGINT, previous)
+
+
+def _commands() -> ModuleType:
+    """The contract, with every command registered on its ``app``."""
+    # The command modules register themselves on ``app`` when imported.
+    from . import _contract, agentrun, chat, conversations, doctor, memory, review, server, slack
+
+    del agentrun, chat, conversations, doctor, memory, review, server, slack
+    return _contract
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("app", "hoist_global_options"):
+        return getattr(_commands(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

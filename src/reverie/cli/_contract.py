@@ -26,6 +26,8 @@ from reverie.doctor import memory_repositories
 from reverie.errors import NotFound, RefusedInput, ReverieError, StorageFault
 from reverie.store.state import DB_NAME
 
+from ._interrupt import KEPT, interrupted, wants_json
+
 __all__ = [
     "FilePath",
     "Interrupted",
@@ -343,10 +345,6 @@ class Interrupted(Exception):
         self.kept = kept
 
 
-#: What an interruption keeps, when the command does not say more (each write commits whole
-#: or not at all: a database transaction, a memory revision).
-_KEPT = "what had been written stays, and a write under way was not made."
-
 #: ``click`` raises this for a group given no command (from 8.2; 8.1 prints the help).
 _NO_COMMAND: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
@@ -354,7 +352,7 @@ _NO_COMMAND: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (SPEC 15)."""
     args = hoist_global_options(sys.argv[1:] if argv is None else argv)
-    as_json = _wants_json(args)
+    as_json = wants_json(args)
     try:
         # Outside standalone mode click returns the code of a command's Exit instead of
         # raising it.
@@ -367,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted as exc:
         return _interrupted(as_json, exc.kept)
     except (click.exceptions.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort
-        return _interrupted(as_json, _KEPT)
+        return _interrupted(as_json, KEPT)
     except _NO_COMMAND as exc:
         # The whole help as an error message buries the point: name the commands instead.
         group = exc.ctx.command
@@ -409,16 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _interrupted(as_json: bool, kept: str) -> int:
     """Ctrl-C: say so, and what was kept, in the contract's shape; exit 130 (128 + SIGINT),
     as shells report a process that SIGINT ended."""
-    return _fail(as_json, "interrupted", f"Interrupted; {kept}", {}, 130)
-
-
-def _wants_json(args: list[str]) -> bool:
-    for arg in args:
-        if arg == "--":
-            return False
-        if arg == "--json":
-            return True
-    return False
+    return interrupted(as_json, kept)
 
 
 def _fail(as_json: bool, code: str, message: str, details: dict[str, Any], exit_code: int) -> int:
