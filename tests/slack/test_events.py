@@ -4,9 +4,12 @@ acknowledgement that does not wait for the model, and the App Home tab."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -241,6 +244,35 @@ def test_app_home_shows_each_agent_its_memory_and_the_admin_page(stack: Stack) -
     assert "*bo*: no memory yet (revision 0)" in text
     assert "<http://127.0.0.1:8765/admin/agents/ada|Open in the admin page>" in text
     assert "set REVERIE_SLACK_AGENT" in text
+
+
+def test_app_home_links_where_token_link_does(stack: Stack) -> None:
+    """15, C1: with no REVERIE_PUBLIC_URL, the App Home's and ``!forget``'s links point where
+    ``reverie token link`` does: at the running ``reverie serve`` of the home (its note in
+    ``server.json``), as under ``reverie slack --socket``, which serves no page itself."""
+    from reverie.cli import main
+    from reverie.store.tokens import forget_server, record_server
+
+    with socket.socket() as listener:  # a server of the home, listening in this process
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        record_server(stack.rv.home, f"http://127.0.0.1:{port}", "127.0.0.1", port)
+        try:
+            opened = {"type": "app_home_opened", "user": SAM, "channel": DM_SAM, "tab": "home"}
+            assert stack.events.deliver(stack.events.envelope(opened | {"event_ts": "1"}))[0] == 200
+            text = str(stack.slack.views[-1][1]["blocks"])
+            assert f"<http://127.0.0.1:{port}/admin/agents/ada|Open in the admin page>" in text
+            stack.say(SAM, DM_SAM, "!forget memory")
+            stack.settle()
+            assert f"http://127.0.0.1:{port}/admin/agents/ada " in stack.texts(DM_SAM)[-1]
+            stack.rv.add_member("olga", "owner")
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                code = main(["--home", str(stack.rv.home), "token", "link", "olga", "--json"])
+            assert code == 0
+            assert json.loads(out.getvalue())["link"].startswith(f"http://127.0.0.1:{port}/admin/")
+        finally:
+            forget_server(stack.rv.home)
 
 
 def test_app_home_with_a_dm_agent(stack_factory: Any) -> None:

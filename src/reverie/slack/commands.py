@@ -24,6 +24,7 @@ from reverie.core.chat import HELP, ChatCommand
 from reverie.core.secrets import describe, find_credentials
 from reverie.core.validation import check_control, check_invisible
 from reverie.errors import RefusedInput, ReverieError
+from reverie.store.tokens import links_base
 
 from .client import SlackError
 from .directory import Directory, SlackUser
@@ -40,9 +41,13 @@ _NOTHING = "Nothing changed."
 _SAYS_NOTHING = re.compile(r"\bnothing (?:was )?(?:changed|written|kept|read)\b", re.IGNORECASE)
 
 
-def admin_link(settings: Settings, agent: str) -> str:
-    """The admin page of an agent (its name one path segment, whatever it holds)."""
-    return f"{settings.public_url.rstrip('/')}/admin/agents/{quote(agent, safe='')}"
+def admin_link(settings: Settings, agent: str, base: str | None = None) -> str:
+    """The admin page of an agent (its name one path segment, whatever it holds), at
+    ``base``, else where every link to the admin page points (``store.tokens.links_base``:
+    ``REVERIE_PUBLIC_URL``, else the running ``reverie serve`` of the home, as ``reverie token
+    link`` says; ``reverie slack --socket`` serves no page of its own)."""
+    base = links_base(settings) if base is None else base
+    return f"{base.rstrip('/')}/admin/agents/{quote(agent, safe='')}"
 
 
 def run_command(

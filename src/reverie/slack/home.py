@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from reverie.api import Reverie
+from reverie.store.tokens import links_base
 
 from .commands import admin_link
 from .mapping import is_channel_id, is_slack_channel, slack_channel
@@ -24,6 +25,7 @@ def home_view(rv: Reverie, dm_agent: str | None) -> dict[str, Any]:
         {"type": "header", "text": {"type": "plain_text", "text": "Reverie: agents and memory"}},
     ]
     agents = sorted(rv.agents(), key=lambda a: (a.archived, a.name))
+    base = links_base(rv.settings)  # once: it may look for the home's server
     if not agents:
         blocks.append(_text("No agents yet: create one with `reverie agent create NAME`."))
     for agent in agents:
@@ -39,7 +41,7 @@ def home_view(rv: Reverie, dm_agent: str | None) -> dict[str, Any]:
             notes.append("answers DMs")
         if agent.archived:
             notes.append("archived")
-        link = admin_link(rv.settings, agent.name)
+        link = admin_link(rv.settings, agent.name, base)
         lines = [f"*{to_slack(agent.name)}*: {', '.join(notes)}"]
         if granted:
             lines.append(f"Granted in {_channels(granted)}")

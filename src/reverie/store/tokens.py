@@ -354,7 +354,11 @@ def links_base(settings: Settings) -> str:
     """Where links to the admin page point: ``REVERIE_PUBLIC_URL`` when it is set, else the
     address a running ``reverie serve`` of this home serves on (the newest of them), else the
     default. A note left by a server that is gone (its process ended, or nothing listens on its
-    port) is passed over."""
+    port) is passed over.
+
+    The one rule for every link to the admin page made outside a request to the page:
+    ``reverie token link``, and the Slack app's App Home and ``!forget`` (``reverie slack
+    --socket`` serves no page of its own; ``slack/commands.py::admin_link``)."""
     if settings.public_url != Settings().public_url:
         return settings.public_url
     for note in reversed(_notes(settings.home / SERVER_FILE)):
