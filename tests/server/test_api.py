@@ -391,6 +391,24 @@ def test_an_unreadable_body_and_a_wrong_method_say_what_to_do(served: Served) ->
     assert served.rv.memory_read("ada").revision == 0
 
 
+def test_a_wrong_method_is_answered_with_every_method_the_path_takes(served: Served) -> None:
+    """15: a 405's ``Allow`` names every method of the path, not only the first route's (each
+    method of a path is a route of its own), on the API and on the admin page's paths."""
+    for method, path, allow in (
+        ("DELETE", "/api/agents/ada/memory", "GET, POST"),
+        ("PUT", "/api/agents", "GET, POST"),
+        ("PATCH", "/api/health", "GET"),
+        ("DELETE", "/admin/login", "GET, POST"),
+    ):
+        r = served.client.request(method, path, headers=served.auth("cy"))
+        assert r.status_code == 405, (path, r.status_code)
+        assert r.headers["allow"] == allow, (path, r.headers["allow"])
+        if path.startswith("/api/"):
+            assert error_of(r)["code"] == "method_not_allowed"
+            assert f"it answers {allow}" in error_of(r)["message"]
+    assert served.rv.memory_read("ada").revision == 0
+
+
 def test_a_store_failing_while_a_token_is_checked_is_a_json_503(
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from reverie.errors import (
     NotFound,
@@ -131,6 +132,11 @@ def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
         if (as_page := page(request)) is not None:
             return _as_page(as_page, request, exc, code)
         message = str(exc.detail)
+        if exc.status_code == 405:
+            message = (
+                f"{request.url.path} does not answer {request.method}; it answers "
+                f"{_allowed(request, exc)}. Nothing was done."
+            )
         if exc.status_code == 400 and message == _UNREADABLE_BODY:
             code, message = (
                 "invalid_body",
@@ -139,8 +145,36 @@ def install(app: FastAPI, html: HtmlErrors | None = None) -> None:
                 "written.",
             )
         response = error_response(exc.status_code, code, message)
-        response.headers.update(exc.headers or {})  # a 405's Allow, say
+        response.headers.update(_headers(request, exc))
         return response
+
+
+def _headers(request: Request, exc: HTTPException) -> dict[str, str]:
+    """The headers an HTTP error of the app carries: its own, a 405's ``Allow`` made whole."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed(request, exc)
+    return headers
+
+
+#: The methods a 405's ``Allow`` may name, in the order it names them.
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed(request: Request, exc: HTTPException) -> str:
+    """Every method the request's path answers, for a 405's ``Allow`` (RFC 9110 15.5.6).
+    Each method of a path is a route of its own here, and Starlette's 405 names only the
+    methods of the first route whose path matched: the app's routes are asked again, for
+    each method, whether they would take the path with it."""
+    routes = getattr(request.app, "routes", ())
+    allowed = [
+        method
+        for method in _METHODS
+        if any(r.matches({**request.scope, "method": method})[0] is Match.FULL for r in routes)
+    ]
+    if not allowed:  # not a route of this app's (a mounted app's own): as it said
+        return str((exc.headers or {}).get("Allow", ""))
+    return ", ".join(allowed)
 
 
 #: What FastAPI says of a body it could not parse (bytes that are not UTF-8, JSON too deep).
@@ -165,9 +199,11 @@ def _as_page(html: HtmlErrors, request: Request, exc: HTTPException, code: str) 
     if exc.status_code == 404:
         return html(request, 404, code, "There is no page at this address.")
     if exc.status_code == 405:
-        return html(
+        page = html(
             request, 405, code, f"This address does not answer {request.method}; open it as a link."
         )
+        page.headers.update(_headers(request, exc))
+        return page
     return html(request, exc.status_code, code, f"{detail.rstrip('.')}. Nothing was changed.")
 
 
