@@ -127,6 +127,27 @@ def test_apply_search_history_diff(
     assert out == {"reindexed": {"ada": 3}}  # one agent: its memory only
 
 
+def test_w7_a_replayed_key_says_nothing_was_written(
+    home: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """W7: `memory apply --key` sent again answers the first write's revision and says, in
+    text and in JSON, that it was already applied and nothing was written this time."""
+    batch = tmp_path / "b.json"
+    batch.write_text(json.dumps({"action": "add", "text": "We deploy on Tuesdays"}))
+    apply = ("memory", "apply", "ada", str(batch), "--home", home, "--key", "evt-1")
+    code, text = run(capsys, *apply)
+    assert code == 0 and text.strip() == "Revision 1: changed (MEMORY.md)"
+    code, text = run(capsys, *apply)
+    assert code == 0
+    assert text.strip().startswith("Revision 1: Already applied with this idempotency key")
+    assert "nothing was written this time" in text
+    code, out = run(capsys, *apply, "--json")
+    assert code == 0 and (out["revision"], out["replayed"]) == (1, True)
+    assert "nothing was written this time" in out["message"]
+    _code, out = run(capsys, "memory", "history", "ada", "--home", home, "--json")
+    assert [r["revision"] for r in out["revisions"]] == [1, 0]
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "exit_code", "code"),
     [

@@ -90,6 +90,10 @@ def test_w6_w7_memory_writes_with_if_match_body_revision_and_idempotency_key(
         json=add,
     )
     assert again.json()["revision"] == 1 and again.json()["replayed"] is True
+    # It says so in words too; a first write carries no such message.
+    assert again.json()["message"].startswith("Already applied with this idempotency key")
+    assert "nothing was written this time" in again.json()["message"]
+    assert "message" not in r.json()
     reused = c.post(
         "/api/agents/ada/memory",
         headers={**h, "Idempotency-Key": "req-1"},

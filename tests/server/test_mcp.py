@@ -249,6 +249,9 @@ def test_a_retried_update_with_its_key_answers_the_first_write(live: Live) -> No
         again = (await c.call_tool("update_agent_memory", args)).structured_content
         assert first["status"] == "saved" and first["revision"] == 1
         assert again["revision"] == 1 and again["replayed"] is True
+        # Not "saved": nothing was written by this call, and it says so (W7).
+        assert again["status"] == "already_applied"
+        assert "nothing was written this time" in again["message"]
         other = await c.call_tool("update_agent_memory", {**args, "body": "# Memory\n"})
         assert error_of(other)["code"] == "idempotency_key_reused"
 

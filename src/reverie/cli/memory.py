@@ -231,9 +231,10 @@ def memory_apply(
         )
 
     def human() -> None:
-        state = "changed" if o.changed else "unchanged"
         if o.replayed:
-            state = "already applied (same key)"
+            out.print(f"Revision {o.revision}: {o.to_dict()['message']}")
+            return
+        state = "changed" if o.changed else "unchanged"
         touched = f" ({', '.join(o.paths)})" if o.paths else ""
         out.print(f"Revision {o.revision}: {state}{touched}")
         for d in o.diagnostics:

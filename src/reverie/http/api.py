@@ -133,6 +133,8 @@ class WriteOut(_Out):
     paths: list[str]
     diagnostics: list[dict[str, Any]]
     replayed: bool
+    #: Only on a replay (W7): that nothing was written this time.
+    message: str | None = None
 
 
 class Hit(_Out):
@@ -399,6 +401,7 @@ async def read_memory(
 @router.post(
     "/agents/{agent}/memory",
     response_model=WriteOut,
+    response_model_exclude_none=True,
     summary="Apply a batch to memory (one revision, all or nothing)",
 )
 def write_memory(

@@ -260,7 +260,8 @@ def _update(actor: Actor, args: UpdateArgs) -> dict[str, Any]:
         )
     except RefusedInput as exc:
         raise _about_body(exc) from None
-    return {"status": "saved" if outcome.changed else "unchanged", **outcome.to_dict()}
+    status = "already_applied" if outcome.replayed else "saved" if outcome.changed else "unchanged"
+    return {"status": status, **outcome.to_dict()}
 
 
 #: The field the store names when it refuses the body this tool writes as one operation.

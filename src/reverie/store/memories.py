@@ -56,6 +56,7 @@ from .state import KeyRecord, RevisionRecord, SQLiteState
 __all__ = [
     "CALLER_KEYS",
     "PEOPLE_WRITERS",
+    "REPLAYED_MESSAGE",
     "WRITERS",
     "MemoryFile",
     "MemoryStore",
@@ -78,6 +79,15 @@ _NO_PARENT = "-" * 40
 _OID = re.compile(rb"[0-9a-f]{40}|-{40}")
 
 
+#: What the answer to a write says when its idempotency key was used before (W7), on every
+#: surface that prints an outcome (CLI, HTTP, MCP, the agent's tool), through
+#: :meth:`WriteOutcome.to_dict`.
+REPLAYED_MESSAGE = (
+    "Already applied with this idempotency key: nothing was written this time. The revision "
+    "and paths are those of the write that first used the key."
+)
+
+
 @dataclass(frozen=True)
 class WriteOutcome:
     """The answer of a write (W1)."""
@@ -90,14 +100,18 @@ class WriteOutcome:
     replayed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """The outcome as the JSON surfaces print it."""
-        return {
+        """The outcome as the JSON surfaces print it; a replay says so in words too
+        (``message``: :data:`REPLAYED_MESSAGE`)."""
+        out: dict[str, Any] = {
             "revision": self.revision,
             "changed": self.changed,
             "paths": self.paths,
             "diagnostics": self.diagnostics,
             "replayed": self.replayed,
         }
+        if self.replayed:
+            out["message"] = REPLAYED_MESSAGE
+        return out
 
 
 #: A batch made under the memory's lock from the current ``MEMORY.md`` (``None`` if none).
