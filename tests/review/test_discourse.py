@@ -19,14 +19,18 @@ def test_a_verbless_fragment_continues_the_sentence_before() -> None:
     assert _texts(said) == [said]
 
 
-def test_lines_of_a_price_list_stay_apart() -> None:
-    # each line is a fact of its own: joined, a later change of one price could not replace it
+def test_lines_of_a_price_list_are_one_list() -> None:
+    # A table pasted a row a line is one list, written as a list typed on one line: one entry,
+    # not one a row (a later change of one price is written into it: see
+    # test_offline_reading.py). This test said the rows stayed apart, when a price in a list
+    # could not yet be changed in place.
     said = "Hire rates:\nbig van £90 a day\nsmall van £60 a day\ntrailer £25 a day"
-    assert _texts(said) == [
+    assert _texts(said) == ["Hire rates: big van £90 a day, small van £60 a day, trailer £25 a day"]
+    # two priced lines are no table: each stays a line
+    assert _texts("Hire rates:\nbig van £90 a day\nsmall van £60 a day") == [
         "Hire rates:",
         "big van £90 a day",
         "small van £60 a day",
-        "trailer £25 a day",
     ]
     # a price after a plan is part of the plan: retired with it when the plan is called off
     said = "We booked the craft fair in May. 3 days, table £120."

@@ -14,6 +14,9 @@ one. :func:`units` joins a sentence to the one before it when it leans on it:
 * it belongs to a lesson: it carries a cue of cause or remedy (:data:`.lexicon.LESSON_CUES`), or
   sits between two sentences that do; the sentence before the first cue is its symptom.
 
+A price table pasted a row a line ("Prices:", "flat white 3.20", "latte 3.40", ...) is one unit,
+written as a list on one line ("Prices: flat white 3.20, latte 3.40, ...").
+
 Only statements are joined: never a question, a request, a secret or small talk, and never past
 :data:`.statements.MAX_JOINED`. The joined text keeps each sentence as said.
 """
@@ -110,7 +113,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     """The sentences of a message (:func:`.sentences.sentences`), each joined to the one before
     when it leans on it (see the module docstring), as ``(start, end, text)``: ``start`` and
     ``end`` span every sentence joined, so a credential anywhere in them taints the unit."""
-    said = sentences(text)
+    said = _tables(text, sentences(text)) if role == "user" else sentences(text)
     cue = [bool(_LESSON.search(s)) for _, _, s in said]
     out: list[tuple[int, int, str]] = []
     joined_lesson = False  # the last unit holds a lesson's cause
@@ -196,6 +199,25 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             if len(joined) <= MAX_JOINED and _keeps(before[2], joined, role, speaker):
                 out[-1] = (before[0], end, joined)  # the change, kept with why it was made
                 continue
+        if "\n" in text[start:end]:
+            out.append((start, end, sentence))  # a pasted table, one unit (:func:`_tables`)
+            joined_lesson = False
+            continue
+        # Two statements an emoji parted ("marcus is off to open his own barbers 😭 last day
+        # is the 27th"): the emoji parts an exclamation or a question from what it follows,
+        # not a statement from the one it goes on with.
+        emoji = i > 0 and "\n" not in text[said[i - 1][1] : start]
+        if out and emoji and _ENDS_WITH_EMOJI.search(said[i - 1][2]):
+            before = out[-1]
+            joined = _join(before[2], sentence)
+            if (
+                len(joined) <= MAX_JOINED
+                and _statement(sentence, role)
+                and _stands(before[2], role, speaker, False)
+                and _keeps(before[2], joined, role, speaker)
+            ):
+                out[-1] = (before[0], end, joined)
+                continue
         if out and i > 0:
             lesson = cue[i] or (cue[i - 1] and i + 1 < len(said) and cue[i + 1])
             before = out[-1]
@@ -218,6 +240,75 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
                 continue
         out.append((start, end, sentence))
         joined_lesson = cue[i] and _stands(sentence, role, speaker, True)
+    return out
+
+
+_ENDS_WITH_EMOJI = re.compile(
+    "[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
+    "[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f\U0001f3fb-\U0001f3ff]*$"
+)
+#: A row of a pasted price table, a line of its own: an item in a few words, maybe a separator
+#: ("-", ":", "|", a tab), then a price or a number, maybe with what it is per ("flat white
+#: 3.20", "- follow up £45", "nail surgery | 350", "day hire - £35 a day").
+_ROW = re.compile(
+    r"^(?:[-*+•]\s+)?(?P<item>[^\W\d_][\w'&/+().-]*"
+    r"(?:[ \t]+(?![£$€]?\d)[\w'&/+().][\w'&/+().-]*){0,5})"
+    r"[ \t]*(?:[-–—:|=][ \t]*|\t+|[ ])[ \t]*"
+    r"(?P<price>[£$€]?\d[\d,]*(?:\.\d{1,2})?(?:[ ]?(?:p|k|euros?|dollars?|pounds?|quid))?)"
+    r"(?P<per>[ ]+(?:(?:a|an|per|each|pp|/)(?:[ ]+\w+)?|each|pp))?[ \t]*$",
+    re.I,
+)
+#: A line before a table that says what it lists: "Prices:", "here's our price list".
+#: (a few words, no comma: not "prices for the website pls, keep these:", a request)
+_TABLE_HEADING = re.compile(
+    r"^(?!.*,)(?:(?:\S+\s+){0,5}\S+:|(?:\S+\s+){0,7}?\S*(?:prices?|pricing|rates?|fees?|"
+    r"costs?|charges?|tariffs?|menu|price list)\b[^.!?:]{0,30})$",
+    re.I,
+)
+#: Rows a table has at least.
+_TABLE_ROWS = 3
+
+
+def _tables(text: str, said: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``said`` with each pasted price table (at least :data:`_TABLE_ROWS` lines of
+    :data:`_ROW` in a row, each a line of its own, and the heading line before them, if any)
+    made one sentence: "Prices: flat white 3.20, latte 3.40, cappuccino 3.40". A table is one
+    thing the user gave, and a row alone ("latte 3.40") says too little to be kept, or floods
+    memory with one entry a row; written like a list typed on one line, it is kept and
+    updated the same way."""
+
+    def whole_line(start: int, end: int) -> bool:
+        return (start == 0 or text[start - 1] == "\n") and (end == len(text) or text[end] == "\n")
+
+    rows = [bool(whole_line(a, b) and _ROW.match(s)) for a, b, s in said]
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(said):
+        j = i
+        while j < len(said) and rows[j]:
+            j += 1
+        if j - i < _TABLE_ROWS:
+            if j == i:
+                out.append(said[i])
+                i += 1
+            else:
+                out.extend(said[i:j])
+                i = j
+            continue
+        items = []
+        for _, _, row in said[i:j]:
+            m = _ROW.match(row)
+            assert m is not None
+            items.append(f"{m['item'].strip()} {m['price']}{m['per'] or ''}")
+        start, end = said[i][0], said[j - 1][1]
+        body = ", ".join(re.sub(r"\s+", " ", item) for item in items)
+        heading = out[-1] if out and whole_line(out[-1][0], out[-1][1]) else None
+        if heading is not None and heading[0] < start and _TABLE_HEADING.match(heading[2]):
+            out.pop()
+            start = heading[0]
+            body = f"{heading[2].rstrip(' :')}: {body}"
+        out.append((start, end, body))
+        i = j
     return out
 
 

@@ -250,6 +250,7 @@ HELP_OFFERS = phrase_list(
     """
     can i help | could i help | may i help | can i do for you | could i do for you
     help you with | i can help with | need help with | anything else
+    like help with | want help with | like a hand with | want a hand with
     """
 )
 #: Words by which a sentence reacts to what the other person said, rather than state a fact.

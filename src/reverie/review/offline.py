@@ -13,7 +13,8 @@ time, so that the batch behaves as if its statements had been reviewed one after
   others;
 * "we switched from X to Y" rewrites the entries that say X is used; "we no longer use X"
   removes the entries that name X, or takes X out of a list;
-* a verbless answer is kept with the question it answers, citing both;
+* a verbless answer is kept with the question it answers, citing both (the last question of
+  the assistant's message, or of several the last that asks for a value, whatever follows it);
 * anything else is a new entry under its standard section.
 
 Then the model is compared with what was given and turned into store operations: ``replace``
@@ -74,7 +75,7 @@ from .slots import (
 )
 from .sources import BatchSources, beyond_output, is_link_line, said_words
 from .spelling import recase, spellings
-from .statements import DECISIONS, PEOPLE, Statement, read, secret_values
+from .statements import DECISIONS, PEOPLE, Statement, asks_secret, read, secret_values
 from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -2588,9 +2589,9 @@ class OfflineReviewer:
             for t in block:
                 ends.append(ends[-1] + len(t.text) + 1)
             question_at, question, asker = asked.pop(conv, (block[0].position, "", None))
-            said = sentences(turn.text)
-            if said and said[-1][2].endswith("?") and not find_credentials(said[-1][2]):
-                asked[conv] = (turn.position, said[-1][2], turn.author)
+            put = _question_put(turn.text)
+            if put:
+                asked[conv] = (turn.position, put, turn.author)
             secret_spans = [(f.start, f.end) for f in find_credentials(raw)]
             secret_spans += secret_values(raw)
             before = blocks[at - 1][0] if at else []
@@ -2767,6 +2768,28 @@ def _read_backs(turns: list[Turn]) -> dict[tuple[str, int], tuple[str, int]]:
         if run and run[-1] == t.position - 1 and _CONFIRMS.search(t.text):
             out.update({(c, p): (c, t.position) for p in run})
     return out
+
+
+#: A question that asks for a value: what the reply names, not a yes or a no.
+_ASKS_WHAT = re.compile(
+    r"^\W*(?:what|which|who|whose|where|when|how many|how much|how long)\b", re.I
+)
+
+
+def _question_put(text: str) -> str:
+    """The question a message puts to the other, which a verbless reply answers: its last
+    question, even with more said after it ("When does the club meet? I can add it to your
+    notes."); of several, the last that asks for a value ("Who's your landlord? Do you have
+    their number?"), or one that asks for a secret, so that the answer is not kept. "" when
+    it asks nothing."""
+    asked = [s for _, _, s in sentences(text) if s.endswith("?")]
+    if any(find_credentials(s) for s in asked):
+        return ""
+    for question in asked:
+        if asks_secret(question):
+            return question
+    values = [q for q in asked if _ASKS_WHAT.match(q)]
+    return (values or asked or [""])[-1]
 
 
 def _answered(turn: Turn, before: list[Turn]) -> list[Turn]:

@@ -2,10 +2,11 @@
 
 A message is prose, code, logs and pasted output mixed; only prose is read. :func:`sentences`
 returns each prose sentence with its offsets in the message (so that a credential found in the
-whole message can taint the sentences it overlaps). :func:`clauses` cuts a sentence where a
-second statement starts, except in a lesson, which is kept whole so that its cause and its fix
-stay together. :func:`clean` takes away what a sentence opens or closes with and says nothing
-(greetings, "heads up", "lol"), using the lists of :mod:`.lexicon`.
+whole message can taint the sentences it overlaps); an emoji typed between two thoughts ends
+the first, as a full stop would ("great news 🎉 we signed the lease"). :func:`clauses` cuts a
+sentence where a second statement starts, except in a lesson, which is kept whole so that its
+cause and its fix stay together. :func:`clean` takes away what a sentence opens or closes with
+and says nothing (greetings, "heads up", "lol"), using the lists of :mod:`.lexicon`.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
             pieces.append((pos, m.start()))
             pos = m.end()
         pieces.append((pos, len(line)))
+        pieces = [cut for a, b in pieces for cut in _emoji_breaks(line, a, b)]
         merged: list[tuple[int, int]] = []
         for a, b in pieces:
             # "Dr. Patel" and "e.g. Postgres" do not end a sentence.
@@ -101,6 +103,46 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
             if piece.strip() and not re.fullmatch(r"\s*\[[^\]]*\]\s*", piece):
                 lead = len(piece) - len(piece.lstrip())
                 out.append((start_of_line + a + lead, start_of_line + b, piece.strip()))
+    return out
+
+
+#: An emoji between two runs of words, with a space after it: "great news 🎉 we signed the
+#: lease", "done ✅ moved the server to hetzner". Typed where a full stop would be, it ends the
+#: thought before it.
+_EMOJI_GAP = re.compile(
+    r"(?<=\S)\s*(?:[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
+    r"[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f\U0001f3fb-\U0001f3ff]*)+\s+(?=\S)"
+)
+#: An emoji that stands for a word, not a stop: after a word that needs one after it ("the 🍕
+#: place", "I love ☕"), or before a word that goes on with the thought ("☕ and cake").
+_EMOJI_AS_WORD_BEFORE = re.compile(
+    r"(?:^|\s)(?:the|a|an|my|our|your|his|her|their|its|this|that|some|no|of|for|to|in|on|at|"
+    r"with|and|or|love|loves|like|likes|need|needs|want|wants|more|less|is|are|was|were)\s*$",
+    re.I,
+)
+_EMOJI_AS_WORD_AFTER = re.compile(
+    r"^(?:and|or|but|with|in|on|at|for|to|of|from|is|are|was|were|'s|s)\b|^[,.;:!?)]", re.I
+)
+
+
+def _emoji_breaks(line: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The piece ``line[a:b]`` cut after each emoji that ends a thought (:data:`_EMOJI_GAP`),
+    when a few words come before it and words after it; the emoji stays with the words before,
+    as a full stop would."""
+    out: list[tuple[int, int]] = []
+    pos = a
+    for m in _EMOJI_GAP.finditer(line, a, b):
+        before, after = line[pos : m.start()], line[m.end() : b]
+        if (
+            (len(before.split()) < 2 and not re.search(r"[a-z]{3,}", before, re.I))
+            or len(after.split()) < 2
+            or _EMOJI_AS_WORD_BEFORE.search(before)
+            or _EMOJI_AS_WORD_AFTER.match(after)
+        ):
+            continue
+        out.append((pos, m.end() - (len(m.group(0)) - len(m.group(0).rstrip()))))
+        pos = m.end()
+    out.append((pos, b))
     return out
 
 
@@ -291,6 +333,8 @@ def clean(text: str, *, heading: bool = False) -> str:
     text = _CONTROL.sub(" ", text)
     text = _BULLET.sub("", text)
     text = _EMPHASIS.sub("", text)
+    # (an emoji before a stop goes with the space before it: "on friday 🐶. she needs")
+    text = re.sub(rf"\s*(?:{_EMOJI.pattern})(?=[.,;:!?])", "", text)
     text = visible(_EMOJI.sub("", text))
     text = SOURCE_PATTERN.sub("", text).replace("[[", "").replace("]]", "")
     text = re.sub(r"\s+", " ", text).strip().strip("\"'“”‘’")

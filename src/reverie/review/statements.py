@@ -15,7 +15,7 @@ fact shares.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import lexicon as lx
 from .changes import _retire, _switch, names_both
@@ -33,7 +33,7 @@ from .frames import (
     strip_source,
     subject_kind,
 )
-from .sentences import clauses, clean, listed_note, sentences
+from .sentences import TO_THE_LISTENER, clauses, clean, listed_note, sentences
 from .slots import measures
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "PEOPLE",
     "PROJECT",
     "Statement",
+    "asks_secret",
     "entry_problem",
     "priced",
     "read",
@@ -330,13 +331,18 @@ def _secret_talk(text: str) -> bool:
     )
 
 
+def asks_secret(question: str) -> bool:
+    """Whether ``question`` asks for a secret or a code ("What's the login?", "What's the
+    alarm code?"; not "when does the gate open?")."""
+    code = re.search(r"\b(?:code|pin|combination|combo|passcode)\b", question, re.I)
+    return bool(_SECRET_NOUN.search(question) or code)
+
+
 def _asked_for_secret(question: str, answer: str) -> bool:
     """Whether ``answer`` gives what ``question`` asked for, when that is a secret or a code
     ("What's the login?" - "its kirsty and Lavender22"; "What's the alarm code?" - "2580 then
     press set"): a value with a digit in it."""
-    code = re.search(r"\b(?:code|pin|combination|combo|passcode)\b", question, re.I)
-    asked = _SECRET_NOUN.search(question) or code  # (not "when does the gate open?")
-    return bool(asked) and bool(re.search(r"\d", answer))
+    return asks_secret(question) and bool(re.search(r"\d", answer))
 
 
 def _imperative(text: str) -> bool:
@@ -673,6 +679,9 @@ def _durable(
     )
     if feeling and feeling.group(1) in lx.FEELINGS and not values:
         return False  # "John is excited to catch up", "I'm determined to ..."
+    felt = re.match(r"^(?:so |really |very |super |just |totally |pretty |quite )*(\w+)", low)
+    if kind == "implicit" and felt and felt.group(1) in lx.FEELINGS and not values:
+        return False  # "excited to be here", said without its "I'm"
     gerund = first.endswith("ing") and first not in lx.NOT_GERUNDS and not values
     gerund = gerund and kind != "implicit"
     following = words[1].lower() if len(words) > 1 else ""
@@ -1063,6 +1072,16 @@ def read(
             f = frame(text, speaker, role)
             return Statement(text, DECISIONS, f, "retire", thing, "", rest, False, "we", speaker)
     reason = skip_reason(text, role, clause)
+    one_word = len(WORD.findall(text)) == 1
+    if reason == "small talk" and role == "user" and one_word and _answer(text, question):
+        # "postgres" after "Which database did you pick?": one word, the thing asked for
+        # (not a word of small talk: "thanks", "sure")
+        word = _SMALL_TALK.sub(" ", text.lower()).strip(" .,!?")
+        if word and word not in _NO_ANSWER and not _HELP_OFFER.search(question):
+            section = _section(f"{question} {text}", "i", False, frozenset(), frozenset())
+            f = frame(text, speaker, role)
+            meta = {"question": question}
+            return Statement(text, section, f, "answer", speaker=speaker, role=role, meta=meta)
     intro = _INTRODUCTION.match(text)
     if intro is None and role == "user":
         intro = _own_introduction(text, speaker)
@@ -1158,6 +1177,18 @@ def read(
                 if isinstance(found, Statement):
                     return found
                 reason = reason or found
+        then = _SO_THEN.match(text)
+        fact = read(then["head"], role=role, speaker=speaker) if then else None
+        if then and isinstance(fact, Statement) and fact.kind == "fact":
+            # "alfie is lactose intolerant so no normal milk for him": what follows "so" leans
+            # on the fact before it ("him"), which stands alone; the two are kept together,
+            # unless what follows is of the moment ("..., so I'm shattered today") or is said
+            # to the listener ("..., so you can forget the creeping thing").
+            after = then["then"]
+            passing = _MOMENT.search(after) or _EPISODE.search(after)
+            if passing or after.rstrip().endswith("?") or TO_THE_LISTENER.search(after):
+                return reason or "transient"
+            return replace(fact, text=text, frame=frame(text, speaker, role))
         return reason or "no durable fact"
     section = _section(text, kind, lesson, f.values, f.kinds)
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
@@ -1167,6 +1198,13 @@ def read(
 #: comments on it ("so it's all evenings for the ref stuff").
 _HEAD_BEFORE_ASIDE = re.compile(
     r"^(?P<rest>[^;:]{12,}?),\s+(?:so\s+)?(?:you|it's|it is|that's|that is)\b.*$", re.I
+)
+#: A fact, then what follows from it after "so" ("alfie is lactose intolerant so no normal
+#: milk for him"); not "so much", "so far", "or so", "so that's that".
+_SO_THEN = re.compile(
+    r"^(?P<head>(?:\S+\s+){2,}?\S+?),?\s+so\s+(?!(?:much|many|far|long|good|bad|yeah|yes|anyway|"
+    r"what|i\s+guess|that's\s+that|on|forth)\b)(?P<then>\S+(?:\s+\S+)+)$",
+    re.I,
 )
 #: ", which is our insurance,", ", one of the regulars,": said of the head, not the head.
 _RELATIVE_ASIDE = re.compile(
@@ -1278,13 +1316,63 @@ def _introduces(rest: str, *, whole_name: bool = False) -> bool:
 
 
 def _answer(text: str, question: str) -> bool:
-    """Whether ``text`` is a verbless answer with content of its own to ``question``."""
+    """Whether ``text`` is a verbless answer with content of its own to ``question``.
+
+    A word after a determiner names a thing, whatever else it may be ("under the blue pot by
+    the back door", "postgres, the managed one"). One word of content answers a question that
+    names the kind of thing it asks for ("Which database did you pick?" "postgres") or asks
+    who."""
     words = WORD.findall(text)
     content = [w for w in words if w.lower() not in lx.STOP_WORDS and w.lower() not in TIME_WORDS]
     asks_what = re.match(
-        r"^(?:what|which|who|where|when|how many|how much|how long)\b", question, re.I
+        r"^\W*(?:what|which|who|whose|where|when|how many|how much|how long)\b", question, re.I
     )
-    return bool(asks_what) and len(content) >= 2 and not has_verb(words)
+    named = re.match(
+        r"^\W*(?:(?:which|what|whose)\s+(?!(?:is|are|was|were|do|does|did|about|of|if|else|"
+        r"kind|sort|type)\b)[a-z]{3,}|who(?:'s|\s+is|\s+was|\s+are)?\s+(?:your|the|our|their)\s)",
+        question,
+        re.I,
+    )
+    # (one word of content alone, or with a determiner: "postgres", "the blue one"; not "no,
+    # that's wrong", "dunno")
+    alone = all(w.lower() in _DETERMINERS | {"one"} for w in words if w not in content)
+    one = len(content) == 1 and alone and content[0].lower() not in _NO_ANSWER
+    enough = len(content) >= 2 or (bool(named) and one and len(words) <= 3)
+    pieces = [WORD.findall(piece) for piece in re.split(r"[,;:.!?()]", text)]
+    return bool(asks_what) and enough and not any(has_verb(_beside_nouns(p)) for p in pieces)
+
+
+#: One word that answers nothing: "dunno", "whatever", "both".
+_NO_ANSWER = lx.words(
+    "dunno idk unsure whatever either neither both none nothing anything any same all "
+    "later tbc tbd nope yep yeah yes no maybe"
+)
+_DETERMINERS = lx.words(
+    "the a an my our your his her their its this that these those some any every each"
+)
+
+
+def _beside_nouns(words: list[str]) -> list[str]:
+    """``words`` without those that follow a determiner (or another word that does) up to the
+    next stop word: they name a thing ("the back door", "the shared drive"), though each may
+    also read as a verb. An auxiliary still is one: "the van is parked"."""
+    out: list[str] = []
+    naming = -1  # words of the thing named so far, after its determiner; -1: none
+    for w in words:
+        low = w.lower()
+        if low in _DETERMINERS:
+            naming = 0
+        elif naming >= 0 and low not in lx.STOP_WORDS and low not in AUX:
+            # (after the first word, an inflected verb is the thing's verb: "the packhouse
+            # runs itself"; a bare one still names: "the shared drive")
+            if naming == 0 or not is_verb(w) or low in lx.VERBS:
+                naming += 1
+                continue
+            naming = -1
+        else:
+            naming = -1
+        out.append(w)
+    return out
 
 
 _NEVER = frozenset({"question", "request", "behavioural rule", "secret"})
