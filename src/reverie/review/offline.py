@@ -10,7 +10,14 @@ time, so that the batch behaves as if its statements had been reviewed one after
 * a statement that outdates entries (:func:`.changes.supersedes`: the same person or thing,
   and the old value named, another version, another value of a one-at-a-time attribute, or an
   update of the same words) replaces the first in place, with its new source, and removes the
-  others;
+  others; of an entry that says several things, only the sentence or the part of a sentence
+  it outdates is replaced ("Mia has a peanut allergy, rob does the school run on fridays
+  now"), and a new value said with nothing else of its own is written into what it outdates
+  ("Jen does the school run on mondays now", not "Jen's doing mondays now"); one person of a
+  list replaced by another leaves the others ("jake and ruby do the saturday shifts");
+* news of a person ("Helen got me an extension") leaves the entry that says who they are
+  ("Helen is my supervisor"), unless it says that changed (they left, were replaced, are
+  someone else's now);
 * "we switched from X to Y" rewrites the entries that say X is used; "we no longer use X"
   removes the entries that name X, or takes X out of a list;
 * a verbless answer is kept with the question it answers, citing both (the last question of
@@ -51,8 +58,10 @@ from .discourse import about_speaker, full_name, units
 from .frames import (
     AUX,
     CALENDAR,
+    WORD,
     Frame,
     entry_frame,
+    has_verb,
     is_verb,
     meaning,
     past,
@@ -390,6 +399,13 @@ class _Memory:
                 self._add_the_rest(switched[0], text, switched[1].said, switched[2].said)
             if done != "nothing to change":
                 return done
+        listed = self._one_of_a_list(text, older)
+        if listed is not None:
+            # "chloe quit, ruby's doing her saturdays now" of "jake and chloe do the saturday
+            # shifts": the one name changes, Jake's Saturdays stay.
+            done = self._substitute(*listed, source, text)
+            if done != "nothing to change":
+                return done
         near_staying = [e for e in near if id(e) not in waiting]
         if not same and any(
             restates(new, f) and new.values <= f.values
@@ -617,8 +633,18 @@ class _Memory:
         entry's other sentences when only some of them are outdated ("Celeste's editor is
         Philippa Grange. The manuscript is due to her on 1 November." keeps the editor)."""
         said = [s for _, _, s in sentences(_body(e.text))]
+        # (a part naming someone the message says went goes too: "My staff is Callum" of
+        # "Callum Fraser left to go to university")
+        went = [p for _, _, p in sentences(self.message) if _changes_who(p)]
+        gone = {
+            n
+            for n in self._named_as_gone(e) - read_slot(text).names
+            if any(_names_any(p, frozenset({n})) for p in went)
+        }
         if len(said) < 2:
-            return text
+            # one sentence: only the part of it the update outdates ("Mia has a peanut
+            # allergy, rob does the school run on tuesdays" keeps the allergy)
+            return _in_place(_named_by(e.text), said, new, text, gone, self._ending(e))
         outdated = [
             s
             for s in said
@@ -656,8 +682,30 @@ class _Memory:
             return text
         kept = [s.rstrip() for s in said if s not in outdated and not _holds(text, s)]
         at = said.index(outdated[0])
-        kept.insert(min(at, len(kept)), (text if at == 0 else _body(text)).rstrip())
+        # (the one sentence outdated, only the part of it the update outdates)
+        body = text if at == 0 else _body(text)
+        named = _named_by(e.text) if at == 0 else ""
+        put = _in_place(named, outdated[:1], new, body, gone, self._ending(e))
+        kept.insert(min(at, len(kept)), (put if len(outdated) == 1 else text).rstrip())
         return " ".join(k if k.endswith((".", "!", "?")) else f"{k}." for k in kept)
+
+    def _ending(self, e: _Entry) -> bool:
+        """Whether this message ended what entry ``e`` is about: a retirement took it ("quiz
+        league folded"), or the message says that something ended and names it with words of
+        the entry ("I'm done with the broadcast masts"; not "cut the programme to 32 shorts"
+        of "40 short films": what is cut is the programme)."""
+        if any(x is e for x, _ in self.retiring):
+            return True
+        held = _stems(e.text) - _STOP_STEMS
+        for m in _ENDS.finditer(self.message):
+            after = re.split(
+                r"[,.;:!?]|\b(?:to|for|from|at|in|on|by|because|so)\b",
+                self.message[m.end() :],
+                maxsplit=1,
+            )[0]
+            if {root(w.lower()) for w in _content(after)} & held:
+                return True
+        return False
 
     def _named_as_gone(self, e: _Entry) -> set[str]:
         """The names of entry ``e`` that the message names (:attr:`context`), or, in a reply
@@ -833,6 +881,40 @@ class _Memory:
         where = re.match(rf"\s+in\s+{_CAPITALISED}", body[m.end("new") :])
         now = m["new"] + (where.group(0) if where else "")
         return e, Measure("name", was, was), Measure("name", now, now)
+
+    def _one_of_a_list(
+        self, text: str, older: list[_Entry]
+    ) -> tuple[_Entry, Measure, Measure] | None:
+        """The one older entry in which ``text`` puts someone in the place of one person of a
+        list ("chloe quit, ruby's doing her saturdays now" of "jake and chloe do the saturday
+        shifts"; "Aisha left, Priya's taken over her weekends" of "Tom, Aisha and Ben are on
+        the weekend rota"), with the two names; or None. The statement says that the one
+        named went or was replaced (:func:`_changes_who`, "covering", "doing her ..."), and
+        names the one who does it now as the subject of a clause (it or its message names
+        the one who went); the others of the list stay."""
+        body = _body(text)
+        # (who went may be said in a clause before: "lee moved teams, so Omar is covering")
+        said = f"{body}\n{self.message}"
+        if not (_changes_who(said) or _STANDS_IN.search(said)):
+            return None
+        subjects = [m["new"] or m["it"] for m in _NEW_SUBJECT.finditer(body)]
+        fresh = {
+            w
+            for w in subjects
+            if w.lower() not in lx.STOP_WORDS | lx.PRONOUN_SUBJECTS and not is_verb(w)
+        }
+        found: list[tuple[_Entry, Measure, Measure]] = []
+        for e in older:
+            if self._from_this_message(e) or self._said_after(e):
+                continue
+            entry = strip_source(e.text)
+            members = _listed(e.text)
+            gone = [w for w in members if _names_any(said, frozenset({w.lower()}))]
+            new = [w for w in fresh if not _names_any(entry, frozenset({w.lower()}))]
+            if len(members) >= 2 and len(gone) == 1 and len(new) == 1:
+                now = new[0][:1].upper() + new[0][1:] if gone[0][:1].isupper() else new[0]
+                found.append((e, Measure("name", gone[0], gone[0]), Measure("name", now, now)))
+        return found[0] if len(found) == 1 else None
 
     def _one_of_several(self, e: _Entry, old: Measure) -> bool:
         """Whether entry ``e`` holds other values of ``old``'s kind beside it ("initial
@@ -1032,8 +1114,10 @@ class _Memory:
         names what the statement names, and at most one other thing, needs neither:
         ``bars.named`` ("Giulia went back to Italy" after "Marco's assistant is Giulia"), and
         so does an entry that names the ``thing`` a retirement ends, or a word of it ("we
-        stopped doing deliveries" and "we deliver through Deliveroo"). Of the entries that
-        clear their bar, the closest."""
+        stopped doing deliveries" and "we deliver through Deliveroo"). An entry that says who
+        a person the update names is ("Helen is my supervisor") is not outdated by news of them
+        ("Helen got me an extension ..., it's now the 30th") unless it says that changed
+        (:func:`_changes_who`). Of the entries that clear their bar, the closest."""
         bars = self.likeness.bars
         new = read_slot(text)
         ends = bool(_ENDS.search(text))
@@ -1058,6 +1142,9 @@ class _Memory:
                 continue  # "Sam uses Evri now, no longer DPD" is not of "Dana's courier is DPD"
             if new.owner in shared and new.owner not in (old.owner, old.who):
                 continue  # "Greta's day off is Friday now": hers, not the class Greta teaches
+            both = new.names & old.names
+            if both and _who_they_are(e.text, both) and not _changes_who(text):
+                continue  # "Helen got me an extension" is news of her, not who she is now
             if named and len(old.names - new.names) <= 1:
                 # Said of the thing the entry names: what changed may be its state, not its
                 # value ("Giulia went back to Italy", "Yusuf moved CI off Travis"). An entry
@@ -1350,7 +1437,9 @@ class _Memory:
                     or any(m.kind == h.kind and m.value != h.value for h in held)
                     for m in measures(text)
                 )
-                if others and not more:
+                # (one of a list: "Marta and Lee run the night builds", the others stay)
+                listed = {w.lower() for w in _listed(strip_source(e.text))}
+                if (others or (thing.lower() in listed and len(listed) > 1)) and not more:
                     # the whole name the entry gives: "Jimmy" is "Jimmy Robson" there
                     whole = rf"\b{re.escape(thing)}\b(?:\s+(?-i:[A-Z][\w'-]*))*"
                     named_in = re.sub(whole, name, strip_source(e.text), flags=re.I)
@@ -2207,9 +2296,231 @@ def _says_value(text: str, values: frozenset[str]) -> bool:
     return False
 
 
+def _in_place(
+    prefix: str,
+    said: list[str],
+    new: Frame,
+    text: str,
+    gone: set[str] | None = None,
+    ending: bool = True,
+) -> str:
+    """What the one sentence ``said`` of an entry (after ``prefix``, the speaker's name before
+    it) says once ``text`` (frame ``new``) outdates it: only the parts of it the update outdates
+    (:func:`_parts`: "Mia has a peanut allergy, rob does the school run on tuesdays" keeps the
+    allergy) are replaced, each by :func:`_reworded`, and the parts that name someone the
+    message says went (``gone``) go; when no part alone is outdated, or one has no subject of
+    its own, or a part after it leans on it, or the message ends what the entry is about
+    (``ending``), the sentence reworded, or ``text``."""
+    if len(said) != 1:
+        return text
+    parts = _parts(said[0])
+    body = _body(text).rstrip(" .")
+    outdated = [
+        i
+        for i, (part, _) in enumerate(parts)
+        if supersedes(new, entry_frame(part))
+        or refills(text, part, told=True)
+        or read_slot(part).names & (gone or set())  # "My staff is Callum", who left
+    ]
+    if not outdated:
+        # the one part holding another value of a kind the update gives ("40 short films"
+        # of "cut the programme to 32 shorts")
+        given = {(m.kind, m.value) for m in measures(text)}
+        valued = [
+            i
+            for i, (part, _) in enumerate(parts)
+            if any(
+                m.kind in {k for k, _ in given} and (m.kind, m.value) not in given
+                for m in measures(part)
+            )
+        ]
+        outdated = valued if len(valued) == 1 else []
+    kinds = {m.kind for m in measures(text)}
+
+    def leans(part: str) -> bool:
+        # "she does piano on thursdays"; "setup 29 to 30 April" after "the fair is on 2 May",
+        # moved: a part without a verb, holding a value of a kind the update gives; "the hall
+        # flooded": told in the past, why the part before it is so; a part with no subject
+        words = WORD.findall(part)
+        verbless = not has_verb(words)
+        return (
+            bool(_LEANING_PART.match(part))
+            or any(past(w.lower()) for w in words)
+            or (verbless and any(m.kind in kinds for m in measures(part)))
+            # "comes every 6 weeks", "from the sawmill Ciresa": no subject of its own
+            or bool(words and is_verb(words[0]))
+            or (verbless and bool(words) and words[0].lower() in lx.STOP_WORDS)
+            # "18+ with the bar open" after "fridays after 8pm are adults-only": a value of it
+            or bool(words and words[0][:1].isdigit())
+        )
+
+    # (an entry this message ends, "the quiz league runs monday nights, 8 teams" of "quiz
+    # league folded", goes as a retirement takes it; "is £150 plus mileage" of "My fee for a
+    # private booking, ..., is £150": an outdated part with no subject of its own)
+    # (nor one that a part after it goes on from: "Atkinson pays on the day now, haddock no
+    # salt, pays on his tab at the end of the month")
+    hangs = (
+        ending
+        or any(
+            bool((first := WORD.findall(parts[i][0])[:1]) and is_verb(first[0])) for i in outdated
+        )
+        or any(
+            leans(part)
+            for j, (part, _) in enumerate(parts)
+            if j > outdated[0] and j not in outdated
+        )
+        if outdated
+        else False
+    )
+    if not outdated or len(outdated) == len(parts) or hangs:
+        return _reworded(prefix + said[0], text) or text
+    if outdated[0] == 0 and not prefix:
+        prefix = _named_by(text)
+    out = ""
+    for i, (part, sep) in enumerate(parts):
+        if i == outdated[0]:
+            part = _reworded(part, text) or body
+        elif i in outdated:
+            continue
+        out += (sep if out else "") + part.rstrip(" .")
+    return _closed(prefix + out)
+
+
+#: A part of a sentence that leans on the one before it: "she does piano on thursdays".
+_LEANING_PART = re.compile(r"^(?:" + "|".join(sorted(lx.LEANING_OPENERS)) + r")\b", re.I)
+_PART_BREAK = re.compile(r"[,;]\s+")
+
+
+def _parts(sentence: str) -> list[tuple[str, str]]:
+    """The parts of ``sentence`` a comma or a semicolon puts apart, each with what put it apart
+    from the one before ("", then ", "), where each part says something of its own: a part
+    of one or two words is an item of a list with the next ("Jake, Chloe and Ruby do
+    Saturdays"), and no value is cut ("Mondays, Tuesdays and Fridays")."""
+    inside = [
+        (at, at + len(m.said))
+        for m in measures(sentence)
+        if (at := sentence.find(m.said)) >= 0 and "," in m.said
+    ]
+    cuts = [
+        m for m in _PART_BREAK.finditer(sentence) if not any(a <= m.start() < b for a, b in inside)
+    ]
+    out: list[tuple[str, str]] = []
+    pos, sep = 0, ""
+    for m in cuts:
+        if len(sentence[pos : m.start()].split()) < 3:
+            continue  # "Jake, Chloe and Ruby ...": with the next
+        out.append((sentence[pos : m.start()], sep))
+        pos, sep = m.end(), m.group(0)
+    if out and len(sentence[pos:].split()) < 2:
+        return [(sentence, "")]
+    out.append((sentence[pos:], sep))
+    return out
+
+
+def _reworded(part: str, text: str) -> str | None:
+    """``part`` (of an entry) with the one value ``text`` gives in place of its own, when
+    ``text`` says nothing else of its own ("jen's doing mondays and wednesdays now" of "Jen
+    does the school run on tuesdays and thursdays" -> "Jen does the school run on mondays and
+    wednesdays now"): what the value is of stays said. None otherwise."""
+    day = {"weekday": "days", "days": "days"}
+    # (not a count: "25 white" is not all of "25 white rhino")
+    news = [m for m in measures(text) if _find(part, m.said) < 0 and not m.kind.startswith("count")]
+    kinds = {day.get(m.kind, m.kind) for m in news}
+    olds = [
+        m for m in measures(part) if day.get(m.kind, m.kind) in kinds and _find(text, m.said) < 0
+    ]
+    if len(news) != 1 or len(olds) != 1:
+        return None
+    mine, theirs = read_slot(text), read_slot(part)
+    held = theirs.words | theirs.names | theirs.head
+    if (mine.words | mine.names | mine.head) - held - _LOOSE - _STOP_STEMS:
+        return None  # it says more than the new value, or of someone else
+    at = _find(part, olds[0].said)
+    out = part[:at] + news[0].said + part[at + len(olds[0].said) :]
+    if _NOW_SAID.search(text) and not _NOW_SAID.search(part):
+        end = len(out.rstrip(" .!"))
+        out = f"{out[:end]} now{out[end:]}"  # "... on mondays and wednesdays now"
+    return out
+
+
+_NOW_SAID = re.compile(r"\bnow\b", re.I)
+
+
+def _who_they_are(entry: str, names: frozenset[str]) -> bool:
+    """Whether ``entry`` says who one of ``names`` is to someone ("Helen is my supervisor",
+    "Marco's assistant is Giulia", "Kofi, our SRE, ..."): what they are, said with "my", "our",
+    "the" or someone's, which news of them ("Helen got me an extension") leaves true."""
+    body = strip_source(entry)
+    for name in names:
+        n = re.escape(name)
+        if re.search(
+            rf"(?<![\w'-]){n}\w*(?:'s|\s+is|\s+was|,)\s+(?:{_WHOSE})\s+\w", body, re.I
+        ) or re.search(rf"\b(?:{_WHOSE})\s+(?:[\w-]+\s+){{0,3}}(?:is|was)\s+{n}", body, re.I):
+            return True
+    return False
+
+
+_WHOSE = r"my|our|the|his|her|their|(?-i:[A-Z])\w+'s"
+#: What says that who someone is has changed: they left, were replaced, or are said to be
+#: something now ("Helen is no longer my supervisor", "Giulia went back to Italy").
+_WHO_CHANGED = re.compile(
+    r"\b(?:left|leaving|leaves|moved\s+(?:away|out|back|abroad|on|to|house|jobs?)|went back|"
+    r"gone back|going back|resigned|resigning|handed in|passed away|died|let go|fired|sacked|"
+    r"replaced|replacing|took over|taken over|taking over|new|instead)\b"
+    # "Helen is now my co-supervisor", "Dev's our lead now" (not "it's the 20th now")
+    r"|(?<!\bit)(?:\s+is|'s)\s+now\s+(?:my|our|the|a|an)\b"
+    r"|(?<!\bit)(?:\s+is|'s)\s+(?:my|our|the)\s+(?:new\s+)?[\w-]+\s+now\b"
+    r"|\bit's\s+(?-i:[A-Z])\w+\s+now\b|(?:\s+is|'s)\s+not\s+(?:my|our|the)\b",
+    re.I,
+)
+
+
+def _changes_who(text: str) -> bool:
+    """Whether ``text`` says that who someone is has changed (:data:`_WHO_CHANGED`), or ends
+    something (:data:`_ENDS`)."""
+    return bool(_WHO_CHANGED.search(text) or _ENDS.search(text))
+
+
+def _listed(entry: str) -> set[str]:
+    """The people ``entry`` says together in a list as the subject of a part, before its verb
+    ("jake and chloe do ...", "Tom, Aisha and Ben are ..."; not "the site surveys and
+    measures the trees")."""
+    body = _body(entry)
+    return {
+        w
+        for m in _LISTED.finditer(body)
+        if (m.start() == 0 or body[: m.start()].rstrip().endswith((",", ";", ".")))
+        and (after := WORD.findall(body[m.end() :])[:1])
+        and is_verb(after[0])
+        for w in re.split(r",\s+|\s+(?:and|&)\s+", m.group(0))
+        if w.lower() not in lx.STOP_WORDS | lx.PRONOUN_SUBJECTS
+    }
+
+
+#: People said together: "jake and chloe", "Tom, Aisha and Ben".
+_LISTED = re.compile(r"\b[A-Za-z][\w'-]*(?:,\s+[A-Za-z][\w'-]*)*\s+(?:and|&)\s+[A-Za-z][\w'-]*\b")
+#: Whoever does something now, as the subject of a clause: "ruby's doing", "so Priya has taken
+#: over", "it's ruby now".
+_NEW_SUBJECT = re.compile(
+    r"(?:^|[,;]\s*|\b(?:so|and|but|now)\s+)(?P<new>[A-Za-z][\w-]+)(?:'s|\s+(?:is|has|will|"
+    r"does|takes|took|covers|replaced|replaces))\b|\bit's\s+(?P<it>[A-Za-z][\w-]+)\s+now\b"
+)
+#: Someone doing what another did: "ruby's covering", "doing her saturdays".
+_STANDS_IN = re.compile(r"\b(?:covering|covers|doing\s+(?:her|his|their))\b", re.I)
+
+
 def _body(text: str) -> str:
     """A statement without its source and the speaker's name before it."""
-    return re.sub(r"^[^:]{1,40}:\s", "", strip_source(text))
+    return _SPEAKER_NAMED.sub("", strip_source(text))
+
+
+def _named_by(text: str) -> str:
+    """The speaker's name before a statement, as written ("Sam: "), or ""."""
+    m = _SPEAKER_NAMED.match(strip_source(text))
+    return m.group(0) if m else ""
+
+
+_SPEAKER_NAMED = re.compile(r"^[^:]{1,40}:\s")
 
 
 # What a value update may share with an entry without being about the same thing.
