@@ -4841,3 +4841,87 @@ def test_r8_an_update_of_a_value_keeps_what_the_value_is_of(
     lines = _entries(_updated(first, later))
     assert len(lines) == 1, lines
     assert what in lines[0] and new in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    ("said", "person", "other"),
+    [
+        (
+            "mia has a peanut allergy. the dishwasher floods if you overload it, the fix is to "
+            "run it half full",
+            "peanut allergy",
+            "dishwasher",
+        ),
+        (
+            "ben is vegetarian. the kiln cracked the pots because we fired too fast",
+            "vegetarian",
+            "kiln",
+        ),
+        (
+            "the boiler cut out because the pressure dropped. mia has a peanut allergy. topping "
+            "it up to 1.5 bar fixed it",
+            "peanut allergy",
+            "boiler",
+        ),
+        (
+            "the glaze crawled because the bisque was dusty. chloe is allergic to latex. turns "
+            "out the gloves caused her rash",
+            "allergic to latex",
+            "glaze",
+        ),
+        (
+            "helen is my supervisor. she's great. the fix for the vpn was reinstalling the client",
+            "my supervisor",
+            "vpn",
+        ),
+        (
+            "the deploy failed because the cert expired. marek is our team lead. the fix was "
+            "renewing it",
+            "team lead",
+            "cert expired",
+        ),
+        ("we switched the till to square last month. also ben is vegetarian", "vegetarian", "till"),
+    ],
+)
+def test_r6_unrelated_sentences_of_one_message_are_kept_apart(
+    said: str, person: str, other: str
+) -> None:
+    # A lesson's cue in one sentence joined the sentence before or after it to the lesson, so
+    # a person's allergy ended up inside a lesson, under the lesson's section.
+    index = index_after(review(turns("c1", user(said))))
+    lines = _entries(index)
+    assert not any(person in line and other in line for line in lines), lines
+    assert any(person in line for line in lines) and any(other in line for line in lines), lines
+    assert_changes_nothing(turns("c1", user(said)), index)
+
+
+def test_r6_a_fix_said_after_an_aside_stays_with_its_lesson() -> None:
+    # Kept apart from the aside, the fix goes with the lesson before it, not lost alone.
+    said = (
+        "the deploy failed because the cert expired. marek is our team lead. the fix was "
+        "renewing it"
+    )
+    lines = _entries(index_after(review(turns("c1", user(said)))))
+    assert any("cert expired" in line and "renewing it" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("said", "together"),
+    [
+        ("The glaze kept crawling. Turns out the bisque was dusty.", ("crawling", "bisque")),
+        (
+            "The card reader kept dropping out. The microwave was knocking out the wifi; moving "
+            "the reader fixed it.",
+            ("dropping out", "microwave"),
+        ),
+        ("Kofi joined as our SRE. He reports to Marek.", ("SRE", "Marek")),
+        ("mia is 7. she does piano on thursdays", ("7", "piano")),
+    ],
+)
+def test_r6_sentences_that_belong_together_are_still_one_entry(
+    said: str, together: tuple[str, str]
+) -> None:
+    # What keeps unrelated sentences apart leaves a symptom with its cause, and a pronoun
+    # with the one it stands for.
+    lines = _entries(index_after(review(turns("c1", user(said)))))
+    assert any(all(part in line for part in together) for line in lines), lines

@@ -17,6 +17,12 @@ one. :func:`units` joins a sentence to the one before it when it leans on it:
 A price table pasted a row a line ("Prices:", "flat white 3.20", "latte 3.40", ...) is one unit,
 written as a list on one line ("Prices: flat white 3.20, latte 3.40, ...").
 
+A sentence that says something apart from the one before is not joined by a lesson's cue or by
+"also": the two share no word of content, neither goes on with "it" or "that", and one says who
+someone is or what they are like while the other does not ("mia has a peanut allergy. the
+dishwasher floods if you overload it, the fix is to run it half full": two entries, each under
+its section). A fix said after such an aside goes on the lesson before it.
+
 Only statements are joined: never a question, a request, a secret or small talk, and never past
 :data:`.statements.MAX_JOINED`. The joined text keeps each sentence as said.
 """
@@ -26,7 +32,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from .frames import CALENDAR, WORD, has_verb, is_verb, past, says_update
+from .frames import CALENDAR, WORD, has_verb, is_verb, past, says_update, stem
 from .sentences import TO_THE_LISTENER, clean, sentences
 from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
@@ -226,7 +232,32 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
             # fair. 2 days, pitch £300") still continues it.
             listed = before[2].rstrip().endswith(":") or priced(clean(before[2]), role)
             own = listed and priced(clean(sentence), role)
-            leans = lesson or _opens_leaning(sentence) or (_fragment(sentence) and not own)
+            # A lesson's cue, or "also", before a fact of its own about something else ("the
+            # fix was pinning node to 18. mia has a peanut allergy because of her dad's side"):
+            # two entries, each under its section.
+            # (a cause said without a verb the lexicon knows, "the microwave trips the fuse
+            # because of the old wiring", is no fragment of the fact before it either)
+            also = _ALSO.match(sentence) is not None
+            apart = (lesson or also) and _apart(before[2], sentence, role, speaker)
+            if apart:
+                lesson = also = False
+                # "the deploy failed because the cert expired. marek is our team lead. the fix
+                # was renewing it": the fix goes on the lesson said before the aside
+                # (not one said of the person of the aside: "turns out the gloves caused her
+                # rash" after "chloe is allergic to latex")
+                theirs = re.search(r"\b(?:he|she|her|his|him)\b", sentence, re.I)
+                if len(out) > 1 and cue[i] and not theirs and _LESSON.search(out[-2][2]):
+                    lesson_before = out[-2]
+                    joined = _join(lesson_before[2], sentence)
+                    if (
+                        len(joined) <= MAX_JOINED
+                        and not _apart(lesson_before[2], sentence, role, speaker)
+                        and _statement(sentence, role)
+                    ):
+                        out[-2] = (lesson_before[0], end, joined)
+                        continue
+            opens = _opens_leaning(sentence) and (also or not _ALSO.match(sentence))
+            leans = lesson or opens or (_fragment(sentence) and not own and not apart)
             joined = _join(before[2], sentence)
             if (
                 leans
@@ -310,6 +341,58 @@ def _tables(text: str, said: list[tuple[int, int, str]]) -> list[tuple[int, int,
         out.append((start, end, body))
         i = j
     return out
+
+
+_ALSO = re.compile(r"^\W*also\b\W*", re.I)
+
+
+def _apart(before: str, sentence: str, role: str, speaker: str) -> bool:
+    """Whether ``sentence`` says something of its own, apart from ``before``: the two share no
+    word of content, neither goes on with a word for what came before ("it", "that"), and one
+    of them says who someone is or what they are like (:data:`_PERSONAL`) while the other does
+    not ("the fix was pinning node to 18. mia has a peanut allergy because of her dad's side")
+    or, after "also", each read alone is a statement of another section. A symptom and its
+    cause share no word either ("The glaze kept crawling. Turns out the bisque was dusty"):
+    they stay one lesson."""
+    said = _ALSO.sub("", sentence)
+    if _BACK.match(said) or _words(said) & _words(before):
+        return False
+    if bool(_PERSONAL.search(said)) != bool(_PERSONAL.search(before)):
+        return True
+    if not _ALSO.match(sentence):
+        return False
+    alone = read(clean(said), role=role, speaker=speaker or "Someone")
+    first = read(clean(before), role=role, speaker=speaker or "Someone")
+    if not isinstance(alone, Statement) or not isinstance(first, Statement):
+        return False
+    return alone.section != first.section
+
+
+#: What says who someone is or what they are like: "is my supervisor", "has a peanut
+#: allergy", "is vegetarian", "prefers email", "her birthday", "she carries an epipen".
+_PERSONAL = re.compile(
+    r"^\W*(?:he|she)\b|\b(?:(?:is|'s|are|'re)\s+(?:my|our|his|her|their)\s+\w+|allerg(?:y|ies|ic)|intoleran(?:t|ce)|"
+    r"vegetarian|vegan|coeliac|celiac|diabetic|pregnant|birthday|prefers?|likes|loves|hates|"
+    r"husband|wife|partner|son|daughter|mum|mom|dad|brother|sister|supervisor|boss|"
+    r"(?:new|our|my)\s+(?:" + "|".join(sorted({w for r in lx.ROLES for w in r.split()})) + r"))\b",
+    re.I,
+)
+
+
+#: A word for what was said before: "it", "that", "this", "them", "there".
+_BACK = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|they|they're|them|there)\b", re.I)
+
+
+_CUE_WORDS = frozenset(w for cue in lx.LESSON_CUES for w in cue.split())
+
+
+def _words(text: str) -> set[str]:
+    """The stems of the words of ``text`` that carry content."""
+    return {
+        stem(w)
+        for w in WORD.findall(text)
+        if w.lower() not in lx.STOP_WORDS and w.lower() not in _CUE_WORDS and len(w) > 2
+    }
 
 
 #: A lesson's label said as a sentence of its own: "Lesson from today.", "lesson learned!".
