@@ -4770,10 +4770,14 @@ def test_r8_one_person_of_a_list_replaced_keeps_the_others(
 ) -> None:
     # "chloe quit, ruby's doing her saturdays now" replaced "jake and chloe do the saturday
     # shifts" whole: Jake's Saturdays were lost.
-    lines = _entries(_updated(first, later))
+    after = _updated(first, later)
+    lines = _entries(after)
     holding = [line for line in lines if stays in line and now in line]
     assert holding, lines
     assert not any(re.search(rf"\b{gone}\b", line, re.I) for line in holding), lines
+    # read again, both messages in one batch, the older list is not written back
+    batch = turns("c1", user(first)) + days_later(3, turns("c2", user(later)))
+    assert_changes_nothing(batch, after)
 
 
 @pytest.mark.parametrize(

@@ -355,6 +355,10 @@ class _Memory:
                 link = self._value_link(text, newer, older=True)
                 latest = link[0] if link is not None else None
             if latest is None:
+                # nor to see that a later entry put someone in the place of one of its list
+                # ("jake and ruby do the saturday shifts" after "jake and chloe do ...")
+                latest = next((e for e in newer if _list_swapped(text, e.text)), None)
+            if latest is None:
                 # nor to see that a later entry switched away from the name it gives ("Bricks
                 # come from Ibstock" after "we're switching to Northcot for the bricks")
                 probe = [_Entry(path=INDEX, section=section, text=f"{text} {source}")]
@@ -2493,8 +2497,23 @@ def _listed(entry: str) -> set[str]:
         and (after := WORD.findall(body[m.end() :])[:1])
         and is_verb(after[0])
         for w in re.split(r",\s+|\s+(?:and|&)\s+", m.group(0))
+        # (not a thing: "fixtures and membership go through me")
         if w.lower() not in lx.STOP_WORDS | lx.PRONOUN_SUBJECTS
+        and not w.lower().endswith(lx.NOUN_ENDINGS)
     }
+
+
+def _list_swapped(text: str, entry: str) -> bool:
+    """Whether ``entry`` says what ``text`` says with one person of its list in another's
+    place ("jake and ruby do the saturday shifts" of "jake and chloe do the saturday shifts"),
+    as :meth:`_Memory._one_of_a_list` writes it."""
+    mine, theirs = _listed(text), _listed(entry)
+    gone, came = mine - theirs, theirs - mine
+    if len(mine) < 2 or len(gone) != 1 or len(came) != 1:
+        return False
+    old, new = min(gone), min(came)
+    swapped = re.sub(rf"\b{re.escape(old)}\b", new, _body(text))
+    return swapped.rstrip(" .").casefold() == _body(entry).rstrip(" .").casefold()
 
 
 #: People said together: "jake and chloe", "Tom, Aisha and Ben".
