@@ -33,7 +33,7 @@ import re
 
 from . import lexicon as lx
 from .frames import CALENDAR, WORD, has_verb, is_verb, past, says_update, stem
-from .sentences import TO_THE_LISTENER, clean, sentences
+from .sentences import ONE_EMOJI, TO_THE_LISTENER, clean, sentences
 from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
 
@@ -274,10 +274,7 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
     return out
 
 
-_ENDS_WITH_EMOJI = re.compile(
-    "[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
-    "[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f\U0001f3fb-\U0001f3ff]*$"
-)
+_ENDS_WITH_EMOJI = re.compile(f"(?:{ONE_EMOJI})$")
 #: A row of a pasted price table, a line of its own: an item in a few words, maybe a separator
 #: ("-", ":", "|", a tab), then a price or a number, maybe with what it is per ("flat white
 #: 3.20", "- follow up £45", "nail surgery | 350", "day hire - £35 a day").

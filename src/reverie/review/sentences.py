@@ -19,7 +19,7 @@ from . import lexicon as lx
 from .frames import AUX, has_verb
 from .types import SOURCE_PATTERN
 
-__all__ = ["TO_THE_LISTENER", "clauses", "clean", "listed_note", "sentences"]
+__all__ = ["ONE_EMOJI", "TO_THE_LISTENER", "clauses", "clean", "listed_note", "sentences"]
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Lines that are program output, not conversation: log lines, tracebacks, shell prompts,
@@ -106,13 +106,18 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+#: One emoji with what joins or dresses it (a joiner, a variation selector, a skin tone, a
+#: flag's tags, a keycap), so that none of those is left behind alone: "🏄\u200d♀\ufe0f". The
+#: one pattern of an emoji for the reviewer (:func:`clean`, :func:`sentences`, and
+#: :mod:`.discourse`).
+ONE_EMOJI = (
+    "[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
+    "[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f\U0001f3fb-\U0001f3ff]*"
+)
 #: An emoji between two runs of words, with a space after it: "great news 🎉 we signed the
 #: lease", "done ✅ moved the server to hetzner". Typed where a full stop would be, it ends the
 #: thought before it.
-_EMOJI_GAP = re.compile(
-    r"(?<=\S)\s*(?:[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
-    r"[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f\U0001f3fb-\U0001f3ff]*)+\s+(?=\S)"
-)
+_EMOJI_GAP = re.compile(rf"(?<=\S)\s*(?:{ONE_EMOJI})+\s+(?=\S)")
 #: An emoji that stands for a word, not a stop: after a word that needs one after it ("the 🍕
 #: place", "I love ☕"), or before a word that goes on with the thought ("☕ and cake").
 _EMOJI_AS_WORD_BEFORE = re.compile(
@@ -183,14 +188,8 @@ def clauses(sentence: str) -> list[str]:
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# An emoji with what joins or dresses it (a joiner, a variation selector, a skin tone, a
-# flag's tags, a keycap), so that none of those is left behind alone: "🏄\u200d♀\ufe0f".
-_EMOJI = re.compile(
-    "(?:[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\u2600-\u27bf]"
-    "[\u200d\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f]*)+"
-    "|[0-9#*]\ufe0f?\u20e3"
-    r"|:\)|:D|;\)|:\("
-)
+# Emoji, a keycap or a text smiley, so that nothing of one is left behind alone.
+_EMOJI = re.compile(f"(?:{ONE_EMOJI})+" "|[0-9#*]\ufe0f?\u20e3" r"|:\)|:D|;\)|:\(")
 _LEAD = re.compile(
     r"^(?:"
     + lx.phrases(lx.LEADS).pattern
