@@ -3,8 +3,18 @@ capitals the assistant or memory gave its names."""
 
 from __future__ import annotations
 
+import pytest
+
 from reverie.review.spelling import recase, spellings
-from tests.review.test_offline import bot, index_after, review, turns, user
+from tests.review.test_offline import (
+    assert_changes_nothing,
+    bot,
+    days_later,
+    index_after,
+    review,
+    turns,
+    user,
+)
 
 
 def test_r6_a_name_is_learnt_where_it_is_spelled_with_capitals() -> None:
@@ -80,3 +90,41 @@ def test_r6_a_word_said_to_have_an_allergy_or_a_diet_is_a_name() -> None:
     assert spellings(["ok. alfie is lactose intolerant"]) == {"alfie": "Alfie"}
     assert spellings(["the menu has a vegan option", "she is vegetarian"]) == {}
     assert spellings(["sam is coeliac"], people=["sam"]) == {}
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "- Mia has a peanut allergy. (source: c1#0-1)",
+        "## People & preferences\n- Sam: Mia has a severe peanut allergy. (source: c1#0-1)",
+        "- Mia is lactose intolerant, so oat milk only. (source: c1#0-1)",
+    ],
+)
+def test_r6_a_name_memory_gives_an_allergy_is_learnt_from_memory(memory: str) -> None:
+    # Memory writes the name with a capital at the head of an entry, where one capitalised
+    # word teaches nothing: a later "mia is ok with almonds" was read as no one's and lost,
+    # while the same messages reviewed as one batch kept it (the idle re-run changed memory).
+    assert spellings([memory]) == {"mia": "Mia"}
+    assert recase("mia is ok with almonds tho", spellings([memory])) == "Mia is ok with almonds tho"
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "kept"),
+    [
+        ("mia has a peanut allergy", "mia is ok with almonds tho", "Mia is ok with almonds"),
+        ("raj is allergic to latex", "raj handles the mass spec bookings", "Raj handles"),
+        ("alfie is lactose intolerant", "alfie is fine with oat milk btw", "Alfie is fine"),
+    ],
+)
+def test_r6_a_later_lower_case_message_about_someone_memory_names_is_kept(
+    first: str, later: str, kept: str
+) -> None:
+    # Found by the re-audit of this round: reviewed in its own conversation, the later fact was
+    # lost; the two conversations given again as one batch kept it, so an idle re-run changed
+    # memory.
+    index = index_after(review(turns("c1", user(first))))
+    after = index_after(review(days_later(3, turns("c2", user(later))), index=index), index)
+    assert kept in after, after
+    assert_changes_nothing(
+        turns("c1", user(first)) + days_later(3, turns("c2", user(later))), after
+    )

@@ -40,11 +40,14 @@ _COMMON = (
 )
 
 
-#: A word typed in lower case that opens a sentence and is said to have an allergy, an
-#: intolerance or a diet ("mia has a severe peanut allergy", "alfie is lactose intolerant"):
-#: those are said of people (or their pets), so the word is a name, spelled with a capital.
+#: A word that opens a sentence, a list item or what follows a speaker's name, and is said to
+#: have an allergy, an intolerance or a diet ("mia has a severe peanut allergy", "alfie is
+#: lactose intolerant", and memory's "- Mia has a peanut allergy."): those are said of people
+#: (or their pets), so the word is a name, spelled with a capital, in this message and in the
+#: later ones that name them in lower case ("mia is ok with almonds").
 _PERSON_FIRST = re.compile(
-    r"(?:^|[.!?;\n]\s*)(?P<n>[a-z][a-z'’-]{1,20})\s+(?:is|has|'s|’s|gets|can'?t\s+have)\s+"
+    r"(?:^|[.!?;:\n]\s*|(?:^|\n)\s*[-*]\s+)(?P<n>[a-zA-Z][a-z'’-]{1,20})\s+"
+    r"(?:is|has|'s|’s|gets|can'?t\s+have)\s+"
     r"(?:(?:a|an|got|got\s+a|quite|very|really|super|so|severely|badly|mildly|severe|mild|bad"
     r"|serious|nasty)\s+)*(?:[a-z-]+\s+){0,2}?"
     r"(?:allerg(?:y|ic|ies)|intoleran(?:t|ce)|coeliac|celiac|vegan|vegetarian|diabetic"
@@ -84,7 +87,7 @@ def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str
             if name.lower() != name and len(name.lower()) == len(name):
                 found.setdefault(name.lower(), name)
         for m in _PERSON_FIRST.finditer(text):
-            low = m["n"]
+            low = m["n"].lower()
             if not _common(low) and low not in talking:
                 found.setdefault(low, low.capitalize())
     return {low: found[low] for low in sorted(found, key=len, reverse=True)}
