@@ -4929,3 +4929,51 @@ def test_r6_sentences_that_belong_together_are_still_one_entry(
     # with the one it stands for.
     lines = _entries(index_after(review(turns("c1", user(said)))))
     assert any(all(part in line for part in together) for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("said", "now"),
+    [
+        (
+            (
+                "jake and chloe do the saturday shifts",
+                "ruby's replaced chloe on saturdays",
+                "tom's replaced jake on saturdays",
+            ),
+            ("tom", "ruby"),
+        ),
+        (
+            (
+                "ana and bea do the sunday shifts",
+                "carl's replaced bea on sundays",
+                "dana's replaced ana on sundays",
+            ),
+            ("dana", "carl"),
+        ),
+        (
+            (
+                "jake and chloe do the saturday shifts",
+                "ruby's replaced chloe on saturdays",
+                "chloe's replaced ruby on saturdays",
+            ),
+            ("jake", "chloe"),
+        ),
+    ],
+)
+def test_r8_a_list_swapped_twice_is_not_written_back_when_read_again(
+    said: tuple[str, ...], now: tuple[str, str]
+) -> None:
+    # Found by the re-audit of the list swaps: after two swaps (or a swap and its undoing), the
+    # three messages read again as one batch wrote the list in between back, or the first swap
+    # as said.
+    batch: list[Turn] = []
+    index: str | None = None
+    for n, text in enumerate(said):
+        given = days_later(3 * n, turns(f"c{n + 1}", user(text)))
+        batch += given
+        out = review(given, index=index)
+        index = index_after(out, index)
+    assert index is not None
+    lines = _entries(index)
+    assert len(lines) == 1 and all(name in lines[0] for name in now), lines
+    assert_changes_nothing(batch, index)

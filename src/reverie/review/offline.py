@@ -44,6 +44,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import permutations
 from typing import Any
 
 from reverie.core.markdown import STANDARD_SECTIONS, apply_batch, canonical_text, sections
@@ -358,6 +359,10 @@ class _Memory:
                 # nor to see that a later entry put someone in the place of one of its list
                 # ("jake and ruby do the saturday shifts" after "jake and chloe do ...")
                 latest = next((e for e in newer if _list_swapped(text, e.text)), None)
+            if latest is None:
+                # nor that a later list of people outdates a swap in it, read again ("ruby's
+                # replaced chloe on saturdays" before "tom and ruby do the saturday shifts")
+                latest = next((e for e in newer if _swap_outdated(text, e.text)), None)
             if latest is None:
                 # nor to see that a later entry switched away from the name it gives ("Bricks
                 # come from Ibstock" after "we're switching to Northcot for the bricks")
@@ -2508,12 +2513,30 @@ def _list_swapped(text: str, entry: str) -> bool:
     place ("jake and ruby do the saturday shifts" of "jake and chloe do the saturday shifts"),
     as :meth:`_Memory._one_of_a_list` writes it."""
     mine, theirs = _listed(text), _listed(entry)
-    gone, came = mine - theirs, theirs - mine
-    if len(mine) < 2 or len(gone) != 1 or len(came) != 1:
+    gone, came = sorted(mine - theirs), theirs - mine
+    if len(mine) < 2 or not 1 <= len(gone) <= 3 or len(gone) != len(came):
         return False
-    old, new = min(gone), min(came)
-    swapped = re.sub(rf"\b{re.escape(old)}\b", new, _body(text))
-    return swapped.rstrip(" .").casefold() == _body(entry).rstrip(" .").casefold()
+    # (one swap after another: "tom and ruby do ..." of "jake and chloe do ...")
+    for order in permutations(sorted(came)):
+        swapped = _body(text)
+        for old, new in zip(gone, order, strict=True):
+            swapped = re.sub(rf"\b{re.escape(old)}\b", new, swapped)
+        if swapped.rstrip(" .").casefold() == _body(entry).rstrip(" .").casefold():
+            return True
+    return False
+
+
+def _swap_outdated(text: str, entry: str) -> bool:
+    """Whether ``entry``, a later list of people, outdates ``text``, which puts someone in the
+    place of one of such a list ("ruby's replaced chloe on saturdays" of "tom and ruby do the
+    saturday shifts", after Tom replaced Jake too, or Chloe came back): ``text`` says a swap,
+    names one of the list, and shares another word with it."""
+    listed = {w.lower() for w in _listed(entry)}
+    if len(listed) < 2 or not (_changes_who(text) or _STANDS_IN.search(text)):
+        return False
+    named = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", _body(text))} & listed
+    shared = _stems(_body(text)) & _stems(_body(entry))
+    return bool(named) and bool(shared - _STOP_STEMS - {root(n) for n in named})
 
 
 #: People said together: "jake and chloe", "Tom, Aisha and Ben".
