@@ -363,9 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except Interrupted as exc:
-        return _interrupted(as_json, exc.kept)
+        return interrupted(as_json, exc.kept)
     except (click.exceptions.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort
-        return _interrupted(as_json, KEPT)
+        return interrupted(as_json, KEPT)
     except _NO_COMMAND as exc:
         # The whole help as an error message buries the point: name the commands instead.
         group = exc.ctx.command
@@ -402,12 +402,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             1,
         )
     return code if isinstance(code, int) else 0
-
-
-def _interrupted(as_json: bool, kept: str) -> int:
-    """Ctrl-C: say so, and what was kept, in the contract's shape; exit 130 (128 + SIGINT),
-    as shells report a process that SIGINT ended."""
-    return interrupted(as_json, kept)
 
 
 def _fail(as_json: bool, code: str, message: str, details: dict[str, Any], exit_code: int) -> int:

@@ -85,7 +85,7 @@ from .slots import (
 )
 from .sources import BatchSources, beyond_output, is_link_line, said_words
 from .spelling import recase, spellings
-from .statements import DECISIONS, PEOPLE, Statement, asks_secret, read, secret_values
+from .statements import ASKS_VALUE, DECISIONS, PEOPLE, Statement, asks_secret, read, secret_values
 from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -904,7 +904,7 @@ class _Memory:
         body = _body(text)
         # (who went may be said in a clause before: "lee moved teams, so Omar is covering")
         said = f"{body}\n{self.message}"
-        if not (_changes_who(said) or _STANDS_IN.search(said)):
+        if not _says_swap(said):
             return None
         subjects = [m["new"] or m["it"] for m in _NEW_SUBJECT.finditer(body)]
         fresh = {
@@ -2532,11 +2532,17 @@ def _swap_outdated(text: str, entry: str) -> bool:
     saturday shifts", after Tom replaced Jake too, or Chloe came back): ``text`` says a swap,
     names one of the list, and shares another word with it."""
     listed = {w.lower() for w in _listed(entry)}
-    if len(listed) < 2 or not (_changes_who(text) or _STANDS_IN.search(text)):
+    if len(listed) < 2 or not _says_swap(text):
         return False
     named = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", _body(text))} & listed
     shared = _stems(_body(text)) & _stems(_body(entry))
     return bool(named) and bool(shared - _STOP_STEMS - {root(n) for n in named})
+
+
+def _says_swap(text: str) -> bool:
+    """Whether ``text`` says that someone went or was replaced, or that another does what they
+    did ("ruby's covering", "doing her saturdays"): a swap in a list of people."""
+    return _changes_who(text) or bool(_STANDS_IN.search(text))
 
 
 #: People said together: "jake and chloe", "Tom, Aisha and Ben".
@@ -3123,12 +3129,6 @@ def _read_backs(turns: list[Turn]) -> dict[tuple[str, int], tuple[str, int]]:
     return out
 
 
-#: A question that asks for a value: what the reply names, not a yes or a no.
-_ASKS_WHAT = re.compile(
-    r"^\W*(?:what|which|who|whose|where|when|how many|how much|how long)\b", re.I
-)
-
-
 def _question_put(text: str) -> str:
     """The question a message puts to the other, which a verbless reply answers: its last
     question, even with more said after it ("When does the club meet? I can add it to your
@@ -3141,7 +3141,7 @@ def _question_put(text: str) -> str:
     for question in asked:
         if asks_secret(question):
             return question
-    values = [q for q in asked if _ASKS_WHAT.match(q)]
+    values = [q for q in asked if ASKS_VALUE.match(q)]
     return (values or asked or [""])[-1]
 
 

@@ -37,6 +37,7 @@ from .sentences import TO_THE_LISTENER, clauses, clean, listed_note, sentences
 from .slots import measures
 
 __all__ = [
+    "ASKS_VALUE",
     "DECISIONS",
     "ENVIRONMENT",
     "PEOPLE",
@@ -1315,6 +1316,12 @@ def _introduces(rest: str, *, whole_name: bool = False) -> bool:
     return len(content) >= (1 if whole_name else 2)
 
 
+#: A question that asks for a value, which a reply names: not one answered yes or no.
+ASKS_VALUE = re.compile(
+    r"^\W*(?:what|which|who|whose|where|when|how many|how much|how long)\b", re.I
+)
+
+
 def _answer(text: str, question: str) -> bool:
     """Whether ``text`` is a verbless answer with content of its own to ``question``.
 
@@ -1324,9 +1331,7 @@ def _answer(text: str, question: str) -> bool:
     who."""
     words = WORD.findall(text)
     content = [w for w in words if w.lower() not in lx.STOP_WORDS and w.lower() not in TIME_WORDS]
-    asks_what = re.match(
-        r"^\W*(?:what|which|who|whose|where|when|how many|how much|how long)\b", question, re.I
-    )
+    asks_what = ASKS_VALUE.match(question)
     named = re.match(
         r"^\W*(?:(?:which|what|whose)\s+(?!(?:is|are|was|were|do|does|did|about|of|if|else|"
         r"kind|sort|type)\b)[a-z]{3,}|who(?:'s|\s+is|\s+was|\s+are)?\s+(?:your|the|our|their)\s)",
