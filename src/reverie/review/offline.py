@@ -2731,10 +2731,16 @@ def _no_more(text: str, entry: str, replied: str = "") -> bool:
 
 def _values_held(text: str, entry: str) -> bool:
     """Whether ``text`` gives values (:func:`.slots.measures`) and ``entry`` holds each, with
-    more besides: said of it, ``text`` changes nothing."""
+    more besides: another value, or a name ``text`` leaves out while giving none of its own
+    ("Renewal is now 20 May" of "insurance is with Sportscover, ... brought the renewal
+    forward to 20 May"). Said of it, ``text`` changes nothing."""
     given = {(m.kind, m.value) for m in measures(text)}
     held = {(m.kind, m.value) for m in measures(entry)}
-    return bool(given) and given < held
+    if not given or not given <= held:
+        return False
+    mine, theirs = read_slot(text).names, read_slot(entry).names
+    words = _stems(entry)
+    return given < held or (bool(theirs - mine) and all(_stems(n) <= words for n in mine))
 
 
 def _clause(part: str) -> bool:
