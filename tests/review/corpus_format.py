@@ -173,11 +173,17 @@ committed with the figures of the reviewer as it stood then (5e7d21d). It was me
 aggregate only, once, held out; from the twenty-third round on it is development data
 (:data:`TWENTY_SECOND`).
 
-**The held-out set** ``test23`` (:data:`HELD_OUT`, ids ``t23-``) was written fresh at the start of
-the twenty-third round the same way (by two writers, ten settings each, who read only this
+``test23`` was written fresh at the start of the twenty-third round the same way (by two
+writers, ten settings each, who read only this format, the scoring and the checks), and
+committed with the figures of the reviewer as the twenty-second round left it. It was measured
+in aggregate only, held out, through the twenty-third round; from the twenty-fourth round on it
+is development data (:data:`TWENTY_THIRD`).
+
+**The held-out set** ``test24`` (:data:`HELD_OUT`, ids ``t24-``) was written fresh at the start of
+the twenty-fourth round the same way (by two writers, ten settings each, who read only this
 format, the scoring and the checks), and committed with the figures of the reviewer as the
-twenty-second round left it. It is never tuned on: it is measured with ``bench/review_corpus.py
---half test23`` in aggregate only.
+twenty-third round left it (f3708c4). It is never tuned on: it is measured with
+``bench/review_corpus.py --half test24`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -216,6 +222,7 @@ __all__ = [
     "TWENTIETH",
     "TWENTY_FIRST",
     "TWENTY_SECOND",
+    "TWENTY_THIRD",
     "Conversation",
     "Fact",
     "Message",
@@ -277,14 +284,17 @@ TWENTY_FIRST = "test21"
 #: Written at the end of the twenty-second round; held out then, development data since the
 #: twenty-third.
 TWENTY_SECOND = "test22"
+#: Written at the start of the twenty-third round; held out then, development data since the
+#: twenty-fourth.
+TWENTY_THIRD = "test23"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
-    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND,
+    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD,
 )  # fmt: skip
-#: Written at the start of the twenty-third round and never tuned on.
-HELD_OUT = "test23"
+#: Written at the start of the twenty-fourth round and never tuned on.
+HELD_OUT = "test24"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -340,8 +350,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test23`` when its id starts with
-    ``t2-`` to ``t23-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test24`` when its id starts with
+    ``t2-`` to ``t24-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -386,6 +396,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t22-"):
         return TWENTY_SECOND
     if conversation_id.startswith("t23-"):
+        return TWENTY_THIRD
+    if conversation_id.startswith("t24-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

@@ -30,6 +30,7 @@ from tests.review.corpus_format import (
     TWENTIETH,
     TWENTY_FIRST,
     TWENTY_SECOND,
+    TWENTY_THIRD,
     fact,
     half,
     load,
@@ -63,7 +64,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t20-any-intro") == TWENTIETH == "test20"
     assert half("t21-any-intro") == TWENTY_FIRST == "test21"
     assert half("t22-any-intro") == TWENTY_SECOND == "test22"
-    assert half("t23-any-intro") == HELD_OUT == "test23"
+    assert half("t23-any-intro") == TWENTY_THIRD == "test23"
+    assert half("t24-any-intro") == HELD_OUT == "test24"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -105,7 +107,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     [
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
         *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH),
-        *(NINETEENTH, TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, HELD_OUT),
+        *(NINETEENTH, TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:
