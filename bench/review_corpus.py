@@ -27,8 +27,8 @@ fresh during the twentieth round (development data since the twenty-second); ``t
 written fresh during the twenty-first round (development data since the twenty-third);
 ``test22``: written fresh at the end of the twenty-second round (development data since the
 twenty-third); ``test23``: written fresh at the start of the twenty-third round (development
-data since the twenty-fourth); and ``test24``: written fresh at the start of the twenty-fourth
-round and held out. Each
+data since the twenty-seventh); and ``test24``: written fresh at the start of the
+twenty-seventh round and held out. Each
 conversation is imported into its own Reverie home and reviewed session by session through
 the runner (``tests/review/corpus_eval.py``),
 then scored: durable facts kept exactly once, superseded values removed with the new value

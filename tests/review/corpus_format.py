@@ -176,13 +176,13 @@ aggregate only, once, held out; from the twenty-third round on it is development
 ``test23`` was written fresh at the start of the twenty-third round the same way (by two
 writers, ten settings each, who read only this format, the scoring and the checks), and
 committed with the figures of the reviewer as the twenty-second round left it. It was measured
-in aggregate only, held out, through the twenty-third round; from the twenty-fourth round on it
-is development data (:data:`TWENTY_THIRD`).
+in aggregate only, held out, through the twenty-sixth round and the audits after it; from the
+twenty-seventh round on it is development data (:data:`TWENTY_THIRD`).
 
 **The held-out set** ``test24`` (:data:`HELD_OUT`, ids ``t24-``) was written fresh at the start of
-the twenty-fourth round the same way (by two writers, ten settings each, who read only this
+the twenty-seventh round the same way (by two writers, ten settings each, who read only this
 format, the scoring and the checks), and committed with the figures of the reviewer as the
-twenty-third round left it (f3708c4). It is never tuned on: it is measured with
+twenty-sixth round and its audits left it (f3708c4). It is never tuned on: it is measured with
 ``bench/review_corpus.py --half test24`` in aggregate only.
 """
 
@@ -284,8 +284,8 @@ TWENTY_FIRST = "test21"
 #: Written at the end of the twenty-second round; held out then, development data since the
 #: twenty-third.
 TWENTY_SECOND = "test22"
-#: Written at the start of the twenty-third round; held out then, development data since the
-#: twenty-fourth.
+#: Written at the start of the twenty-third round; held out through the twenty-sixth,
+#: development data since the twenty-seventh.
 TWENTY_THIRD = "test23"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
@@ -293,7 +293,7 @@ DEVELOPMENT = (
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
     TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD,
 )  # fmt: skip
-#: Written at the start of the twenty-fourth round and never tuned on.
+#: Written at the start of the twenty-seventh round and never tuned on.
 HELD_OUT = "test24"
 SECTIONS = {
     "People": "People & preferences",
