@@ -107,6 +107,13 @@ _CLOSES = re.compile(r"^(?:\W|for good|now|as of today|from now on)*$", re.I)
 _UPDATE = lx.phrases(
     [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
 )
+#: Words by which a message corrects what it said a moment before: "hang on, Kat's just
+#: corrected me, it's Thursdays".
+_CORRECTS = re.compile(
+    r"\b(?:actually|sorry|oops|my mistake|i meant|i mean|got it wrong|correct(?:ed|ion)|wrong|"
+    r"scrap that|hang on|hold on|wait)\b|^\W*no\b",
+    re.I,
+)
 #: A value said to change by the verb before it: "corn snakes going to £70", "going up to
 #: 11 till 4" ("going to" alone is more often a plan: "we're going to Tesco").
 _GOING_TO = re.compile(r"\bgoing\s+(?:up\s+|down\s+)?to\s+[£$€]?\d", re.I)
@@ -761,8 +768,8 @@ class _Memory:
         found: list[tuple[_Entry, Measure, Measure]] = []
         shares: list[int] = []  # per entry found: how many words it shares with the statement
         for e in live:
-            if self._from_this_message(e):
-                continue
+            if self._from_this_message(e) and not _CORRECTS.search(self.message or text):
+                continue  # (unless the message corrects itself: "hang on, it's Thursdays")
             if _other_group(text, e.text):
                 continue  # "gents cuts r £25 now" of "£48 ladies cut"
             held = measures(e.text)
@@ -1354,6 +1361,11 @@ class _Memory:
         named = [
             e for e in live if mentions(e.text, st.old) and _owners_meet(new, entry_frame(e.text))
         ]
+        if not named and _THE_THING.search(st.text[: st.text.find(st.old)]):
+            # "we've replaced the Bose with a pair of Yamahas" of "PA is Ewan's Bose L1 rig":
+            # "the" points at the one thing memory holds, whoever the entry is about
+            named = [e for e in live if mentions(e.text, st.old)]
+            named = named if len(named) == 1 and st.subject_kind in ("i", "we", "our") else []
         if named:
             named[0].text = f"{text} {source}"
             self.updated.append((named[0], frozenset({st.old.lower()})))
@@ -2594,6 +2606,11 @@ def _gives_up(st: Statement) -> bool:
     if re.search(r"\b(?:cancel+ed|scrapped|closed|cut|shut|axed|discontinued)\b", st.text, re.I):
         return False  # "Leadership cancelled the code freeze": ended for everyone
     return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
+
+
+#: The words just before a thing a switch names, that point at one already known: "replaced
+#: the Bose", "swapped our Transit".
+_THE_THING = re.compile(r"\b(?:the|our|my)\s+$", re.I)
 
 
 def _owners_meet(new: Frame, old: Frame) -> bool:

@@ -167,10 +167,19 @@ _DEPENDENT = re.compile(
 )
 
 
+# "we're a little kite school ...", "we're based in Leeds": says what "we" is, or where, of the
+# group or firm just named.
+_WE_ARE_A = re.compile(
+    r"^(?:we're|we are)\s+(?:just\s+|only\s+)?(?:a|an|the|on|in|at|near|based|located)\s", re.I
+)
+_ENDS_WITH_NAME = re.compile(r"(?-i:[A-Z][\w&'-]*)\W*$")
+
+
 def clauses(sentence: str) -> list[str]:
     """A sentence cut where a second statement starts ("I'm vegetarian, but Dev eats
     everything"), unless it states a lesson (a cause and its fix are one entry) or the next
-    part cannot stand alone."""
+    part cannot stand alone, or says what "we" is, or where, right after a name ("I own Brisk
+    Kiteboarding, we're a little IKO school at Marazion")."""
     if _LESSON.search(sentence):
         return [sentence]
     out: list[str] = []
@@ -178,6 +187,8 @@ def clauses(sentence: str) -> list[str]:
     for m in _CLAUSE_SPLIT.finditer(sentence):
         nxt = sentence[m.end() :]
         if _DEPENDENT.match(nxt) or len(nxt.split()) < 3:
+            continue
+        if _WE_ARE_A.match(nxt) and _ENDS_WITH_NAME.search(sentence[pos : m.start()]):
             continue
         out.append(sentence[pos : m.start()])
         pos = m.end()
