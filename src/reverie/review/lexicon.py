@@ -513,6 +513,21 @@ ROLES = phrase_list(
     manager | director | volunteer | volunteers | helper | helpers | assistant | deputy
     """
 )
+#: What someone is to the speaker, beside :data:`ROLES`: "helen is my supervisor", "my gp
+#: is dr shah". Said of a word, it makes that word a name (:mod:`.spelling`).
+KIN_ROLES = ROLES + phrase_list(
+    """
+    supervisor | co-supervisor | boss | line manager | gp | doctor | dentist | consultant
+    physio | therapist | midwife | nurse | landlord | landlady | teacher | lead | team lead
+    nanny | childminder | sponsor
+    """
+)
+#: What people share out between them: "kim and raj do the mass spec bookings".
+DUTY_VERBS = words(
+    "do does run runs handle handles cover covers coach coaches share split take takes manage "
+    "manages lead leads teach teaches book books staff work works swapped swap look looks "
+    "organise organises organize organizes sort sorts"
+)
 #: Verbs and words that tie a statement to a person: who they are, what they like.
 PERSONAL_CUES = phrase_list(
     """

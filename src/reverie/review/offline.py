@@ -1392,6 +1392,15 @@ class _Memory:
             if _gives_up(st) and not st.frame.same_owner(entry_frame(e.text)):
                 theirs.add(id(e))
                 continue  # "Mila quit swimming" retires Mila's swimming, no one else's
+            listed = {w.lower() for w in _listed(e.text)}
+            if st.old.lower() in listed and (
+                _STANDS_IN.search(self.message) or _TOOK_OVER.search(self.message)
+            ):
+                # "chloe quit, ruby's doing her saturdays now": one of a list went and the
+                # message names who does it now; the list waits for them (:meth:`replace_retired`)
+                self.retiring.append((e, st.old))
+                gone += 1
+                continue
             shorter = _without(strip_source(e.text), st.old)
             if shorter is not None and not self._says(shorter, source):
                 # What is left shares no word with the message that ended the thing ("We

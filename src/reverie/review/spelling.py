@@ -10,9 +10,11 @@ the message stays where it was, so sources and secret spans are untouched.
 A spelling is learnt from a run of capitalised words ("Tywi Vets", "Platen & Ribbon") that
 does not merely open a sentence, a line or a list item (one capitalised word there may be any
 word: "Noted."), or from a run of two or more, less the common words it opens with ("Thanks
-Bev" is Bev). A single common word (a stop word, a verb, an ordinal, a day or a month)
-teaches nothing, since the lower-case word may be the common one ("burns", "may"); nor does
-a word in capitals alone ("SLUDGE"), a Markdown heading, or the name of someone talking.
+Bev" is Bev), and from the words said only of people, whatever their case ("kim and raj do the
+bookings", "helen is my supervisor", "dr okafor"). A single common word (a stop word, a
+verb, an ordinal, a day or a month) teaches nothing, since the lower-case word may be the
+common one ("burns", "may"); nor does a word in capitals alone ("SLUDGE"), a Markdown
+heading, or the name of someone talking.
 """
 
 from __future__ import annotations
@@ -55,6 +57,50 @@ _PERSON_FIRST = re.compile(
 )
 
 
+_W = r"[a-zA-Z][a-z'’-]{1,20}"
+_ROLE = r"(?:new\s+|old\s+|current\s+)?(?:" + lx.phrases(lx.KIN_ROLES).pattern + ")"
+#: Words said of people only, whatever their case: a pair or a list sharing a duty ("kim and
+#: raj do the mass spec bookings"), someone beside the speaker ("me and rob", "tom and i"),
+#: someone said to be the speaker's supervisor, coach or gp ("helen is now my supervisor",
+#: "my gp is dr shah"), someone standing in for another ("ruby's covering her saturdays",
+#: "ruby's doing her saturdays", "ruby's replaced chloe"), and a title before a name ("dr
+#: okafor"). Each named group is a name, or a list of names.
+_PEOPLE = re.compile(
+    r"(?:^|[.!?;:,\n]\s*|(?:^|\n)\s*[-*]\s+|\b(?:so|but)\s+)"
+    rf"(?:(?P<list>{_W}(?:,\s+{_W})*,?\s+(?:and|&)\s+{_W})\s+(?:now\s+)?"
+    rf"(?:{'|'.join(sorted(lx.DUTY_VERBS))})\s+(?:the|all|both|most|our|my|their)\b"
+    rf"|(?P<n>{_W})(?:'s|’s|\s+is)\s+(?:now\s+|no\s+longer\s+|not\s+|still\s+)?"
+    rf"(?:my|our)\s+{_ROLE}(?![\w-])"
+    rf"|(?P<c>{_W})(?:'s|’s|\s+is|\s+will\s+be|\s+has)\s+(?:now\s+)?(?:(?:covering|doing|"
+    r"taking\s+over|taken\s+over|took\s+over)\s+(?:for\s+|his\b|her\b|their\b)|"
+    r"(?:replaced|stepping\s+in\s+for)\s+(?!the\b|a\b|an\b|my\b|our\b|it\b))"
+    rf"|(?:me|i)\s+and\s+(?P<m>{_W})\s+(?!and\b|or\b)|(?P<a>{_W})\s+and\s+(?:me|i)\s+"
+    r"(?!and\b|or\b))"
+    rf"|\b(?:my|our)\s+{_ROLE}\s+is\s+(?:now\s+)?(?P<r>{_W})\s*(?:$|[.!,;]|\s+now\b)"
+    rf"|\b(?P<t>(?:dr|mr|mrs|ms|prof)\.?\s+{_W})",
+    re.I,
+)
+#: What a word after "my gp is" may be instead of a name: how they are ("lovely", "away").
+_NOT_NAMED = re.compile(r"(?:ly|ful|ous|ive|able|ible|ing|ed|ish|less)$")
+
+
+def _people(text: str) -> Iterable[str]:
+    """The words :data:`_PEOPLE` says are people in ``text``, in lower case."""
+    for m in _PEOPLE.finditer(text):
+        if m["list"]:
+            listed = re.split(r",?\s+(?:and|&)\s+|,\s+", m["list"].lower())
+            # (not things: "registrations and billing run ...", "now treasurer and will do")
+            if not any(w in _COMMON or w.endswith((*lx.NOUN_ENDINGS, "ing")) for w in listed):
+                yield from listed
+        elif m["t"]:
+            titled = re.sub(r"\.?\s+", " ", m["t"].lower())
+            yield from (titled, titled.split(" ")[1])
+        else:
+            word = next(w for w in (m["n"], m["c"], m["m"], m["a"], m["r"]) if w).lower()
+            if not (m["r"] and (_NOT_NAMED.search(word) or word in lx.FEELINGS)):
+                yield word
+
+
 def _common(word: str) -> bool:
     low = re.sub(r"['’]s$", "", word.lower())
     return len(low) < 3 or low in _COMMON or is_verb(low) or bool(CALENDAR.fullmatch(low))
@@ -90,6 +136,11 @@ def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str
             low = m["n"].lower()
             if not _common(low) and low not in talking:
                 found.setdefault(low, low.capitalize())
+        for low in _people(text):
+            # (a short name is a name here: "li", "mo"; not a word every sentence has)
+            plain = low not in _COMMON and not CALENDAR.fullmatch(low)
+            if plain and not talking & set(low.split(" ")):
+                found.setdefault(low, " ".join(w.capitalize() for w in low.split(" ")))
     return {low: found[low] for low in sorted(found, key=len, reverse=True)}
 
 
