@@ -163,3 +163,41 @@ def test_r8_someone_who_left_is_no_longer_what_they_were(
     # and "Helen is my supervisor" stayed.
     lines = _reviewed(first, later)
     assert not _holding(lines, who, role), lines
+
+
+# A duty said again in the progressive: "X is doing ..."
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "now", "gone"),
+    [
+        (
+            "Jen does the school run on tuesdays and thursdays",
+            "Jen is doing mondays and wednesdays now",
+            "mondays and wednesdays",
+            "tuesdays",
+        ),
+        (
+            "Marco runs the u10s training on tuesdays",
+            "Marco is doing wednesdays now",
+            "wednesdays",
+            "tuesdays",
+        ),
+        ("Priya opens the shop on saturdays", "Priya is doing sundays now", "sundays", "saturdays"),
+        ("Kim books the mass spec on mondays", "Kim is doing fridays now", "fridays", "mondays"),
+        (
+            "Jen does the tuesday school run",
+            "Jen is doing mondays and wednesdays now",
+            "mondays",
+            "tuesday",
+        ),
+    ],
+)
+def test_r8_someone_is_doing_another_day_now_updates_their_duty(
+    first: str, later: str, now: str, gone: str
+) -> None:
+    # "jen's doing mondays now" updated the school run, "Jen is doing mondays now" was kept
+    # beside it: "doing" was read as a word of content, which "does" is not.
+    lines = _reviewed(first, later)
+    assert len(lines) == 1 and now in lines[0], lines
+    assert gone not in lines[0], lines

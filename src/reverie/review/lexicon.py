@@ -824,7 +824,7 @@ CANONICAL: dict[str, str] = {
 STOP_WORDS = words(
     "a an the is are was were be been being am to of for in on at by with and or that this it "
     "its their they them we our us as from into than then so also just now currently very really "
-    "has have had do does did will would can could i me my mine you your he she his her him "
+    "has have had do does did doing will would can could i me my mine you your he she his her him "
     "there here which who what when where why how all any some no not but if about up out over "
     "after before again too only own same such both each few more most other s t don't isn't "
     "i'm i've i'll i'd we're we've we'll it's that's let's get got still ever even much many "
