@@ -201,3 +201,23 @@ def test_r8_someone_is_doing_another_day_now_updates_their_duty(
     lines = _reviewed(first, later)
     assert len(lines) == 1 and now in lines[0], lines
     assert gone not in lines[0], lines
+
+
+# The speaker and someone else, as one subject
+
+
+@pytest.mark.parametrize(
+    ("said", "names"),
+    [
+        ("tom and i do the bins", ("Tom", "I")),
+        ("ali and I do the early shifts at the shop", ("Ali", "I")),
+        ("kim and I run the journal club", ("Kim", "I")),
+        ("me and tom do the bins", ("Me", "Tom")),
+    ],
+)
+def test_r6_someone_and_the_speaker_doing_something_keeps_both(
+    said: str, names: tuple[str, ...]
+) -> None:
+    # "tom and i do the bins" was cut before "and i" and kept as "Sam does the bins".
+    lines = _reviewed(said)
+    assert _holding(lines, *names), lines

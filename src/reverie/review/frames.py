@@ -152,7 +152,13 @@ class Frame:
 _NOW = r"^(?:now,?\s+)?"
 _I = re.compile(rf"{_NOW}(?:i|i'm|i've|i'd|i'll|i am|i have|i was)\b", re.I)
 _MY = re.compile(rf"{_NOW}my\b", re.I)
-_WE = re.compile(rf"{_NOW}(?:we|we're|we've|we'd|we'll|we are|we have|us)\b", re.I)
+# (and the speaker with others: "tom and I do the bins", "me and rob swapped school runs")
+_WE = re.compile(
+    rf"{_NOW}(?:we|we're|we've|we'd|we'll|we are|we have|us"
+    r"|(?-i:[A-Z])[\w-]*(?:\s+(?-i:[A-Z])[\w-]*)?\s+and\s+(?:I|me)(?!\w)"
+    r"|me\s+and\s+(?:my\s+[\w-]+|(?-i:[A-Z])[\w-]*))\s",
+    re.I,
+)
 _OUR = re.compile(rf"{_NOW}our\b", re.I)
 _THERE = re.compile(r"^there(?:'s| is| are| was| were)\b", re.I)
 # The speaker's "I'm" or "we're" left out before a verb in -ing, with "now": "buying from

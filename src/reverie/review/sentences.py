@@ -190,6 +190,10 @@ def clauses(sentence: str) -> list[str]:
             continue
         if _WE_ARE_A.match(nxt) and _ENDS_WITH_NAME.search(sentence[pos : m.start()]):
             continue
+        head = sentence[pos : m.start()].split()
+        named = all(re.fullmatch(r"[A-Z][a-z-]+", w) for w in head) and head[0] not in lx.NAME_STOP
+        if re.fullmatch(r"\s+and\s+", m.group(0)) and 1 <= len(head) <= 2 and named:
+            continue  # "Tom and I do the bins", "Anita and I have agreed": one subject
         out.append(sentence[pos : m.start()])
         pos = m.end()
     out.append(sentence[pos:])

@@ -88,7 +88,8 @@ def _people(text: str) -> Iterable[str]:
     """The words :data:`_PEOPLE` says are people in ``text``, in lower case."""
     for m in _PEOPLE.finditer(text):
         if m["list"]:
-            listed = re.split(r",?\s+(?:and|&)\s+|,\s+", m["list"].lower())
+            split = re.split(r",?\s+(?:and|&)\s+|,\s+", m["list"].lower())
+            listed = [w for w in split if w not in ("me", "i")]  # "me and rob do the ..."
             # (not things: "registrations and billing run ...", "now treasurer and will do")
             if not any(w in _COMMON or w.endswith((*lx.NOUN_ENDINGS, "ing")) for w in listed):
                 yield from listed
