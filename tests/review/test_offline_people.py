@@ -221,3 +221,50 @@ def test_r6_someone_and_the_speaker_doing_something_keeps_both(
     # "tom and i do the bins" was cut before "and i" and kept as "Sam does the bins".
     lines = _reviewed(said)
     assert _holding(lines, *names), lines
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "now", "gone"),
+    [
+        (
+            "rob does the school run on mondays, I do tuesdays",
+            "me and rob swapped school runs, he does tuesdays now",
+            "he does tuesdays now",
+            "I do tuesdays",
+        ),
+        (
+            "Ali does the early shift, I do lates",
+            "ali and I swapped shifts, he's on lates now",
+            "he's on lates now",
+            "early shift",
+        ),
+        (
+            "ali does the early shift",
+            "ali and I swapped shifts, he's on lates now",
+            "lates",
+            "early",
+        ),
+        (
+            "Priya does the Saturday till, I do Sundays",
+            "Priya and I have swapped weekends, she's on Sundays now",
+            "she's on Sundays",
+            "Saturday till",
+        ),
+        (
+            "mia has a peanut allergy, rob does the school run on tuesdays",
+            "me and rob swapped school runs, he does mondays now",
+            "he does mondays now",
+            "on tuesdays",
+        ),
+    ],
+)
+def test_r8_a_swap_between_the_speaker_and_someone_replaces_who_did_what(
+    first: str, later: str, now: str, gone: str
+) -> None:
+    # "me and rob swapped school runs, he does tuesdays now" was kept beside "rob does the
+    # school run on mondays, I do tuesdays", joined to its "I do tuesdays".
+    lines = _reviewed(first, later)
+    assert [line for line in lines if now in line], lines
+    assert not [line for line in lines if gone in line], lines
+    if "allergy" in first:
+        assert _holding(lines, "peanut allergy"), lines  # what it said of others stays

@@ -371,6 +371,9 @@ class _Memory:
                 # replaced chloe on saturdays" before "tom and ruby do the saturday shifts")
                 latest = next((e for e in newer if _swap_outdated(text, e.text)), None)
             if latest is None:
+                # nor that a later swap between the speaker and someone it names outdates it
+                latest = next((e for e in newer if _traded(e.text, text)), None)
+            if latest is None:
                 # nor to see that a later entry switched away from the name it gives ("Bricks
                 # come from Ibstock" after "we're switching to Northcot for the bricks")
                 probe = [_Entry(path=INDEX, section=section, text=f"{text} {source}")]
@@ -402,6 +405,18 @@ class _Memory:
         older = [e for e in live if e not in newer]
         same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
         same = same or self._named_elsewhere(text, older, {id(e) for e in near})
+        traded = [] if same else [e for e in older if _traded(text, e.text)]
+        traded = [e for e in traded if not self._from_this_message(e)]
+        if traded:
+            # "me and rob swapped school runs, he does tuesdays now": what each of them did
+            # before goes, what the entry says of others stays
+            body = _untraded(traded[0].text, text)
+            cited = self._citation(body, traded[0], source) if body != text else None
+            traded[0].text = f"{body} {cited or source}"
+            self.updated.append((traded[0], frozenset()))
+            for other in traded[1:]:
+                _supersede(other, traded[0])
+            return "updated"
         switched = self._attribute_switch(text, same or older)
         if switched is not None and _SWITCHING_FOR.search(strip_source(text)):
             # "we're switching to Northcot for the bricks, their Staffordshire Blue" of "Bricks
@@ -2566,6 +2581,46 @@ def _says_swap(text: str) -> bool:
     return _changes_who(text) or bool(_STANDS_IN.search(text))
 
 
+def _traded(text: str, entry: str) -> bool:
+    """Whether ``text`` says the speaker and someone ``entry`` names swapped what they do ("me
+    and rob swapped school runs, he does tuesdays now", "Ali and I swapped shifts" of "Ali does
+    the early shift, I do lates"): it shares a word with ``entry`` besides that name, so the
+    entry said who did what before the swap."""
+    other = _traded_with(text)
+    if not other or not re.search(rf"\b{re.escape(other)}\b", _body(entry), re.I):
+        return False
+    shared = _stems(_body(text)) & _stems(_body(entry)) - _STOP_STEMS
+    return bool(shared - {root(other.lower()), "swap"})
+
+
+def _traded_with(text: str) -> str | None:
+    """Whom ``text`` says the speaker swapped what they do with (:data:`_TRADED`), or None."""
+    m = _TRADED.search(strip_source(text))
+    return (m["a"] or m["b"]) if m else None
+
+
+def _untraded(entry: str, text: str) -> str:
+    """``text``, after the parts of ``entry`` that the swap it tells leaves true: those that
+    name neither the speaker nor the one they swapped with ("Mia has a peanut allergy" of "Mia
+    has a peanut allergy, rob does the school run on tuesdays, I do mondays")."""
+    other = _traded_with(text) or ""
+    speaker = _named_by(text).rstrip(": ")
+    who = "|".join(re.escape(w) for w in ("I", "I'm", "me", "my", other, speaker) if w)
+    kept = [
+        part.strip(" .")
+        for _, _, said in sentences(_body(entry))
+        for part, _ in _parts(said)
+        if not re.search(rf"(?<![\w'-])(?:{who})(?![\w'-])", part, re.I)
+    ]
+    return f"{_named_by(entry)}{_closed(', '.join(kept))} {text}" if kept else text
+
+
+#: The speaker and someone swapping what they do: "me and rob swapped", "Ali and I swapped".
+_TRADED = re.compile(
+    r"(?:^|[.!?]\s+|:\s+)(?:(?P<a>[A-Za-z][\w-]*)\s+and\s+(?:I|me)|me\s+and\s+"
+    r"(?P<b>[A-Za-z][\w-]*))\s+(?:have\s+|'ve\s+)?(?:swapped|switched|traded)\b",
+    re.I,
+)
 #: People said together: "jake and chloe", "Tom, Aisha and Ben".
 _LISTED = re.compile(r"\b[A-Za-z][\w'-]*(?:,\s+[A-Za-z][\w'-]*)*\s+(?:and|&)\s+[A-Za-z][\w'-]*\b")
 #: Whoever does something now, as the subject of a clause: "ruby's doing", "so Priya has taken
