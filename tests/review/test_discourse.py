@@ -26,9 +26,12 @@ def test_lines_of_a_price_list_are_one_list() -> None:
     # could not yet be changed in place.
     said = "Hire rates:\nbig van £90 a day\nsmall van £60 a day\ntrailer £25 a day"
     assert _texts(said) == ["Hire rates: big van £90 a day, small van £60 a day, trailer £25 a day"]
-    # two priced lines are no table: each stays a line
+    # two priced lines are a table under a heading ("membership / adult 120 / child 60": a
+    # price without its currency says nothing alone), and without one each stays a line
     assert _texts("Hire rates:\nbig van £90 a day\nsmall van £60 a day") == [
-        "Hire rates:",
+        "Hire rates: big van £90 a day, small van £60 a day"
+    ]
+    assert _texts("big van £90 a day\nsmall van £60 a day") == [
         "big van £90 a day",
         "small van £60 a day",
     ]

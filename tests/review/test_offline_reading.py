@@ -229,8 +229,9 @@ def test_r6_a_price_of_a_pasted_hire_table_is_updated_in_its_entry(
 
 
 def test_r6_two_priced_lines_are_no_table() -> None:
-    # (fewer than three rows: each line is read as before)
-    said = "hire prices\nfull day £160 a week\nhalf day £95 a week"
+    # (fewer than three rows and no heading: each line is read as before; under a heading two
+    # rows are a table, see test_offline_pieces.py)
+    said = "full day £160 a week\nhalf day £95 a week"
     entries = _entries(index_after(review(turns("c1", user(said)))))
     assert not any("full day" in e and "half day" in e for e in entries), entries
 

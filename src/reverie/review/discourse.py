@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from .frames import CALENDAR, WORD, has_verb, is_verb, past, says_update, stem
+from .frames import AUX, CALENDAR, WORD, has_verb, is_verb, past, says_update, stem
 from .sentences import ONE_EMOJI, TO_THE_LISTENER, clean, sentences
 from .slots import read_slot, value_kind
 from .statements import MAX_JOINED, Statement, priced, read, skip_reason
@@ -213,7 +213,10 @@ def units(text: str, role: str = "user", speaker: str = "") -> list[tuple[int, i
         # is the 27th"): the emoji parts an exclamation or a question from what it follows,
         # not a statement from the one it goes on with.
         emoji = i > 0 and "\n" not in text[said[i - 1][1] : start]
-        if out and emoji and _ENDS_WITH_EMOJI.search(said[i - 1][2]):
+        # ("merged the big refactor 🚀 we use pnpm": a doing of the speaker's own, sharing no
+        # word with what the emoji ended, goes on with nothing)
+        doing = bool(_DOING.match(sentence)) and not _words(sentence) & _words(said[i - 1][2])
+        if out and emoji and not doing and _ENDS_WITH_EMOJI.search(said[i - 1][2]):
             before = out[-1]
             joined = _join(before[2], sentence)
             if (
@@ -280,7 +283,8 @@ _ENDS_WITH_EMOJI = re.compile(f"(?:{ONE_EMOJI})$")
 #: 3.20", "- follow up £45", "nail surgery | 350", "day hire - £35 a day").
 _ROW = re.compile(
     r"^(?:[-*+•]\s+)?(?P<item>[^\W\d_][\w'&/+().-]*"
-    r"(?:[ \t]+(?![£$€]?\d)[\w'&/+().][\w'&/+().-]*){0,5})"
+    # (a size is part of the item: "ethanol 1L 12.99", "acetone 500ml 8.50")
+    r"(?:[ \t]+(?![£$€]?\d[\d.,]*(?:[ \t]|$)|[£$€])[\w'&/+().][\w'&/+().-]*){0,5})"
     r"[ \t]*(?:[-–—:|=][ \t]*|\t+|[ ])[ \t]*"
     r"(?P<price>[£$€]?\d[\d,]*(?:\.\d{1,2})?(?:[ ]?(?:p|k|euros?|dollars?|pounds?|quid))?)"
     r"(?P<per>[ ]+(?:(?:a|an|per|each|pp|/)(?:[ ]+\w+)?|each|pp))?[ \t]*$",
@@ -293,7 +297,10 @@ _TABLE_HEADING = re.compile(
     r"costs?|charges?|tariffs?|menu|price list)\b[^.!?:]{0,30})$",
     re.I,
 )
-#: Rows a table has at least.
+#: A heading line of a few words and no verb: "membership", "Room hire".
+_SHORT_HEADING = re.compile(r"^[^\W\d_][\w'&-]*(?:[ ][\w'&-]+){0,2}:?$")
+#: Rows a table has at least; two under a heading (:data:`_TABLE_HEADING`,
+#: :data:`_SHORT_HEADING`): "membership / adult 120 / child 60".
 _TABLE_ROWS = 3
 
 
@@ -315,7 +322,16 @@ def _tables(text: str, said: list[tuple[int, int, str]]) -> list[tuple[int, int,
         j = i
         while j < len(said) and rows[j]:
             j += 1
-        if j - i < _TABLE_ROWS:
+        heading = out[-1] if out and whole_line(out[-1][0], out[-1][1]) else None
+        if heading is not None and not (
+            _TABLE_HEADING.match(heading[2])
+            or (
+                _SHORT_HEADING.match(heading[2])
+                and not {w.lower() for w in heading[2].split()} & (AUX | lx.PRONOUN_SUBJECTS)
+            )
+        ):
+            heading = None
+        if j - i < (_TABLE_ROWS if heading is None or j - i < 2 else 2):
             if j == i:
                 out.append(said[i])
                 i += 1
@@ -330,8 +346,7 @@ def _tables(text: str, said: list[tuple[int, int, str]]) -> list[tuple[int, int,
             items.append(f"{m['item'].strip()} {m['price']}{m['per'] or ''}")
         start, end = said[i][0], said[j - 1][1]
         body = ", ".join(re.sub(r"\s+", " ", item) for item in items)
-        heading = out[-1] if out and whole_line(out[-1][0], out[-1][1]) else None
-        if heading is not None and heading[0] < start and _TABLE_HEADING.match(heading[2]):
+        if heading is not None and heading[0] < start:
             out.pop()
             start = heading[0]
             body = f"{heading[2].rstrip(' :')}: {body}"

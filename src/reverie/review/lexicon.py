@@ -528,6 +528,10 @@ DUTY_VERBS = words(
     "manages lead leads teach teaches book books staff work works swapped swap look looks "
     "organise organises organize organizes sort sorts"
 )
+#: Titles said before a person's name, typed in lower case ("mrs ahmed", "coach dan"); the
+#: formal ones are said before nothing else ("dr okafor"; but "the nurse said").
+FORMAL_TITLES = words("mr mrs ms miss dr prof")
+TITLES = FORMAL_TITLES | words("coach nurse sister auntie aunt uncle nan grandma grandpa")
 #: Verbs and words that tie a statement to a person: who they are, what they like.
 PERSONAL_CUES = phrase_list(
     """

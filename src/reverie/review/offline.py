@@ -85,7 +85,17 @@ from .slots import (
 )
 from .sources import BatchSources, beyond_output, is_link_line, said_words
 from .spelling import recase, spellings
-from .statements import ASKS_VALUE, DECISIONS, PEOPLE, Statement, asks_secret, read, secret_values
+from .statements import (
+    ASKS_VALUE,
+    DECISIONS,
+    PEOPLE,
+    Statement,
+    asks_secret,
+    because,
+    pieces,
+    read,
+    secret_values,
+)
 from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
 
@@ -950,8 +960,9 @@ class _Memory:
     def _one_of_several(self, e: _Entry, old: Measure) -> bool:
         """Whether entry ``e`` holds other values of ``old``'s kind beside it ("initial
         assessment £55, follow-up £48") and the message gives one value of that kind: the
-        update of one is written into the entry, which keeps the others (a message that gives
-        several, "moved the fair to 9 May ... Setup 7 to 8 May", replaces the entry)."""
+        update of one is written into the entry, which keeps the others, and so are several
+        prices each said with the words of the one it replaces (a message that gives several
+        otherwise, "moved the fair to 9 May ... Setup 7 to 8 May", replaces the entry)."""
         others = any(m.kind == old.kind and m.value != old.value for m in measures(e.text))
         # (the old value named as wrong is not given: "£35 was wrong, the 1:1 rate is £38";
         # nor one said to stay: "... £50 from July. Weekly stays £250")
@@ -961,7 +972,14 @@ class _Memory:
             for m in measures(said)
             if m.kind == old.kind and not _said_to_stay(said, m.said)
         } - {old.value}
-        return others and len(given) == 1
+        # (several prices, each said with the words of its own old price, are written in
+        # alike, :func:`_also_changed`: "sourdough £4.80, baguette £2.40 now" of "sourdough
+        # £4.50, rye £4, baguette £2.20"; dates are not: a plan moved, its setup with it, is
+        # said anew)
+        news = [m for m in measures(said) if m.kind == old.kind]
+        pairs = _paired(said, news, e.text, measures(e.text)) if old.kind == "money" else []
+        paired = len(pairs) == len({m.value for m in news}) > 1
+        return others and (len(given) == 1 or paired)
 
     def _written_in(self, text: str, e: _Entry) -> bool:
         """Whether this message already wrote ``text``'s value into entry ``e`` beside others
@@ -3075,7 +3093,9 @@ class OfflineReviewer:
                 first = next(i for i in range(len(block)) if start < ends[i + 1])
                 last = next(i for i in range(len(block)) if end <= ends[i + 1])
                 source = format_source(conv, block[first].position, block[last].position + 1)
-                pending = clauses(sentence)
+                pending = [
+                    p for c in clauses(sentence) for p in pieces(c, role=turn.role, speaker=speaker)
+                ]
                 while pending:
                     clause = pending.pop(0)
                     nxt = pending[0] if pending else None
@@ -3090,6 +3110,15 @@ class OfflineReviewer:
                         clause, role=turn.role, speaker=speaker, question=question, told=told
                     )
                     ended = pending[0] if pending and turn.role == "user" else None
+                    so = rf"{re.escape(clause)},?\s+so\s+{re.escape(ended or '')}"
+                    whole = re.search(so, sentence) if found == "no durable fact" else None
+                    if ended and whole:
+                        # "the back fridge runs warm, so we keep milk in the front one"
+                        joined = because(whole[0], clause, ended, role=turn.role, speaker=speaker)
+                        found = joined or found
+                        if joined is not None:
+                            pending.pop(0)
+                            ended = pending[0] if pending else None
                     if ended and not isinstance(found, str) and _ended_habit(clause, ended):
                         # "we used to do home visits, we've stopped": the habit and its end
                         # are one fact, kept whole (alone, the first says it still holds).

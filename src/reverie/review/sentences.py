@@ -19,7 +19,15 @@ from . import lexicon as lx
 from .frames import AUX, has_verb
 from .types import SOURCE_PATTERN
 
-__all__ = ["ONE_EMOJI", "TO_THE_LISTENER", "clauses", "clean", "listed_note", "sentences"]
+__all__ = [
+    "ONE_EMOJI",
+    "TO_THE_LISTENER",
+    "clauses",
+    "clean",
+    "listed_note",
+    "other_subjects",
+    "sentences",
+]
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Lines that are program output, not conversation: log lines, tracebacks, shell prompts,
@@ -173,6 +181,35 @@ _WE_ARE_A = re.compile(
     r"^(?:we're|we are)\s+(?:just\s+|only\s+)?(?:a|an|the|on|in|at|near|based|located)\s", re.I
 )
 _ENDS_WITH_NAME = re.compile(r"(?-i:[A-Z][\w&'-]*)\W*$")
+# Where a statement about another thing starts: "and" or "also" before a subject of its own
+# ("Mrs Ahmed is allergic to penicillin and the waiting room printer is broken again", "the
+# wifi password is on the fridge, also the bins go out thursdays"); each part has its verb.
+_OTHER_SUBJECT = re.compile(
+    r"(?:,\s+|\s+(?=and\s+(?:the|our|my)\s))(?:and|also|and also)\s+"
+    r"(?=(?:(?:the|our|my)\s+)?[\w'-]+(?:\s+[\w'-]+){0,2}?"
+    r"\s+(?:is|are|was|were|has|have|goes|go|runs|run|lives|live|needs|need|got|gets|moved|"
+    r"opens|open|closes|close|starts|start|comes|come)\b)"
+    r"|,\s+also\s+(?=(?-i:[A-Z])[\w'-]+\s+(?:is|are|has|was)\b)",
+    re.I,
+)
+
+
+def other_subjects(clause: str) -> list[str]:
+    """``clause`` cut where "and" or "also" starts a statement about another thing
+    (:data:`_OTHER_SUBJECT`), after a part with a verb of its own ("the freezer and the
+    centrifuge are in room 118" is one subject). Which cuts stand is
+    :func:`.statements.pieces`'s to say."""
+    out: list[str] = []
+    pos = 0
+    for m in _OTHER_SUBJECT.finditer(clause):
+        nxt = clause[m.end() :]
+        if has_verb(clause[pos : m.start()].split()[1:]) and not re.match(
+            r"(?:he|she|it|they|this|that|these|those|which|who)\b", nxt, re.I
+        ):
+            out.append(clause[pos : m.start()])
+            pos = m.end()
+    out.append(clause[pos:])
+    return [c.strip() for c in out if c.strip()]
 
 
 def clauses(sentence: str) -> list[str]:
@@ -243,10 +280,10 @@ def _labels_a_name(rest: str) -> bool:
 
 
 def _labels_a_list(rest: str) -> bool:
-    """Whether what follows a heading is a list of three or more short items without a verb
-    of their own ("Kit list for new dancers: white shirt, green baldrick, bell pads"; "jump
-    heights: 8 inch, 12, 16, 20 and 24"): then the heading says what the items are, and stays
-    (a note, kept whole)."""
+    """Whether what follows a heading is a list of three or more short items (or two rows of a
+    table) without a verb of their own ("Kit list for new dancers: white shirt, green baldrick,
+    bell pads"; "jump heights: 8 inch, 12, 16, 20 and 24"): then the heading says what the
+    items are, and stays (a note, kept whole)."""
     first_sentence = re.split(r"(?<=[.!?])\s", rest.strip(), maxsplit=1)[0]
     items = [i.split() for i in re.split(r",\s+(?:and\s+)?", first_sentence)]
     items = [i for i in items if i]
@@ -254,8 +291,10 @@ def _labels_a_list(rest: str) -> bool:
     # a subject pronoun or an auxiliary, "it's the white Transit")
     clause = [w for i in items for w in i if re.sub(r"^\w+(?='s$)", "", w.lower()) in _VERBAL]
     verbless = sum(1 for i in items if not has_verb(i))
+    # (two, each ending in a number, are the rows of a table: "membership: adult 120, child 60")
+    rows = len(items) == 2 and all(len(i) > 1 and re.search(r"\d", i[-1]) for i in items)
     return (
-        len(items) >= 3
+        (len(items) >= 3 or rows)
         and all(len(i) <= 5 for i in items)
         and not clause
         and verbless * 2 > len(items)
@@ -337,6 +376,26 @@ def visible(text: str) -> str:
     )
 
 
+_LIKED = re.compile(r"\b(?:love|loves|like|likes|need|needs|want|wants)\s*$", re.I)
+
+
+def _without_emoji(text: str) -> str:
+    """``text`` without its emoji, but for one that stands for a word
+    (:data:`_EMOJI_AS_WORD_BEFORE`: "we love 🍕 and at the shop we sell it fresh", which without
+    it says "we love and ..."). An emoji before a stop goes with the space before it: "on friday
+    🐶. she needs"."""
+
+    def drop(m: re.Match[str]) -> str:
+        before = text[: m.start()]
+        word = _EMOJI_AS_WORD_BEFORE.search(before + " ") and m.group(0).strip()[:1] not in ":;"
+        # (with a word after it, or an object of liking: "I love ☕"; not "as they type this 😂")
+        goes_on = re.match(r"\s*[A-Za-z]", text[m.end() :]) or _LIKED.search(before)
+        return m.group(0) if word and goes_on else ""
+
+    text = re.sub(rf"\s*(?:{_EMOJI.pattern})(?=[.,;:!?])", drop, text)
+    return _EMOJI.sub(drop, text)
+
+
 def clean(text: str, *, heading: bool = False) -> str:
     """A clause without list markers, emphasis, emoji, quotes, greetings and fillers around it,
     and without a short heading before a colon unless ``heading``.
@@ -347,9 +406,7 @@ def clean(text: str, *, heading: bool = False) -> str:
     text = _CONTROL.sub(" ", text)
     text = _BULLET.sub("", text)
     text = _EMPHASIS.sub("", text)
-    # (an emoji before a stop goes with the space before it: "on friday 🐶. she needs")
-    text = re.sub(rf"\s*(?:{_EMOJI.pattern})(?=[.,;:!?])", "", text)
-    text = visible(_EMOJI.sub("", text))
+    text = visible(_without_emoji(text))
     text = SOURCE_PATTERN.sub("", text).replace("[[", "").replace("]]", "")
     text = re.sub(r"\s+", " ", text).strip().strip("\"'“”‘’")
     text = _LOWER_I.sub(lambda m: _CAPITAL_I[m.group(0)], text)  # "hi im emre" -> "hi I'm emre"

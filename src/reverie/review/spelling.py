@@ -42,18 +42,21 @@ _COMMON = (
 )
 
 
-#: A word that opens a sentence, a list item or what follows a speaker's name, and is said to
-#: have an allergy, an intolerance or a diet ("mia has a severe peanut allergy", "alfie is
-#: lactose intolerant", and memory's "- Mia has a peanut allergy."): those are said of people
-#: (or their pets), so the word is a name, spelled with a capital, in this message and in the
-#: later ones that name them in lower case ("mia is ok with almonds").
+#: A word that opens a sentence, a list item, a clause after a comma or "and", or what follows
+#: a speaker's name or a title ("mrs ahmed", "coach dan": :data:`.lexicon.TITLES`), and is
+#: said to have an allergy, an intolerance, a condition or a diet ("mia has a severe peanut
+#: allergy", "alfie is lactose intolerant", and memory's "- Mia has a peanut allergy."): those
+#: are said of people (or their pets), so the word is a name, spelled with a capital, in this
+#: message and in the later ones that name them in lower case ("mia is ok with almonds").
+_TITLES = "|".join(sorted(lx.TITLES))
 _PERSON_FIRST = re.compile(
-    r"(?:^|[.!?;:\n]\s*|(?:^|\n)\s*[-*]\s+)(?P<n>[a-zA-Z][a-z'’-]{1,20})\s+"
+    rf"(?:(?:^|[.!?;:\n]\s*|(?:^|\n)\s*[-*]\s+|,\s+|\band\s+)|\b(?=(?:{_TITLES})\.?\s))"
+    rf"(?:(?P<t>{_TITLES})\.?\s+)?(?P<n>[a-zA-Z][a-z'’-]{{1,20}})\s+"
     r"(?:is|has|'s|’s|gets|can'?t\s+have)\s+"
     r"(?:(?:a|an|got|got\s+a|quite|very|really|super|so|severely|badly|mildly|severe|mild|bad"
     r"|serious|nasty)\s+)*(?:[a-z-]+\s+){0,2}?"
     r"(?:allerg(?:y|ic|ies)|intoleran(?:t|ce)|coeliac|celiac|vegan|vegetarian|diabetic"
-    r"|asthma(?:tic)?|epilep(?:sy|tic))\b"
+    r"|asthma(?:tic)?|epilep(?:sy|tic)|diabetes|deaf|hard\s+of\s+hearing)\b"
 )
 
 
@@ -77,7 +80,7 @@ _PEOPLE = re.compile(
     rf"|(?:me|i)\s+and\s+(?P<m>{_W})\s+(?!and\b|or\b)|(?P<a>{_W})\s+and\s+(?:me|i)\s+"
     r"(?!and\b|or\b))"
     rf"|\b(?:my|our)\s+{_ROLE}\s+is\s+(?:now\s+)?(?P<r>{_W})\s*(?:$|[.!,;]|\s+now\b)"
-    rf"|\b(?P<t>(?:dr|mr|mrs|ms|prof)\.?\s+{_W})",
+    rf"|\b(?P<t>(?:{'|'.join(sorted(lx.FORMAL_TITLES))})\.?\s+{_W})",
     re.I,
 )
 #: What a word after "my gp is" may be instead of a name: how they are ("lovely", "away").
@@ -135,8 +138,12 @@ def spellings(texts: Iterable[str], people: Iterable[str] = ()) -> dict[str, str
                 found.setdefault(name.lower(), name)
         for m in _PERSON_FIRST.finditer(text):
             low = m["n"].lower()
-            if not _common(low) and low not in talking:
+            # (after a title any word is a name: "mrs ahmed", though "ahmed" ends like "-ed")
+            if (m["t"] or not _common(low)) and low not in talking:
                 found.setdefault(low, low.capitalize())
+                if m["t"]:  # "coach dan", "mrs ahmed": the title is part of the name
+                    titled = f"{m['t'].lower()} {low}"
+                    found.setdefault(titled, f"{m['t'].capitalize()} {low.capitalize()}")
         for low in _people(text):
             # (a short name is a name here: "li", "mo"; not a word every sentence has)
             plain = low not in _COMMON and not CALENDAR.fullmatch(low)

@@ -33,7 +33,7 @@ from .frames import (
     strip_source,
     subject_kind,
 )
-from .sentences import TO_THE_LISTENER, clauses, clean, listed_note, sentences
+from .sentences import TO_THE_LISTENER, clauses, clean, listed_note, other_subjects, sentences
 from .slots import measures
 
 __all__ = [
@@ -96,6 +96,15 @@ _SHARE_DONE = re.compile(
 #: What was done a moment ago, said without a subject: "just unmoulded four loaves".
 _JUST_DONE = re.compile(
     r"^just\s+(?P<v>[a-z]{3,}ed|" + "|".join(sorted(lx.IRREGULAR_PAST)) + r")\b", re.I
+)
+#: A piece of work the speaker just got done, said without its subject: "merged the big
+#: refactor", "finally shipped the new checkout", "wrapped up the stock take" (not "finished
+#: rugs ship by Canada Post", nor "deployed the API to Fly.io": where it went is a fact).
+_WORK_DONE = re.compile(
+    r"^(?:finally\s+|just\s+)?(?:merged|shipped|deployed|pushed|released|finished|completed"
+    r"|wrapped\s+up)\s+(?:the|my|our|this|that|a|an)\s+(?!.*\b(?:to|into|onto|on|with|by|from|via)"
+    r"\s+(?-i:[A-Z]))[^,;:]*$",
+    re.I,
 )
 _MOMENT = lx.phrases(lx.MOMENT)
 _THROUGH = lx.phrases(lx.PROGRESS_THROUGH)
@@ -484,6 +493,8 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         done = _JUST_DONE.match(text)
         if done and not _CHANGED.fullmatch(done["v"]):
             # "just unmoulded four loaves of the oatmeal batch"; not "just moved to Leeds"
+            return "transient"
+        if _WORK_DONE.match(clean(text)):
             return "transient"
         through = _THROUGH.search(text)
         # "halfway through the Camino": a name after it may be what the fact is about; a month
@@ -1195,6 +1206,70 @@ def read(
     return Statement(text, section, f, lesson=lesson, subject_kind=kind, speaker=speaker, role=role)
 
 
+#: What a part of a message that names a secret may not hold to be kept: a word of letters and
+#: digits, shaped like a password ("FjordvikGuest22"), a number of three digits or more, a
+#: thing whose value is one, or a word that leans on it ("the container one is 7702").
+_CODE_WORD = re.compile(r"\b(?:code|codes|pin|passcode|combination|combo)\b", re.I)
+_SECRET_LIKE = re.compile(
+    r"\b(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{5,}\b|\d[\d -]{2,}\d|\b(?:wi-?fi|network|login|"
+    r"account|pin|alarm|lock|safe|code|password|one|it|that)\b",
+    re.I,
+)
+
+
+def pieces(clause: str, *, role: str, speaker: str) -> list[str]:
+    """``clause``, or its parts about different things (:func:`.sentences.other_subjects`) where
+    one of them would spoil what the others say: a part of the moment said beside a fact ("Mrs
+    Ahmed is allergic to penicillin and the waiting room printer is broken again": the fact
+    alone), or a secret, or a mention of one ("the wifi password is on the fridge, also the
+    bins go out thursdays": the bins alone; never a part shaped like a secret or naming one,
+    :data:`_SECRET_LIKE`). Otherwise the clause is read whole, as said ("our cheese vat is
+    2000 litres from Kalt, and the press is pneumatic")."""
+    parts = other_subjects(clause)
+    if len(parts) < 2:
+        return [clause]
+    whole = read(clause, role=role, speaker=speaker)
+    named = (_SECRET_NOUN.search(p) or _CODE_WORD.search(p) for p in parts)
+    if whole == "secret" or any(named):
+        return [p for p in parts if not _SECRET_LIKE.search(p)] or [clause]
+    if isinstance(whole, Statement) or whole in ("no durable fact", "transient"):
+        lasting = [p for p in parts if not _of_the_moment(clean(p))]
+        return lasting if 0 < len(lasting) < len(parts) else [clause]
+    return [clause]
+
+
+def _of_the_moment(text: str) -> bool:
+    """How things are now: "the lift is out of order today", "the printer is broken again"
+    (not "folding bikes are fine": what holds)."""
+    return bool(_MOMENT.search(text) or (_STATE_NOW.search(text) and _AGAIN.search(text)))
+
+
+_AGAIN = re.compile(r"\b(?:again|still|playing up)\b", re.I)
+
+
+#: A thing and what it does, in the present: "the big autoclave leaks", "when it rains".
+_DOES = re.compile(r"\b(?:the|our|my|it|he|she)\s+(?:[\w-]+\s+){0,2}?[a-z]{2,}[^s\W]s\b")
+
+
+def because(text: str, cause: str, then: str, *, role: str, speaker: str) -> Statement | None:
+    """``text``, which says what is done, ``then``, for a ``cause`` that alone says nothing
+    lasting ("the back fridge runs warm, so we keep milk in the front one"), kept whole; or
+    None: when ``then`` is no fact or an update, or the cause is of the moment ("the lift is
+    out today") or told in the past (why something changed)."""
+    if skip_reason(cause, role) is not None or _MOMENT.search(cause) or _EPISODE.search(cause):
+        return None
+    if not (has_verb(cause.split()[1:]) or _DOES.search(cause)):
+        return None  # "van kit, so I can check it off": a heading, not a cause
+    if _past_event(cause) or any(not m.kind.startswith("count") for m in measures(cause)):
+        # "customers kept asking for something local": why it changed, a story; "no its
+        # £16.99 since february": a value put right, read as such
+        return None
+    after = read(then, role=role, speaker=speaker)
+    if not isinstance(after, Statement) or after.kind != "fact" or after.frame.update:
+        return None  # (an update stays alone, to find the entry it updates)
+    return replace(after, text=text, frame=frame(text, speaker, role))
+
+
 #: A statement, then after a comma an aside that speaks to anyone ("you switch the apps") or
 #: comments on it ("so it's all evenings for the ref stuff").
 _HEAD_BEFORE_ASIDE = re.compile(
@@ -1328,7 +1403,7 @@ def _answer(text: str, question: str) -> bool:
     A word after a determiner names a thing, whatever else it may be ("under the blue pot by
     the back door", "postgres, the managed one"). One word of content answers a question that
     names the kind of thing it asks for ("Which database did you pick?" "postgres") or asks
-    who."""
+    who; a value alone answers any question asking for one."""
     words = WORD.findall(text)
     content = [w for w in words if w.lower() not in lx.STOP_WORDS and w.lower() not in TIME_WORDS]
     asks_what = ASKS_VALUE.match(question)
@@ -1342,7 +1417,10 @@ def _answer(text: str, question: str) -> bool:
     # that's wrong", "dunno")
     alone = all(w.lower() in _DETERMINERS | {"one"} for w in words if w not in content)
     one = len(content) == 1 and alone and content[0].lower() not in _NO_ANSWER
-    enough = len(content) >= 2 or (bool(named) and one and len(words) <= 3)
+    # ("7.4" after "What pH should the buffer be?", "120" after "How much is adult
+    # membership?": a value alone answers any question asking for one)
+    valued = one and bool(re.fullmatch(rf"\W*[£$€]?(?:{lx.VALUE_TOKEN.pattern})\W*", text, re.I))
+    enough = len(content) >= 2 or ((bool(named) or valued) and one and len(words) <= 3)
     pieces = [WORD.findall(piece) for piece in re.split(r"[,;:.!?()]", text)]
     return bool(asks_what) and enough and not any(has_verb(_beside_nouns(p)) for p in pieces)
 
