@@ -175,3 +175,30 @@ def test_a_message_that_corrects_itself_updates_what_it_said(
     assert not [e for e in entries if old in e], index
     assert any(new in e for e in entries), index
     assert_changes_nothing(batch, index)
+
+
+def test_an_apology_for_a_change_corrects_nothing_else_the_message_said() -> None:
+    """ "sorry" said for a change ("flyer change, sorry!! ... we can't open till 7:30 now. last
+    orders stays at 10:30") corrects no other sentence of the message: read again, the message
+    changes nothing (a self-correction is said in the clause that corrects)."""
+    first = turns(
+        "c1", user("For the flyer: doors open 7pm, last orders at 10:30, we close at 11.")
+    )
+    index = index_after(review(first))
+    later = days_later(
+        7,
+        turns(
+            "c2",
+            user(
+                "flyer change, sorry!! the hall's let the early slot to a yoga group till "
+                "quarter past seven so we can't open till 7:30 now. last orders stays at 10:30"
+            ),
+            bot(
+                "Understood: opening moves from 7pm to 7:30 because of the yoga group, last "
+                "orders still 10:30."
+            ),
+        ),
+    )
+    after = index_after(review(later, index=index), index)
+    assert "7:30" in after, after
+    assert_changes_nothing(later, after)

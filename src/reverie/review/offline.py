@@ -793,8 +793,8 @@ class _Memory:
         found: list[tuple[_Entry, Measure, Measure]] = []
         shares: list[int] = []  # per entry found: how many words it shares with the statement
         for e in live:
-            if self._from_this_message(e) and not _CORRECTS.search(self.message or text):
-                continue  # (unless the message corrects itself: "hang on, it's Thursdays")
+            if self._from_this_message(e) and not _CORRECTS.search(text):
+                continue  # (unless the clause corrects it: "hang on ..., it's Thursdays")
             if _other_group(text, e.text):
                 continue  # "gents cuts r £25 now" of "£48 ladies cut"
             held = measures(e.text)
