@@ -117,13 +117,6 @@ _CLOSES = re.compile(r"^(?:\W|for good|now|as of today|from now on)*$", re.I)
 _UPDATE = lx.phrases(
     [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
 )
-#: Words by which a message corrects what it said a moment before: "hang on, Kat's just
-#: corrected me, it's Thursdays".
-_CORRECTS = re.compile(
-    r"\b(?:actually|sorry|oops|my mistake|i meant|i mean|got it wrong|correct(?:ed|ion)|wrong|"
-    r"scrap that|hang on|hold on|wait)\b|^\W*no\b",
-    re.I,
-)
 #: A value said to change by the verb before it: "corn snakes going to £70", "going up to
 #: 11 till 4" ("going to" alone is more often a plan: "we're going to Tesco").
 _GOING_TO = re.compile(r"\bgoing\s+(?:up\s+|down\s+)?to\s+[£$€]?\d", re.I)
@@ -3343,6 +3336,14 @@ _INSTEAD = re.compile(
 #: Words by which a speaker says they are putting something right.
 _CORRECTING = re.compile(
     r"\b(?:sorry|mistake|wrong|correct|correction|my bad|i meant|typo|misspoke|got it mixed)\b",
+    re.I,
+)
+#: Words by which a clause corrects what was said a moment before ("hang on, Kat's just
+#: corrected me, it's Thursdays"): those that name a correction (:data:`_CORRECTING`), and
+#: those said as it happens.
+_CORRECTS = re.compile(
+    r"\b(?:actually|oops|i mean|got it wrong|corrected|scrap that|hang on|hold on|wait)\b"
+    r"|^\W*no\b|" + _CORRECTING.pattern,
     re.I,
 )
 #: Verbs by which a value moved ("Greta's class moved to Thursday").
