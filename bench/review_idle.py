@@ -7,11 +7,11 @@ one re-runs it after EACH session's review, in two shapes, and counts what would
 * every turn so far given again, against the memory review made of them;
 * only the session just reviewed given again.
 
-The held-out test24 is not a choice here.
+The held-out test25 is not a choice here.
 
 Run::
 
-    PYTHONPATH=src python bench/review_idle.py [--half dev|test|...|test23|all] [--details]
+    PYTHONPATH=src python bench/review_idle.py [--half dev|test|...|test24|all] [--details]
 """
 
 from __future__ import annotations

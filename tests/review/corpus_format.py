@@ -179,11 +179,18 @@ committed with the figures of the reviewer as the twenty-second round left it. I
 in aggregate only, held out, through the twenty-sixth round and the audits after it; from the
 twenty-seventh round on it is development data (:data:`TWENTY_THIRD`).
 
-**The held-out set** ``test24`` (:data:`HELD_OUT`, ids ``t24-``) was written fresh at the start of
-the twenty-seventh round the same way (by two writers, ten settings each, who read only this
-format, the scoring and the checks), and committed with the figures of the reviewer as the
-twenty-sixth round and its audits left it (f3708c4). It is never tuned on: it is measured with
-``bench/review_corpus.py --half test24`` in aggregate only.
+``test24`` was written fresh at the start of the twenty-seventh round the same way (by two
+writers, ten settings each, who read only this format, the scoring and the checks), and
+committed with the figures of the reviewer as the twenty-sixth round and its audits left it
+(f3708c4). It was measured in aggregate only, held out, twice in the twenty-seventh round;
+from the twenty-eighth round on it is development data (:data:`TWENTY_FOURTH`).
+
+**The held-out set** ``test25`` (:data:`HELD_OUT`, ids ``t25-``) was written fresh at the start of
+the twenty-eighth round the same way (by two writers, ten settings each, who read only this
+format, the scoring and the checks, and were asked for more American English, terse and
+non-native writing than the sets before), and committed with the figures of the reviewer as the
+twenty-seventh round left it (f89db88). It is never tuned on: it is measured with
+``bench/review_corpus.py --half test25`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -221,6 +228,7 @@ __all__ = [
     "TWELFTH",
     "TWENTIETH",
     "TWENTY_FIRST",
+    "TWENTY_FOURTH",
     "TWENTY_SECOND",
     "TWENTY_THIRD",
     "Conversation",
@@ -287,14 +295,17 @@ TWENTY_SECOND = "test22"
 #: Written at the start of the twenty-third round; held out through the twenty-sixth,
 #: development data since the twenty-seventh.
 TWENTY_THIRD = "test23"
+#: Written at the start of the twenty-seventh round; held out then, development data since the
+#: twenty-eighth.
+TWENTY_FOURTH = "test24"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
-    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD,
+    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, TWENTY_FOURTH,
 )  # fmt: skip
-#: Written at the start of the twenty-seventh round and never tuned on.
-HELD_OUT = "test24"
+#: Written at the start of the twenty-eighth round and never tuned on.
+HELD_OUT = "test25"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -350,8 +361,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test24`` when its id starts with
-    ``t2-`` to ``t24-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test25`` when its id starts with
+    ``t2-`` to ``t25-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -398,6 +409,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t23-"):
         return TWENTY_THIRD
     if conversation_id.startswith("t24-"):
+        return TWENTY_FOURTH
+    if conversation_id.startswith("t25-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
