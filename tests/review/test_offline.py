@@ -85,6 +85,12 @@ def index_after(
     return applied(out, index, topics).files.get("MEMORY.md", base) or ""
 
 
+def asked_as(question: str) -> str:
+    """How an entry that keeps an answer gives the question it answered: reported, as a
+    clause that asks nothing (R8), or quoted when it has no shape to report."""
+    return wording.indirect(question) or f'"{question}"'
+
+
 def assert_changes_nothing(batch: list[Turn], index: str) -> None:
     """``batch`` reviewed again against memory ``index`` proposes nothing that changes it."""
     again = review(batch, index=index)
@@ -721,8 +727,9 @@ def test_r6_a_verbless_answer_is_kept_with_its_question_and_cites_both() -> None
         )
     )
     [op] = out.operations
+    # (the question reported, not put: memory holds no question, R8)
     assert op["text"] == (
-        'Sam, asked "What are you studying this term?": Organic chemistry, physical chemistry '
+        "Sam, asked what you are studying this term: Organic chemistry, physical chemistry "
         "and a statistics elective. (source: c1#0-2)"
     )
 
@@ -767,7 +774,7 @@ def test_r8_a_reply_to_an_offer_of_help_is_not_an_answer_that_states_a_fact() ->
         )
     )
     assert [op["text"] for op in out.operations] == [
-        'Sam, asked "What does your team look after?": mostly back orders and supplier calls.'
+        "Sam, asked what your team looks after: mostly back orders and supplier calls."
         " (source: c1#0-2)"
     ]
 

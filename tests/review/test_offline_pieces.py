@@ -13,6 +13,7 @@ import pytest
 from reverie.core.markdown import new_index
 from reverie.review.types import Turn
 from tests.review.test_offline import (
+    asked_as,
     assert_changes_nothing,
     bot,
     days_later,
@@ -151,7 +152,7 @@ def test_r6_a_fact_beside_a_password_mention_is_kept_and_the_mention_is_not(
 )
 def test_r6_a_value_alone_answering_a_question_is_kept(asked: str, said: str) -> None:
     index = _sessions([bot(asked), user(said)])
-    assert _held(index, asked, said), index
+    assert _held(index, asked_as(asked), said), index
 
 
 # "X so Y": what is done, kept with the cause it is done for.

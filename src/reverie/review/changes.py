@@ -734,7 +734,12 @@ def _slot_change(new: Frame, old: Frame, shared: frozenset[str]) -> bool:
     share a word that is not generic (the slot: "slot", "budget", "walk-ins"), hold values of a
     kind they share (days, times, dates, amounts, names) that differ both ways, and belong to
     compatible owners: the same, a person and a thing, or a named owner the other one names."""
-    slot = {w for w in shared if w not in lx.GENERIC_WORDS and len(w) > 2}
+    # (not the name of whom both are facts: "Chloe's now senior tech" and "Chloe's taking
+    # over training Jade" share only Chloe; but "Quiz has moved to Thursdays" is of "Quiz
+    # night's a Tuesday")
+    same = new.owner and new.owner == old.owner
+    whose = {stem(w) for o in new.owner for w in o.split()} if same else set()
+    slot = {w for w in shared if w not in lx.GENERIC_WORDS and len(w) > 2 and w not in whose}
     if not slot or not new.kinds & old.kinds & _SLOT_KINDS:
         return False
     if not (new.values - old.values and old.values - new.values):

@@ -40,6 +40,7 @@ __all__ = [
     "says_update",
     "strip_source",
     "subject_name",
+    "without_work_done",
 ]
 
 _UPDATE = lx.phrases(lx.UPDATE_MARKERS)
@@ -458,11 +459,29 @@ _FIXED_REPAIR = re.compile(
 _NEW_KIND = re.compile(r"(?:\b(?:all|any|every|each)\s+|^)(new)\s+[a-z]+s\b", re.I)
 
 
+#: "mum's having her knee replaced", "getting the boiler moved": work someone has done on a
+#: thing, not a value that changed.
+_HAVING_DONE = re.compile(
+    r"\b(?:having|getting|get|got|had|have|has)\s+(?:her|his|my|our|their|the|a|an|its)\s+"
+    r"(?:[\w-]+\s+){1,2}?(replaced|moved|upgraded|changed|switched|fixed)\b",
+    re.I,
+)
+
+
+def without_work_done(text: str) -> str:
+    """``text`` with the verb of work someone has done on a thing (:data:`_HAVING_DONE`:
+    "having her knee replaced") blanked out: it looks like a word of update, and is none."""
+    for m in reversed(list(_HAVING_DONE.finditer(text))):
+        text = text[: m.start(1)] + " " * len(m.group(1)) + text[m.end(1) :]
+    return text
+
+
 def _unchanging(text: str) -> str:
     """``text`` with the words that only look like a word of update blanked out: the "not" of
     a negated verb (:data:`_NEGATED_VERB`), "goes to her" (:data:`_TO_SOMEONE`), "fixed"
     before a noun (:data:`_FIXED_KIND`) or as a repair (:data:`_FIXED_REPAIR`), "new" of a
-    kind (:data:`_NEW_KIND`)."""
+    kind (:data:`_NEW_KIND`), work someone has done on a thing (:func:`without_work_done`)."""
+    text = without_work_done(text)
     for m in reversed(list(_NEGATED_VERB.finditer(text))):
         text = text[: m.start(1)] + "   " + text[m.end(1) :]
     for m in reversed(list(_NEW_KIND.finditer(text))):

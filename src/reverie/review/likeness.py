@@ -18,7 +18,7 @@ import functools
 import math
 from typing import NamedTuple, Protocol
 
-from .slots import Slot, read_slot, value_kind
+from .slots import Slot, read_slot, root, value_kind
 
 __all__ = ["Bars", "Likeness", "SharedWords", "features", "said_of_both"]
 
@@ -72,9 +72,16 @@ class SharedWords:
         out = []
         for other in others:
             a, b = mine, features(other)
-            who = said_of_both(slot, read_slot(other))
+            theirs = read_slot(other)
+            who = said_of_both(slot, theirs)
             if who:
-                person = {f"name:{who}", *(f"word:{w}" for w in who.split())}
+                words = who.split()
+                person = {f"name:{who}", *(f"word:{w}" for w in words)}
+                if slot.owner == theirs.owner == who:
+                    # a person both are facts of: their name's stem is no shared word either
+                    # ("Chloe's taking over training Jade", "Chloe's now senior tech"); a
+                    # thing's is ("Quiz night's a Tuesday", "Quiz has moved to Thursdays")
+                    person |= set(map(root, words))
                 a, b = a - person, b - person
             out.append(_cosine(a, b))
         return out

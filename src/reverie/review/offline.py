@@ -68,6 +68,7 @@ from .frames import (
     past,
     says_update,
     strip_source,
+    without_work_done,
 )
 from .likeness import Likeness, SharedWords, said_of_both
 from .replacements import unreplaced
@@ -770,8 +771,9 @@ class _Memory:
         bare = tuple(m for m in _bare_numbers(text) if not _denied(text, m))
         # "the 6th" is the day of "October 6": one date, not another.
         message = self.message or text
-        updating = older or bool(_UPDATE.search(text) or resets(text) or _GOING_TO.search(text))
-        if not (given or bare) or not (updating or _UPDATE.search(message)):
+        said, whole = without_work_done(text), without_work_done(message)
+        updating = older or bool(_UPDATE.search(said) or resets(text) or _GOING_TO.search(text))
+        if not (given or bare) or not (updating or _UPDATE.search(whole)):
             return None
         mine = read_slot(text)
         words = (mine.words | read_slot(message).words) - _LOOSE

@@ -36,9 +36,10 @@ __all__ = [
     "value_kind",
 ]
 
-# "Sam: ..." and "Sam, asked "...": ..." (an answer kept with its question) name the speaker.
+# "Sam: ..." and "Sam, asked "...": ..." or "Sam, asked when ...: ..." (an answer kept with
+# its question) name the speaker.
 _ATTRIBUTION = re.compile(
-    r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})(?:, asked \"[^\"]*\")?: (?=\S)"
+    r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})(?:, asked (?:\"[^\"]*\"|[^:\"]*))?: (?=\S)"
 )
 _WEEKDAY = lx.phrases(lx.WEEKDAYS)
 _CAPITAL_RUN = re.compile(

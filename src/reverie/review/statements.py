@@ -141,6 +141,10 @@ _ENVIRONMENT = lx.phrases(lx.ENVIRONMENT_CUES)
 _PERSONAL = lx.phrases(lx.PERSONAL_CUES)
 _ROLE = lx.phrases(lx.ROLES)
 _HELP_OFFER = lx.phrases(lx.HELP_OFFERS)
+#: A question about what to do now: "Which topic first?", "What shall we start with?"
+_FOR_NOW = re.compile(
+    r"\b(?:first|next|to (?:start|begin) with|start(?:ing)? with|begin(?:ning)? with)\W*$", re.I
+)
 _POLICY = lx.phrases(lx.POLICY_CUES)
 
 
@@ -367,6 +371,17 @@ def _imperative(text: str) -> bool:
     return not re.match(r"^(?:use of|keep in mind)\b", text, re.I)
 
 
+def _told_to(low: str) -> bool:
+    """Whether an assistant's sentence (``low``, in lower case) opens with a verb in its
+    plain form and what it acts on ("rotate it ...", "change the password ..."): advice to
+    the user, not a fact of theirs."""
+    first, _, rest = low.partition(" ")
+    return first in lx.VERBS and rest.split(" ", 1)[0] in _ACTED_ON
+
+
+_ACTED_ON = lx.words("it them the your this that these those")
+
+
 # What the user sets before an order to the agent: when they ask for something ("whenever I
 # ask for a quote, add VAT"), or what the order is about ("for reports always give ...").
 _ASKING = re.compile(
@@ -525,6 +540,8 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         return None  # "Always check the goal nets are pegged down": how they work
     if _REQUEST.match(low) or _imperative(text) or re.search(r"\bplease\b", low):
         return "request" if role == "user" else "advice"
+    if role != "user" and _told_to(low):
+        return "advice"  # "rotate it in the Stripe dashboard to be safe"
     forward = _FORWARD.match(text)
     if forward and role == "user":
         rest = text[forward.end() :].lstrip(" ,")
@@ -1064,8 +1081,10 @@ def read(
         # before any other reading: "bin combo is 38-14-22, don't write that down" is a
         # secret, whatever else the clause looks like
         return "secret"
-    if _HELP_OFFER.search(question):
-        question = ""  # "mostly keeping track of invoices": what they want help with
+    if _HELP_OFFER.search(question) or _FOR_NOW.search(question):
+        # "mostly keeping track of invoices": what they want help with; "resp" after "Which
+        # topic first?": what to do now
+        question = ""
     called_off = None
     if role == "user":
         called_off = (

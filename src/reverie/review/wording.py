@@ -287,6 +287,84 @@ def topic(question: str) -> str | None:
     return q if len(q.split()) >= 2 or (q and q[0].isupper()) else None
 
 
+# A question put the other way round ("Which three days is Bea in?", "What time do you
+# open on Sundays?", "Is Bea in on Mondays?"): what it asks (or nothing), the verb, then the
+# words of who or what it asks about and the rest.
+_INVERTED = re.compile(
+    r"^(?P<wh>(?:what|which|when|where|who|whose|how)(?:\s+[\w'-]+){0,3}?\s+)?"
+    r"(?P<aux>is|are|was|were|do|does)\s+(?P<rest>.+)$",
+    re.I,
+)
+# Where the words of who or what a question asks about end: a word that starts a phrase of its
+# own ("Bea | in on Mondays", "the kids | back at school", "the shop | open on Sundays").
+_PREPOSITIONS = lx.words("in on at for to from with by of about back after before over into")
+_AFTER_SUBJECT = _PREPOSITIONS | lx.words(
+    "under near off out up down next every this that these those open closed free available "
+    "ready ok okay right still also always usually normally ever now today tomorrow"
+)
+_DETERMINERS = lx.words("the your our his her their my a an")
+
+
+def indirect(question: str) -> str | None:
+    """``question`` said as a clause that asks nothing, the way one reports it ("Which three
+    days is Bea in?" -> "which three days Bea is in", "What does the team look after?" ->
+    "what the team looks after", "Is Bea in on Mondays?" -> "whether Bea is in on Mondays"),
+    or None when it has no such shape. Memory keeps an answer with what it answered, not a
+    question (R8)."""
+    q = re.sub(
+        r"^(?:(?:and|so|ok|okay|sure|great|thanks)[,.!]?\s+)+", "", question.strip(), flags=re.I
+    )
+    q = q.rstrip("?!. ").split(",")[0].strip()  # (not an aside: "..., roughly?")
+    m = _INVERTED.match(q)
+    if m is None or re.search(r"[?;:]", q):
+        return None
+    aux = m["aux"].lower()
+    words = m["rest"].split()
+    n = 1 if words[0].lower() in _DETERMINERS else 0
+    if aux in ("do", "does"):
+        # who or what, then the verb: a pronoun or a name and the word after it ("you | open |
+        # on Sundays"); "the" and the words up to a preposition, the last of them the verb
+        # ("the running club | meet", "the team | look | after")
+        end = n + 1
+        if n:
+            while end < len(words) and words[end].lower() not in _PREPOSITIONS:
+                end += 1
+            end -= 1
+        subject, verb, rest = words[:end], words[end : end + 1], words[end + 1 :]
+        if len(subject) <= n or not verb or not re.fullmatch(r"[a-z]+", verb[0]):
+            return None  # "Who does the bookings?": "does" is the verb itself
+        said = [*subject, _third_person_verb(verb[0]) if aux == "does" else verb[0]]
+    else:
+        while n < len(words) and not _ends_subject(words[n]):
+            n += 1
+        subject, rest = words[:n], words[n:]
+        said = [*subject, aux]
+    if not subject or subject[0].lower() in ("there", "it", "that", "this"):
+        return None  # "Is that right?", "Is there parking?"
+    wh = m["wh"].strip().lower() if m["wh"] else "whether"
+    return " ".join([wh, *said, *rest])
+
+
+def _ends_subject(word: str) -> bool:
+    """Whether ``word``, after a form of "be" and who or what a question asks about, starts
+    what it says of them: a preposition, a word of how it is ("the shop | open"), a participle
+    ("the dogs | called")."""
+    low = word.lower()
+    return low in _AFTER_SUBJECT or (len(low) > 4 and low.endswith(("ed", "ing")))
+
+
+def _third_person_verb(verb: str) -> str:
+    """ "look" -> "looks", "watch" -> "watches", "carry" -> "carries", "have" -> "has"."""
+    low = verb.lower()
+    if low == "have":
+        return "has"
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
 def finish(text: str) -> str:
     """One sentence: single spaces, a capital where a sentence starts, one full stop."""
     text = re.sub(r"\s+", " ", text).strip().rstrip(",;:-–—")
@@ -310,6 +388,9 @@ def render(st: Statement, *, listener: str | None, when: float) -> str:
         if st.meta.get("own"):
             about = topic(question)
             return finish(f"{st.speaker}, on {about}: {text}" if about else f"{st.speaker}: {text}")
+        reported = indirect(question)
+        if reported:
+            return finish(f"{st.speaker}, asked {reported}: {text}")
         return finish(f'{st.speaker}, asked "{question}": {text}')
     if st.role != "user":
         if listener:
