@@ -13,6 +13,7 @@ from reverie.review.wording import indirect
 from tests.review.test_offline import (
     assert_changes_nothing,
     bot,
+    days_later,
     index_after,
     review,
     turns,
@@ -221,3 +222,75 @@ def test_having_something_replaced_is_not_an_update(before: str, later: str) -> 
     after = index_after(review(turns("c1", user(before), bot("Noted."), user(later))))
     dates = ("14 june", "3 july") if "june" in before else ("2 march", "9 march")
     assert all(any(d in e.lower() for e in entries(after)) for d in dates), after
+
+
+@pytest.mark.parametrize(
+    ("note", "kept"),
+    [
+        ("client notes. Albert Fenn, 88, dementia, 4 calls a day (8am, 12, 5pm, 8pm).", "88"),
+        ("new starter list. Mrs Okoro, 91, diabetic, hard of hearing, visits tues and fri", "91"),
+        ("Kemi Bello, 29, night shift, two kids under 5", "night shift"),
+    ],
+)
+def test_a_note_of_a_persons_name_and_what_they_are_is_kept(note: str, kept: str) -> None:
+    """ "Albert Fenn, 88, dementia, 4 calls a day": a name, then what the person is, listed
+    with no clause, is a note about them (it was dropped as saying nothing)."""
+    index = index_after(review(turns("c1", user(note))))
+    assert any(kept in e for e in entries(index)), index
+
+
+@pytest.mark.parametrize(
+    ("note", "reply", "later", "kept"),
+    [
+        (
+            "Albert Fenn, 88, dementia, 4 calls a day",
+            "Noted: Albert Fenn, 88, dementia, four calls a day.",
+            "he is allergic to penicillin, its in red on his care plan",
+            "Albert Fenn is allergic to penicillin",
+        ),
+        (
+            "Maisie Hart has joined the under 11s, she's 10",
+            "Welcome Maisie!",
+            "she's coeliac so no pizza at the end of season party",
+            "Maisie Hart's coeliac",
+        ),
+    ],
+)
+def test_he_or_she_opening_a_message_is_the_person_the_last_one_named(
+    note: str, reply: str, later: str, kept: str
+) -> None:
+    """A message opening with "he" or "she", after one that named one person in full, is
+    said of that person: kept with their name (it was dropped, naming no one)."""
+    batch = turns("c1", user(note), bot(reply), user(later))
+    index = index_after(review(batch))
+    assert any(kept in e for e in entries(index)), index
+    assert_changes_nothing(batch, index)
+
+
+@pytest.mark.parametrize(
+    ("note", "update", "kept", "gone"),
+    [
+        (
+            "client notes. Albert Fenn, 88, dementia, 4 calls a day (8am, 12, 5pm, 8pm).",
+            "albert's down to 3 calls now",
+            "Albert Fenn, 88, dementia, 3 calls a day",
+            "4 calls",
+        ),
+        (
+            "Rosa Diaz, 34, team lead, 2 days a week in the office",
+            "rosa's up to 3 days a week now",
+            "Rosa Diaz, 34, team lead, 3 days a week",
+            "2 days",
+        ),
+    ],
+)
+def test_a_value_said_of_a_name_the_note_gives_is_written_in(
+    note: str, update: str, kept: str, gone: str
+) -> None:
+    """ "albert's down to 3 calls now" of a note naming Albert Fenn says nothing but the new
+    value: it is written into the note, which keeps the rest (the update replaced the whole
+    note, and the age and the condition were lost)."""
+    index = index_after(review(turns("c1", user(note))))
+    after = index_after(review(days_later(7, turns("c2", user(update))), index), index)
+    assert any(kept in e for e in entries(after)), after
+    assert gone not in after, after

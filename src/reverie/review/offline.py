@@ -1008,7 +1008,11 @@ class _Memory:
         leans = _LEANS.match(_body(text)) or _PRONOUN_VALUE.search(text)
         # "Greta's class moved to Thursday" of "the pottery class is on Wednesday with Greta":
         # said of the person the entry names, whose value alone changed.
-        return bool(leans) or _names_owner(text, theirs) or not (mine.words - theirs.words - _LOOSE)
+        # (a word of a name the entry gives is the entry's: "albert's down to 3 calls now" of
+        # "Albert Fenn, 88, dementia, 4 calls a day")
+        named = {root(w) for n in theirs.names for w in n.split()}
+        own = mine.words - theirs.words - named - _LOOSE
+        return bool(leans) or _names_owner(text, theirs) or not own
 
     def _substitute(
         self, e: _Entry, old: Measure, new: Measure, source: str, text: str = ""
@@ -2662,7 +2666,11 @@ _SPEAKER_NAMED = re.compile(r"^[^:]{1,40}:\s")
 
 # What a value update may share with an entry without being about the same thing.
 _STOP_STEMS = frozenset(root(w) for w in lx.STOP_WORDS)
-_LOOSE = frozenset(lx.GENERIC_WORDS) | frozenset(root(w) for w in lx.UPDATE_MARKERS)
+_LOOSE = (
+    frozenset(lx.GENERIC_WORDS)
+    | frozenset(root(w) for w in lx.UPDATE_MARKERS)
+    | frozenset(("down", "up"))  # "down to 3 calls", "up to £40"
+)
 # A statement that leans on the one before: "it's $4,200 now", "so 26 March now".
 _LEANS = re.compile(
     r"^\W*(?:(?:oh\s+)?(?:so|and|but|wait|sorry|no|actually|oops|ah)\b[\s,]*)*"
@@ -3018,6 +3026,7 @@ class OfflineReviewer:
         given = {(t.conversation_id, t.position) for t in batch.turns}
         opening: dict[str, int] = {}  # per conversation: the first position given
         heard: dict[str, set[tuple[str, int]]] = {}  # per conversation: user messages read
+        introduced: dict[str, str | None] = {}  # per conversation: whom the last message named
         for t in batch.turns:
             c = t.conversation_id
             opening[c] = min(opening.get(c, t.position), t.position)
@@ -3072,10 +3081,17 @@ class OfflineReviewer:
             # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
             # and I run ..."): the next entry about them carries it.
             named: str | None = None
+            # "he is allergic to penicillin" after "Albert Fenn, 88, dementia": the one person
+            # the user's message before named is who "he" or "she" opening this one is.
+            referent = introduced.get(conv) if turn.role == "user" else None
+            if turn.role == "user":
+                introduced[conv] = _introduced(text, speaker)
             for at_unit, (start, end, sentence) in enumerate(said_units):
                 if any(a < end and start < b for a, b in secret_spans):
                     skipped["secret"] += 1
                     continue
+                if referent and at_unit == 0:
+                    sentence = _HE_OR_SHE.sub(referent, sentence, count=1)
                 if after_tool:
                     # What the tool printed, said again ("Total NIA is 903.4 m2", "Room 12
                     # has amlodipine daily"): a report of output review never reads (R5). What
@@ -3392,6 +3408,30 @@ def _turns(turns: list[Turn]) -> list[tuple[Turn, str]]:
             listener[t.conversation_id] = _display(t.author)
         out.append((t, listener.get(t.conversation_id, "the user")))
     return out
+
+
+# "he" or "she" opening a sentence, as its subject ("he is allergic to ...", "she's on nights").
+_HE_OR_SHE = re.compile(
+    r"^(?:he|she)(?=(?:'s|’s)\s|\s+(?:is|has|was|had|can|can't|cannot|does|doesn't|won't|will"
+    r"|must|should|needs|takes|gets|likes|loves|hates|lives|goes|uses|prefers|works|drives)\b)",
+    re.I,
+)
+# A person's first and last name opening a sentence, then what is said of them ("Albert Fenn,
+# 88, dementia", "Albert Fenn has four calls a day").
+_NAME_OPENS = re.compile(
+    r"(?:^|[.!?\n]\s+)(?P<n>(?-i:[A-Z][a-z'-]+)\s(?-i:[A-Z][a-z'-]+))(?=,|\s+(?:is|has|was)\b)"
+)
+
+
+def _introduced(text: str, speaker: str) -> str | None:
+    """The one person, not the speaker, whose full name opens a sentence of ``text``, or None
+    (none, or more than one)."""
+    names = {
+        m["n"]
+        for m in _NAME_OPENS.finditer(text)
+        if m["n"].split(" ")[0] not in lx.NAME_STOP and speaker.lower() not in m["n"].lower()
+    }
+    return names.pop() if len(names) == 1 else None
 
 
 def _blocks(turns: list[tuple[Turn, str]]) -> list[tuple[list[Turn], str]]:

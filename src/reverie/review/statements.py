@@ -371,6 +371,25 @@ def _imperative(text: str) -> bool:
     return not re.match(r"^(?:use of|keep in mind)\b", text, re.I)
 
 
+# A person's full name (or a title and a name), then at least two things said of them, listed.
+_PROFILE = re.compile(
+    r"^(?:(?:mr|mrs|ms|miss|dr)\.?\s+)?(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2},"
+    r"\s*[^,]+(?:,\s*[^,]+)+$",
+    re.I,
+)
+
+
+def _profile(text: str) -> bool:
+    """Whether ``text`` is a note about a person: their name, then what they are, listed with
+    no clause ("Albert Fenn, 88, dementia, 4 calls a day (8am, 12, 5pm, 8pm)": no auxiliary,
+    no one doing anything); not a greeting ("Thanks Tom, great, see you")."""
+    if not _PROFILE.match(text) or text.split(" ", 1)[0] in lx.NAME_STOP:
+        return False
+    words = [w.lower() for w in WORD.findall(re.sub(r"\([^)]*\)", " ", text))]
+    clause = AUX | lx.PRONOUN_SUBJECTS | {"i", "i'm", "im", "we're", "he's", "she's", "they're"}
+    return len(words) >= 4 and not clause & set(words)
+
+
 def _told_to(low: str) -> bool:
     """Whether an assistant's sentence (``low``, in lower case) opens with a verb in its
     plain form and what it acts on ("rotate it ...", "change the password ..."): advice to
@@ -1197,6 +1216,13 @@ def read(
             kind, _ = subject_kind(noted, role)
             section = _section(noted, kind, False, f.values, f.kinds)
             return Statement(noted, section, f, subject_kind=kind, speaker=speaker, role=role)
+        if role == "user" and _profile(text) and skip_reason(text, role) is None:
+            # "Albert Fenn, 88, dementia, 4 calls a day": a person's name, then what they are,
+            # listed: a note about them
+            f = frame(text, speaker, role)
+            kind, _ = subject_kind(text, role)
+            section = _section(text, kind, False, f.values, f.kinds)
+            return Statement(text, section, f, subject_kind=kind, speaker=speaker, role=role)
         # "With prices going up, we raised the budget to 1,050": the statement is what follows
         # the opening phrase. "I work for Deliveroo and Uber Eats, you switch apps depending
         # which is busy": an aside to anyone after a comma; the statement before it stands alone.
