@@ -203,6 +203,25 @@ def test_someone_doing_a_duty_is_a_name_in_lower_case(message: str, name: str, s
 
 
 @pytest.mark.parametrize(
+    ("message", "names"),
+    [
+        ("priti's running the tuesday games section and steve's doing badges", ["Priti", "Steve"]),
+        ("joe's doing refunds and mia's running the tills", ["Joe", "Mia"]),
+        ("lee's the first aider, kit in both vans", ["Lee"]),
+        ("dom's the welfare officer, any concerns go to him", ["Dom"]),
+    ],
+)
+def test_someone_doing_a_job_or_holding_a_role_is_a_name_in_lower_case(
+    message: str, names: list[str]
+) -> None:
+    """ "steve's doing badges", "lee's the first aider": words said only of a person name one,
+    typed in lower case; the fact is kept with the names spelled (it was dropped, or kept with
+    them in lower case)."""
+    index = index_after(review(turns("c1", user(message))))
+    assert any(all(n in e for n in names) for e in entries(index)), index
+
+
+@pytest.mark.parametrize(
     ("before", "later"),
     [
         (
@@ -294,3 +313,42 @@ def test_a_value_said_of_a_name_the_note_gives_is_written_in(
     after = index_after(review(days_later(7, turns("c2", user(update))), index), index)
     assert any(kept in e for e in entries(after)), after
     assert gone not in after, after
+
+
+@pytest.mark.parametrize(
+    ("before", "update", "new", "kept", "old"),
+    [
+        (
+            "our digitiser is Marek in Poland, he charges £18 per logo and turns around in 48h",
+            "marek's gone up to £20 a logo, still worth it",
+            "£20",
+            "48h",
+            "£18",
+        ),
+        (
+            "the dog groomer is Tasha at Fluffs, she charges £40 a groom, we go monthly",
+            "tasha's up to £45 a groom now",
+            "£45",
+            "monthly",
+            "£40",
+        ),
+        (
+            "second class stamps are 85p, we buy them in books of 12",
+            "stamps went up to 87p",
+            "87p",
+            "books of 12",
+            "85p",
+        ),
+    ],
+)
+def test_a_new_price_of_someone_or_something_the_entry_names_is_written_in(
+    before: str, update: str, new: str, kept: str, old: str
+) -> None:
+    """ "marek's gone up to £20 a logo" of "our digitiser is Marek ..., he charges £18 per
+    logo": a price said of a person the entry names (not its speaker), in words it shares,
+    is written into the entry, which keeps the rest; so is a price in pence ("87p"). The first
+    was kept beside the old price (another owner), the last not read as a price at all."""
+    index = index_after(review(turns("c1", user(before))))
+    after = index_after(review(days_later(7, turns("c2", user(update))), index), index)
+    assert any(new in e and kept in e for e in entries(after)), after
+    assert old not in after, after

@@ -511,6 +511,7 @@ ROLES = phrase_list(
     representative | inspector | officer | warden | tutor | mentor | receptionist | technician
     mechanic | plumber | electrician | photographer | conductor | administrator | solicitor
     manager | director | volunteer | volunteers | helper | helpers | assistant | deputy
+    first aider | welfare officer | safeguarding lead | fire warden | key holder | keyholder
     """
 )
 #: What someone is to the speaker, beside :data:`ROLES`: "helen is my supervisor", "my gp

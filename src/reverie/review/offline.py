@@ -116,7 +116,11 @@ _CLOSES = re.compile(r"^(?:\W|for good|now|as of today|from now on)*$", re.I)
 
 # A statement that says it updates or corrects something.
 _UPDATE = lx.phrases(
-    [*lx.UPDATE_MARKERS, "sorry", "oops", "my mistake", "i meant", "got it wrong", "up to"]
+    [
+        *lx.UPDATE_MARKERS,
+        *("sorry", "oops", "my mistake", "i meant", "got it wrong", "up to", "down to"),
+        *("dropped to", "dropped it to", "cut to", "reduced to", "up it to", "it up to"),
+    ]
 )
 #: A value said to change by the verb before it: "corn snakes going to £70", "going up to
 #: 11 till 4" ("going to" alone is more often a plan: "we're going to Tesco").
@@ -794,7 +798,7 @@ class _Memory:
                 continue  # "gents cuts r £25 now" of "£48 ladies cut"
             held = measures(e.text)
             slot = read_slot(e.text)
-            about = _names_owner(text, slot)
+            about = _names_owner(text, slot) or _priced_of(mine, slot)
             if (
                 mine.owner
                 and slot.owner
@@ -1012,7 +1016,7 @@ class _Memory:
         # "Albert Fenn, 88, dementia, 4 calls a day")
         named = {root(w) for n in theirs.names for w in n.split()}
         own = mine.words - theirs.words - named - _LOOSE
-        return bool(leans) or _names_owner(text, theirs) or not own
+        return bool(leans) or _names_owner(text, theirs) or _priced_of(mine, theirs) or not own
 
     def _substitute(
         self, e: _Entry, old: Measure, new: Measure, source: str, text: str = ""
@@ -1987,6 +1991,17 @@ def _ended_by_it(clause: str, after: str) -> str | None:
         return None
     thing = said["w"].strip()
     return None if thing.split(" ")[0].lower() in lx.PRONOUN_SUBJECTS else thing
+
+
+def _priced_of(new: Slot, old: Slot) -> bool:
+    """Whether ``new`` is said of a person (or a named thing) that ``old`` names beside its
+    own speaker, and shares a word with it besides that name: "marek's gone up to £20 a logo"
+    of "Nadia: our digitiser is Marek, he charges £18 per logo"."""
+    if not new.owner or new.owner in ("i", "we"):
+        return False
+    if new.owner not in old.names | {n.split()[0] for n in old.names}:
+        return False
+    return bool((new.words & old.words) - {root(w) for w in new.owner.split()} - _LOOSE)
 
 
 def _names_owner(text: str, old: Slot) -> bool:

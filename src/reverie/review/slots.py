@@ -417,7 +417,7 @@ _NTH = "|".join(["first", "second", "third", "fourth", "last", *_ORDINALS])
 _AFTER_TIME = "(?:with|and|on|every|each|sharp|then|till|until|for|from|daily|most)"
 _MEASURE = re.compile(
     rf"(?P<money>[$£€]\s?\d+(?:,\d{{3}})*(?:\.\d+)?(?:k\b)?|\b\d+(?:,\d{{3}})*(?:\.\d+)?\s?(?:euros?|dollars?|"
-    rf"pounds?|quid|eur|gbp|usd|cad)\b)"
+    rf"pounds?|quid|eur|gbp|usd|cad)\b|\b\d{{1,2}}(?:\.\d)?p\b(?!\s*(?:m|pm)\b))"  # "45p a mile"
     # A price said without its currency ("14.90 per kilo", "it's 2.50 since Easter"): two
     # decimal places; a version ("Python 3.12") is told apart in :func:`measures`.
     rf"|(?P<price>(?<![\w.,:/£$€-])\d{{1,4}}\.\d{{2}}\b(?![.,]?\d|\s*%))"

@@ -62,9 +62,12 @@ _PERSON_FIRST = re.compile(
 
 _W = r"[a-zA-Z][a-z'’-]{1,20}"
 _ROLE = r"(?:new\s+|old\s+|current\s+)?(?:" + lx.phrases(lx.KIN_ROLES).pattern + ")"
-#: A duty one person does ("lee does the bookings"); not one done by everyone, the staff, an
-#: app or someone named by who they are ("dad runs the bar").
+#: A duty one person does ("lee does the bookings", "priti's running the games", "steve's
+#: doing badges"); not one done by everyone, the staff, an app or someone named by who they
+#: are ("dad runs the bar").
 _DOES = {v for v in lx.DUTY_VERBS if v.endswith("s") and v != "books"}
+_DOING = lx.words("running doing handling covering organising organizing managing leading")
+_DOING |= lx.words("teaching coaching sorting booking")
 _NOBODY = (
     {w.lower() for w in lx.NAME_STOP}
     | lx.PRONOUN_SUBJECTS
@@ -73,19 +76,23 @@ _NOBODY = (
     | set(lx.KIN_ROLES)
 )
 #: Words said of people only, whatever their case: a pair or a list sharing a duty ("kim and
-#: raj do the mass spec bookings"), one person doing one ("lee does the bookings"), someone
+#: raj do the mass spec bookings"), one person doing one ("lee does the bookings", "steve's
+#: doing badges", "lee's the first aider"), someone
 #: beside the speaker ("me and rob", "tom and i"), someone said to be the speaker's supervisor,
 #: coach or gp ("helen is now my supervisor", "my gp is dr shah"), someone standing in for
 #: another ("ruby's covering her saturdays", "ruby's doing her saturdays", "ruby's replaced
 #: chloe"), and a title before a name ("dr okafor"). Each named group is a name, or a list of
 #: names.
 _PEOPLE = re.compile(
-    r"(?:^|[.!?;:,\n]\s*|(?:^|\n)\s*[-*]\s+|\b(?:so|but)\s+)"
+    r"(?:^|[.!?;:,\n]\s*|(?:^|\n)\s*[-*]\s+|\b(?:so|but|and)\s+"
+    r"|\bfrom\s+(?:next\s+|this\s+)?[a-z]+\s+)"
     rf"(?:(?P<list>{_W}(?:,\s+{_W})*,?\s+(?:and|&)\s+{_W})\s+(?:now\s+)?"
     rf"(?:{'|'.join(sorted(lx.DUTY_VERBS))})\s+(?:the|all|both|most|our|my|their)\b"
     rf"|(?P<s>{_W})\s+(?:now\s+)?(?:{'|'.join(sorted(_DOES))})\s+(?:the|all|our|my)\s+(?!\w+ing\b)"
+    rf"|(?P<g>{_W})(?:'s|’s|\s+is)\s+(?:now\s+)?(?:{'|'.join(sorted(_DOING))})\s+"
+    r"(?:(?:the|all|our|my)\s+(?!\w+ing\b)|[a-z]+s\b)"
     rf"|(?P<n>{_W})(?:'s|’s|\s+is)\s+(?:now\s+|no\s+longer\s+|not\s+|still\s+)?"
-    rf"(?:my|our)\s+{_ROLE}(?![\w-])"
+    rf"(?:my|our|the)\s+{_ROLE}(?![\w-])"
     rf"|(?P<c>{_W})(?:'s|’s|\s+is|\s+will\s+be|\s+has)\s+(?:now\s+)?(?:(?:covering|doing|"
     r"taking\s+over|taken\s+over|took\s+over)\s+(?:for\s+|his\b|her\b|their\b)|"
     r"(?:replaced|stepping\s+in\s+for)\s+(?!the\b|a\b|an\b|my\b|our\b|it\b))"
@@ -112,8 +119,10 @@ def _people(text: str) -> Iterable[str]:
             titled = re.sub(r"\.?\s+", " ", m["t"].lower())
             yield from (titled, titled.split(" ")[1])
         else:
-            word = next(w for w in (m["n"], m["c"], m["m"], m["a"], m["r"], m["s"]) if w).lower()
-            if m["s"] and (word in _NOBODY or word.endswith((*lx.NOUN_ENDINGS, "ing"))):
+            named = (m["n"], m["c"], m["m"], m["a"], m["r"], m["s"], m["g"])
+            word = next(w for w in named if w).lower()
+            doing = m["s"] or m["g"]
+            if doing and (word in _NOBODY or word.endswith((*lx.NOUN_ENDINGS, "ing"))):
                 continue  # "everyone does the washing up", "billing handles the refunds"
             if not (m["r"] and (_NOT_NAMED.search(word) or word in lx.FEELINGS)):
                 yield word
