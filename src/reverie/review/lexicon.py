@@ -383,6 +383,7 @@ SECRET_NOUNS = phrase_list(
     api keys | apikey | access key | secret key | secret | secrets | token | tokens
     credential | credentials | private key | ssh key | 2fa code | otp | recovery code
     license key | login
+    pasword | paswords | passwrod | passowrd | paswd | pword | passwort | passord
     """
 )
 #: What opens something with digits: told with its digits, it is a secret ("the gate code is

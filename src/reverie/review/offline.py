@@ -93,6 +93,7 @@ from .statements import (
     Statement,
     asks_secret,
     because,
+    beside_secret,
     pieces,
     read,
     secret_values,
@@ -3102,7 +3103,16 @@ class OfflineReviewer:
             if turn.role == "user":
                 introduced[conv] = _introduced(text, speaker)
             for at_unit, (start, end, sentence) in enumerate(said_units):
-                if any(a < end and start < b for a, b in secret_spans):
+                held = [(a - start, b - start) for a, b in secret_spans if a < end and start < b]
+                # What a sentence that holds a secret says beside it ("the portal's Brixham
+                # Seafoods, login ... pw ..."), where the sentence is the message's own text
+                # so that the secret's place in it is known; else nothing of it.
+                beside = [sentence]
+                if held and (after_tool or sentence != text[start:end]):
+                    beside = []
+                elif held:
+                    beside = beside_secret(sentence, held)
+                if not beside:
                     skipped["secret"] += 1
                     continue
                 if referent and at_unit == 0:
@@ -3113,6 +3123,7 @@ class OfflineReviewer:
                     # holds beyond this output ("a checksum mismatch usually means a proxy")
                     # is the assistant's own knowledge, read as any other sentence.
                     sentence = beyond_output(sentence)
+                    beside = [sentence]
                     if not sentence:
                         skipped["tool output"] += 1
                         continue
@@ -3120,7 +3131,10 @@ class OfflineReviewer:
                 last = next(i for i in range(len(block)) if end <= ends[i + 1])
                 source = format_source(conv, block[first].position, block[last].position + 1)
                 pending = [
-                    p for c in clauses(sentence) for p in pieces(c, role=turn.role, speaker=speaker)
+                    p
+                    for part in beside
+                    for c in clauses(part)
+                    for p in pieces(c, role=turn.role, speaker=speaker)
                 ]
                 while pending:
                     clause = pending.pop(0)

@@ -15,6 +15,7 @@ fact shares.
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from . import lexicon as lx
@@ -44,6 +45,7 @@ __all__ = [
     "PROJECT",
     "Statement",
     "asks_secret",
+    "beside_secret",
     "entry_problem",
     "priced",
     "read",
@@ -232,24 +234,33 @@ def _access_code(text: str) -> bool:
         compound = compound and not _CODE_ITSELF.fullmatch(m[0])
         if compound and not re.match(r"^\s+(?:code|codes|number|combination|pin)\b", after, re.I):
             continue
-        for d in _DIGITS.finditer(after):
-            lead = after[max(0, d.start() - 1) : d.start()]
-            tail = after[d.end() : d.end() + 4].lower()
-            if lead in "£$€#" and lead:
-                continue
-            if re.search(
-                r"\b(?:in|since|from|by|until|of|before|after|at|year|room|unit)\s$",
-                after[: d.start()],
-                re.I,
-            ):
-                continue  # "painted in 2024", "room 104", "opens at 0730": not a code
-            if re.match(r"^\s?(?:am|pm|%|k\b|st\b|nd\b|rd\b|th\b|kg|km|m\b|mm|cm)", tail):
-                continue
-            if sum(c.isdigit() for c in d.group(0)) >= 3:
-                return True
-        if _SPELLED_DIGITS.search(after):
-            return True  # "the alarm code is nine four nine four zero"
+        if _code_digits(after):
+            return True
     return False
+
+
+def _code_digits(text: str) -> bool:
+    """Whether ``text`` holds digits a code could be: a group of at least three (with a letter
+    or two around them too: "C2580X") that is not a time, an amount, a measure, a year or a
+    room ("painted in 2024", "room 104", "£250"), digits read out one by one ("nine four nine
+    four zero"), or a dial's turns ("27 left 11 right 5 left")."""
+    found = (*_DIGITS.finditer(text), *_LETTERED_CODE.finditer(text))
+    for d in found:
+        lead = text[max(0, d.start() - 1) : d.start()]
+        tail = text[d.end() : d.end() + 4].lower()
+        if lead in "£$€#" and lead:
+            continue
+        if re.search(
+            r"\b(?:in|since|from|by|until|of|before|after|at|year|room|unit)\s$",
+            text[: d.start()],
+            re.I,
+        ):
+            continue  # "painted in 2024", "room 104", "opens at 0730": not a code
+        if re.match(r"^\s?(?:am|pm|%|k\b|st\b|nd\b|rd\b|th\b|kg|km|m\b|mm|cm)", tail):
+            continue
+        if sum(c.isdigit() for c in d.group(0)) >= 3:
+            return True
+    return bool(_SPELLED_DIGITS.search(text) or _DIAL_TURNS.search(text))
 
 
 _ACCESS_NOUN = lx.phrases(lx.ACCESS_NOUNS)
@@ -265,6 +276,18 @@ _DIGIT_WORD = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
 #: Digits read out one by one, three or more in a row: "seven seven one nine two". A number
 #: said as words ("twenty five", "two or three") is not a run of single digits.
 _SPELLED_DIGITS = re.compile(rf"\b{_DIGIT_WORD}(?:[\s-]+{_DIGIT_WORD}){{2,}}\b", re.I)
+#: A keypad code with letters in it: "C2580X", "A4471", "7391B".
+_LETTERED_CODE = re.compile(
+    r"(?<![\w.:/,-])(?:[A-Za-z]{1,2}\d{3,8}[A-Za-z]?|\d{3,8}(?![KMGT]B?\b)[A-Z])(?![\w-])"
+)
+#: A dial's combination, each number with the way to turn: "27 left 11 right 5 left", "L27 R11
+#: L5", "30 clockwise then 12 anticlockwise".
+_TURN = r"(?:left|right|(?-i:L|R)|clockwise|anti-?clockwise|counter-?clockwise|cw|ccw)"
+_DIAL_TURNS = re.compile(
+    rf"\b(?:\d{{1,2}}\s*{_TURN}|{_TURN}\s*\d{{1,2}})\b(?:[\s,-]+(?:then\s+)?"
+    rf"(?:\d{{1,2}}\s*{_TURN}|{_TURN}\s*\d{{1,2}})\b){{1,}}",
+    re.I,
+)
 
 
 #: A value that looks made to be secret: letters and digits mixed, eight characters or more,
@@ -1255,11 +1278,74 @@ def read(
 #: digits, shaped like a password ("FjordvikGuest22"), a number of three digits or more, a
 #: thing whose value is one, or a word that leans on it ("the container one is 7702").
 _CODE_WORD = re.compile(r"\b(?:code|codes|pin|passcode|combination|combo)\b", re.I)
+_MIXED_WORD = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{5,}\b", re.I)
 _SECRET_LIKE = re.compile(
-    r"\b(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{5,}\b|\d[\d -]{2,}\d|\b(?:wi-?fi|network|login|"
+    rf"{_MIXED_WORD.pattern}|\d[\d -]{{2,}}\d|\b(?:wi-?fi|network|login|"
     r"account|pin|alarm|lock|safe|code|password|one|it|that)\b",
     re.I,
 )
+#: The short words people give a password by: "pw", "pwd", "pass", "creds", "login".
+_NAMES_A_PASSWORD = re.compile(r"\b(?:pw|pwd|pword|pass|creds|user(?:name)?|log-?in)\b", re.I)
+
+
+#: Where a sentence that tells a secret is cut to find what else it says: a comma, a
+#: semicolon, a bracket, a dash between spaces, or "and", "but", "also", "btw", "plus" before
+#: a new subject ("the alarm company is ADT and the code is ...", "... and we bill on the 1st").
+_BESIDE_CUT = re.compile(
+    r"\s*(?:[,;()]|\s[-\u2013\u2014]+\s|[\u2013\u2014])\s*(?:(?:and|but|also|btw|plus)\s+)?"
+    r"|,?\s+(?:and|but|also|btw|plus)\s+(?=(?:the|our|my|his|her|their|its|we|we're|i|i'm|he"
+    r"|she|they|you|there)\b)",
+    re.I,
+)
+#: A part that leans on the one before (the secret, or the thing it opens): "that's mine",
+#: "it's in the closet", "which is my birthday", "or 9932 for the back door", "changed
+#: monthly", "only for Booker".
+_LEANS = re.compile(
+    r"^(?:it|it's|its|that|that's|this|which|one|same|or|then|else|only|changed|changes"
+    r"|expires|valid)\b",
+    re.I,
+)
+#: The login a password goes with: an e-mail address, or "acc"/"user id" said before one.
+_LOGIN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:acc|user\s?id)\b", re.I)
+#: A part that ends where a value would follow it: "the code is", "pw for the portal:".
+_GIVES_NEXT = re.compile(r"(?:\b(?:is|was|are|were)|'s|[:=])\W*$", re.I)
+
+
+def beside_secret(sentence: str, spans: Iterable[tuple[int, int]] = ()) -> list[str]:
+    """What a sentence that tells a secret says beside it: its parts (cut at
+    :data:`_BESIDE_CUT`) but those that hold the secret (overlap one of ``spans``, offsets in
+    ``sentence``, or read as a secret), name a secret, a code or the login it goes with, hold
+    a value one could be (a word of letters and digits, a code's digits:
+    :func:`_code_digits`), lean on a part left out ("..., that's my birthday", an aside in
+    brackets after it), or follow a part that ends where its value would start: "the cottage
+    alarm company is ADT and the code is ...": "the cottage alarm company is ADT"."""
+    spans = list(spans)
+    cuts = [(m.start(), m.end()) for m in _BESIDE_CUT.finditer(sentence)]
+    starts = [0] + [e for _, e in cuts]
+    ends = [s for s, _ in cuts] + [len(sentence)]
+    kept: list[str] = []
+    before, dropped = "", False
+    for n, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        part = sentence[a:b].strip()
+        if not part:
+            continue
+        # on the part left out: "that's my birthday", "(my mum's birthday lol)"
+        aside = n > 0 and "(" in sentence[ends[n - 1] : a]
+        leans = dropped and (aside or bool(_LEANS.match(part)))
+        dropped = (
+            leans
+            or any(x < b and a < y for x, y in spans)
+            or bool(_GIVES_NEXT.search(before))
+            or bool(_SECRET_NOUN.search(part) or _CODE_WORD.search(part))
+            or bool(_NAMES_A_PASSWORD.search(part) or _LOGIN.search(part))
+            or bool(_MIXED_WORD.search(part))
+            or _code_digits(part)
+            or _secret_talk(clean(part))
+        )
+        before = part
+        if not dropped:
+            kept.append(part)
+    return kept
 
 
 def pieces(clause: str, *, role: str, speaker: str) -> list[str]:
@@ -1270,6 +1356,8 @@ def pieces(clause: str, *, role: str, speaker: str) -> list[str]:
     bins go out thursdays": the bins alone; never a part shaped like a secret or naming one,
     :data:`_SECRET_LIKE`). Otherwise the clause is read whole, as said ("our cheese vat is
     2000 litres from Kalt, and the press is pneumatic")."""
+    if _secret_talk(clean(clause)):
+        return beside_secret(clause) or [clause]  # what it says beside the secret, or nothing
     parts = other_subjects(clause)
     if len(parts) < 2:
         return [clause]
