@@ -30,7 +30,8 @@ _NEGATED_STATE = lx.phrases(lx.NEGATED_STATES)
 # --- changes: switches and retirements --------------------------------------------------------
 
 _END_OF_THING = re.compile(
-    r"\s*(?:[,;:(]|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
+    # (a sentence's end too: "We fired Steve Pike. Managing ourselves for now.")
+    r"\s*(?:[,;:(]|[.!?]\s|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
     r"altogether|at all|anymore|any more|any longer|completely|last|this|over the|in favou?r|"
     r"it|which|though|yesterday|today|for the|for now|i'm afraid|i am afraid|sadly|"
     r"unfortunately)\b)",
@@ -123,7 +124,9 @@ def _switch(text: str) -> tuple[str, str] | None:
 
 
 _NEGATED = re.compile(
-    rf"(?:\bnot|n't|\bno longer)\s+(?:\w+\s+){{0,2}}?(?:{_NEGATED_USE.pattern})\s+"
+    # (typed without the apostrophe too: "we dont do show and tell anymore")
+    rf"(?:\bnot|n't|\b(?:dont|doesnt|isnt|arent)\b|\bno longer)\s+(?:\w+\s+){{0,2}}?"
+    rf"(?:{_NEGATED_USE.pattern})\s+"
     rf"(?P<v>[^,;:.!?]+?)\s*(?:{_NO_LONGER.pattern})",
     re.I,
 )
@@ -181,7 +184,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             return thing, said if len(said.split()) >= 2 else ""
     m = re.match(
         rf"^(?:the |our |my )?(?P<w>[^,;:]+?)"
-        rf"(?: (?:isn't|aren't|won't be|is not|are not|will not be)|'s not|'re not)"
+        rf"(?: (?:isn't|aren't|isnt|arent|won't be|wont be|is not|are not|will not be)|'s not"
+        rf"|'re not)"
         rf" (?:{_NEGATED_STATE.pattern})\b",
         text,
         re.I,
@@ -220,13 +224,15 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     if kind not in ("i", "we", "implicit"):
         m = re.match(
             r"^(?:the |our |my )?(?P<w>[^,;:]+?)"  # one thing, not a clause before a comma
-            r"(?: (?:is|are|was|were|has been|have been|got)(?: now)? (?:"
+            r"(?:(?: (?:is|are|was|were|has been|have been|got)|'s been|'ve been)(?: now)? (?:"
             + _ENDED.pattern
             # said short ("beer festival's off for good"), the state ends the clause:
             # "Kyle's gone to uni", "diesel's gone through the roof" end nothing
-            + r")|(?:'s|'re)(?: now)? (?:"
+            + r")|(?:'s|'re| has| have)(?: now)? (?:"
             + _ENDED.pattern
-            + r")(?=\s*(?:$|[.,;!]|for (?:us|good)\b|by the way\b|btw\b|i'm afraid\b)))",
+            + r")(?=\s*(?:$|[.,;!]|for (?:us|good)\b|by the way\b|btw\b|i'm afraid\b))"
+            + ("|" + _OFF if kind == "thing" else "")
+            + ")",
             text,
             re.I,
         ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
@@ -246,16 +252,20 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         # What follows in the same statement is read too ("Tobias retired. Adaeze Obi ...",
         # "Helen Ward's gone, new facilities manager is Steve Kerr").
         tail = text[m.end() :]
+        what = m.groupdict().get("w") or m.groupdict().get("v") or ""
         if tail.startswith(","):
-            return _thing(m["w"]), tail.strip(" ,")
+            return _thing(what), tail.strip(" ,")
         after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", tail)
-        return _thing(m["w"]), after["rest"] if after else ""
+        return _thing(what), after["rest"] if after else ""
     m = (
         _LAPSED.search(text)
+        or _OUT_OF_BUSINESS.search(text)
         or _TAKEN_OFF.search(text)
         or _ON_THE_HEAD.search(text)
         or re.search(rf"\b(?:{_RETIRE.pattern})\s+(?P<v>.+)", text, re.I)
     )
+    # the thing, by the group its pattern gives it ("shut the Patreon down": ``d``)
+    got = next((n for n in ("v", "d", "g", "o", "f") if m and m.groupdict().get(n)), "v")
     if not m or _OTHER_SUBJECT.search(text[: m.start()]):
         # "switched the deliveries to Acme, Brightway stopped doing pallets": someone else
         # gave it up, not the speaker.
@@ -264,14 +274,14 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         "retire"
     ):
         return None  # "I'm Lydia, retired engineer in Stoke": who she is, nothing ended
-    verb = text[m.start() : m.start("v")].split()
+    verb = text[m.start() : m.start(got)].split()
     # ("had to cancel the trial before it started" happened once)
     habitual = (
         bool(verb)
         and verb[-1].lower() in _HABITUAL_ENDS
         and " ".join(verb[-3:-1]).lower() != "had to"
     )
-    raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m["v"], flags=re.I)
+    raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m[got], flags=re.I)
     doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
     if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
         raw = raw[doing.end() :]  # "stopped doing Saturday hours": the hours, not the doing
@@ -348,8 +358,8 @@ _PERSON_LEAVES = (
 
 _DEPARTED = re.compile(
     rf"^(?P<who>(?:{TITLE}\s+)?(?-i:[A-Z][\w-]+)(?: (?-i:[A-Z][\w-]+))?)(?:'s| has| is| was)? "
-    r"(?:left (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|business|"
-    r"club|school|agency)\b"
+    r"(?:(?:left|out of) (?:for (?-i:[A-Z])[\w-]*|to join\b|the (?:company|team|band|firm|practice|"
+    r"business|club|school|agency)\b"
     r"|(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last \w+|yesterday|this (?:week|month))\b)"
     rf"|{_PERSON_LEAVES}"
     # "Calum quit.", "Dr Lindqvist has left Velacor", "Barry stood down", "Berrow lost the
@@ -386,10 +396,16 @@ _CLOSED_DOWN = re.compile(
     re.I,
 )
 
+# "bottomless brunch is off.": off, and nothing after it; said of a thing only ("Dan's off."
+# is a day off).
+_OFF = r"(?: is| are|'s|'re)(?: now)? off(?: now)?(?=\s*(?:$|[.;!]))"
+
 # Said tersely, without "is" or "has": "TC52s replaced.", "RingGo contract ended.", "cwm nant
 # closed for good". The clause ends there: "the boiler replaced the old one" says more.
 _ENDED_TERSE = re.compile(
-    r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|deal|subscription|lease) ended"
+    r"^(?:the |our |my )?(?P<w>[^,;:]{2,40}?) (?:(?:contract|lease|"
+    + "|".join(sorted(lx.ENDS_WHEN_FINISHED))
+    + r") ended"
     r"|replaced|scrapped|discontinued|decommissioned|closed (?:for good|down)|shut down"
     r"|went bust|went under|folded)\s*(?:for good\b)?\s*(?=[.;!]|$)",
     re.I,
@@ -419,6 +435,8 @@ def _finished(text: str) -> re.Match[str] | None:
     if m is None:
         return None
     words = m["w"].split()
+    if re.match(r"\s*for good\b", m.string[m.end() :], re.I):
+        return m  # "the farm shop's finished for good": whatever it was, it ended
     if m["s"].lower() == "over":
         return None if words[-1].lower() in lx.OF_THE_DAY else m  # "the deal is over"
     # "Mepal is finished for us"; not "Monday is done"
@@ -435,7 +453,10 @@ _CHANGED_ALL = re.compile(
 )
 
 _NOT_RENEWED = re.compile(
-    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:didn't|did not|won't|will not|isn't going to) renew\b",
+    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:didn't|did not|won't|will not|isn't going to) renew\b"
+    # said with no subject, what is not renewed after it: "Not renewing Sentry in March."
+    r"|^not renewing (?:the |our |my )?(?P<v>[^,;:.!?]+?)"
+    r"(?=\s*(?:$|[,;.!?]|(?:when|after|at|in|this|next|once)\b))",
     re.I,
 )
 _CALLED_OFF_BY = re.compile(
@@ -455,13 +476,27 @@ _MOVED_OFF_BY = re.compile(
 )
 
 # "We've taken spin off the timetable": what is no longer offered.
-# "we've knocked the saturday beginners class on the head": ended, the thing in between.
-_ON_THE_HEAD = re.compile(r"\bknocked\s+(?P<v>[^,;.]+?)\s+on\s+the\s+head\b(?P<rest>.*)", re.I)
+# "we've knocked the saturday beginners class on the head", "shut the Patreon down", "had to
+# let Gosia go": ended, the thing in between (each verb with its own particle).
+_ON_THE_HEAD = re.compile(
+    r"\b(?:knocked\s+(?P<v>[^,;.]+?)\s+on\s+the\s+head"
+    r"|(?:shut|closed|wound)\s+(?P<d>[^,;.]+?)\s+down"
+    # (not "let the kids go to the park": the letting go ends the clause)
+    r"|let\s+(?P<g>[^,;.]+?)\s+go(?=\s*(?:$|[,;.!?]|(?:because|as|since|after|last|this|for good|"
+    r"in the end|recently|today|yesterday)\b))"
+    r"|phased\s+(?P<o>[^,;.]+?)\s+out|called\s+(?P<f>[^,;.]+?)\s+off)\b(?P<rest>.*)",
+    re.I,
+)
 
 _TAKEN_OFF = re.compile(
     r"\b(?:taken|took|take|taking)\s+(?P<v>[^,;.]+?)\s+off\s+(?:the\s+|our\s+)?(?:timetable|"
     r"menu|schedule|rota|list|website|price list|books)\b(?P<rest>.*)",
     re.I,
+)
+
+# "we're out of the shake business": a line of trade given up.
+_OUT_OF_BUSINESS = re.compile(
+    r"\bout\s+of\s+the\s+(?P<v>[\w -]+?)\s+(?:business|game|trade)\b(?P<rest>.*)", re.I
 )
 
 # "I let the Trados licence expire", "we let the contract lapse": what was let go.
@@ -496,7 +531,8 @@ def _stems(text: str, *, generic: bool) -> frozenset[str]:
 
 _GENERIC = lx.STOP_WORDS | lx.words(
     "job account subscription plan tool service app thing stuff membership store box use using "
-    "licence license contract deal offer arrangement kit gear equipment setup "
+    "licence license licences licenses subscriptions memberships contract contracts deal offer "
+    "arrangement kit gear equipment setup "
     "hours hour session sessions time times slot slots"
 )
 

@@ -615,7 +615,8 @@ OF_THE_DAY = words(
 ENDS_WHEN_FINISHED = words(
     "club classes nights sessions evenings mornings weekends days leagues groups slots deal offer "
     "arrangement partnership contract permission lessons rota meetups residency subscription "
-    "membership sponsorship workshop workshops tour tours tearoom festival fair league"
+    "membership sponsorship workshop workshops tour tours tearoom festival fair league rotation "
+    "rota scheme"
 )
 #: Verbs by which something stops being used or true ("we no longer use X": X is retired).
 RETIRE_VERBS = phrase_list(
@@ -633,7 +634,12 @@ RETIRE_VERBS = phrase_list(
     come off | came off | 've come off | have come off | withdrew from | withdraws from
     withdraw from | pulled out of | pull out of | pulls out of | shut | shuts
     pulled the plug on | pull the plug on | had to cancel | had to drop | had to stop
-    binned | folded
+    binned | folded | scrapped | axed | canned | terminated | fired | sacked | wound down
+    ended our contract with | ended the contract with | ended our deal with
+    ended the deal with | ended our agreement with | ended the agreement with
+    ended our partnership with | ended the partnership with | cut ties with
+    stepped back from | stepped away from | stepped down from | finished with | done with
+    cancelling | canceling | not renewing
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".
@@ -644,12 +650,15 @@ ENDED_STATES = phrase_list(
     shut off | expired | lapsed | didn't renew | did not renew | won't be renewing
     isn't renewing | is not renewing | binned | folded | a thing of the past | off the menu
     off for good | out for us | closing down | shutting down | closed down
+    axed | canned | wound down | terminated | no longer in use | out of use | the boot
+    the chop | the axe
     """
 )
 #: States whose negation says a thing has stopped: "homework club isn't happening this year".
 NEGATED_STATES = phrase_list(
     """
     happening | running | going ahead | taking place | on offer | offered
+    continuing | a thing | in use
     """
 )
 #: How a clause says that the speaker no longer uses something: a negation, then one of
@@ -657,7 +666,8 @@ NEGATED_STATES = phrase_list(
 NEGATED_USE = phrase_list(
     """
     on | using | use | with | in | at | through | buying from | going to | taking | accepting
-    | selling | stocking | offering | doing | running
+    | selling | stocking | offering | doing | running | accept | take | do | offer | sell
+    | stock | run | have
     """
 )
 #: Words that end a negated use: without one of them ("not on call this week") nothing ended.

@@ -243,7 +243,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Emoji, a keycap or a text smiley, so that nothing of one is left behind alone.
 _EMOJI = re.compile(f"(?:{ONE_EMOJI})+" "|[0-9#*]\ufe0f?\u20e3" r"|:\)|:D|;\)|:\(")
 _LEAD = re.compile(
-    r"^(?:"
+    # (not the "no" of "no Bandcamp merch any more": what ended, named after it)
+    r"^(?!no\s+[^,;:.!?]+?\s+(?:any\s?more|any longer)\b)(?:"
     + lx.phrases(lx.LEADS).pattern
     # (before a capital, a quote, or the speaker's own "we" or "my": "hi there we run a cafe")
     + r")(?:\s*[,:;.!\-–—]+\s*|\s+(?=(?-i:[A-Z])|[\"']|(?:we|we're|my|our)\b)|\s*$)",
