@@ -3115,8 +3115,9 @@ class OfflineReviewer:
                 if not beside:
                     skipped["secret"] += 1
                     continue
-                if referent and at_unit == 0:
+                if referent and at_unit == 0 and not held:
                     sentence = _HE_OR_SHE.sub(referent, sentence, count=1)
+                    beside = [sentence]
                 if after_tool:
                     # What the tool printed, said again ("Total NIA is 903.4 m2", "Room 12
                     # has amlodipine daily"): a report of output review never reads (R5). What
