@@ -66,6 +66,19 @@ def _reviewed(*messages: tuple[str, str]) -> str:
             "monday",
             fake("8f3Kq9ZmN2xR7tL4", "vW6yB1cD5hJ0pS3aE9uQ"),
         ),
+        # a second secret given as "the other one is ...", in quotes, whatever its shape
+        (
+            f"our broadband is with Zen, the wifi password is {fake('Kestrel', '77bay')} and "
+            'the guest one is "seaview-seaview"',
+            "Zen",
+            "seaview-seaview",
+        ),
+        (
+            f"we bank with Starling, online banking pw is {fake('Moss', '44!grove')} and the "
+            "savings one is 'tulip-tulip'",
+            "Starling",
+            "tulip-tulip",
+        ),
         # a PIN or a lockbox with the other things said around it (terse, non-native)
         (
             "pin of the fuel card is 7731, the fuel we buy from Certas",

@@ -1305,6 +1305,15 @@ _LEANS = re.compile(
     r"|expires|valid)\b",
     re.I,
 )
+#: A part that gives another of the same ("the distributor portal one is ..."), or a value in
+#: quotes: a second secret, whatever it is shaped like.
+_ANOTHER = re.compile(
+    r"\b(?:one|ones|same)\b(?:\s+\w+)?\s*(?:is|are|was|'s|[:=])|\"[^\"\s]{3,}\"|'[^'\s]{3,}'",
+    re.I,
+)
+#: What is nothing but its code (as for core.secrets' access codes): a part that names one
+#: beside its code tells where that code is used ("22 larch close has a key safe").
+_CODE_BOX = re.compile(r"\b(?:lock\s?box|key\s?safe|key\s?box|padlock)(?:es|s)?\b", re.I)
 #: The login a password goes with: an e-mail address, or "acc"/"user id" said before one.
 _LOGIN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:acc|user\s?id)\b", re.I)
 #: A part that ends where a value would follow it: "the code is", "pw for the portal:".
@@ -1314,11 +1323,12 @@ _GIVES_NEXT = re.compile(r"(?:\b(?:is|was|are|were)|'s|[:=])\W*$", re.I)
 def beside_secret(sentence: str, spans: Iterable[tuple[int, int]] = ()) -> list[str]:
     """What a sentence that tells a secret says beside it: its parts (cut at
     :data:`_BESIDE_CUT`) but those that hold the secret (overlap one of ``spans``, offsets in
-    ``sentence``, or read as a secret), name a secret, a code or the login it goes with, hold
-    a value one could be (a word of letters and digits, a code's digits:
-    :func:`_code_digits`), lean on a part left out ("..., that's my birthday", an aside in
-    brackets after it), or follow a part that ends where its value would start: "the cottage
-    alarm company is ADT and the code is ...": "the cottage alarm company is ADT"."""
+    ``sentence``, or read as a secret), name a secret, a code, a key safe or the login it goes
+    with, give another ("the portal one is ..."), hold a value one could be (a word of letters
+    and digits, a code's digits: :func:`_code_digits`), lean on a part left out ("..., that's
+    my birthday", an aside in brackets after it), or follow a part that ends where its value
+    would start: "the cottage alarm company is ADT and the code is ...": "the cottage alarm
+    company is ADT"."""
     spans = list(spans)
     cuts = [(m.start(), m.end()) for m in _BESIDE_CUT.finditer(sentence)]
     starts = [0] + [e for _, e in cuts]
@@ -1337,8 +1347,9 @@ def beside_secret(sentence: str, spans: Iterable[tuple[int, int]] = ()) -> list[
             or any(x < b and a < y for x, y in spans)
             or bool(_GIVES_NEXT.search(before))
             or bool(_SECRET_NOUN.search(part) or _CODE_WORD.search(part))
+            or bool(_CODE_BOX.search(part))
             or bool(_NAMES_A_PASSWORD.search(part) or _LOGIN.search(part))
-            or bool(_MIXED_WORD.search(part))
+            or bool(_MIXED_WORD.search(part) or _ANOTHER.search(part))
             or _code_digits(part)
             or _secret_talk(clean(part))
         )
