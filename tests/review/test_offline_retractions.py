@@ -9,8 +9,6 @@ ending as one more fact beside it):
 * a verb or state of ending the lexicon lacked: "has been canned", "got axed", "we terminated
   the agreement with", "we fired", "ended our contract with", "has wound down", "stepped back
   from", "finished with";
-* a retirement verb's object that ran on into the next sentence ("We fired Priyanka. Doing the
-  walks ourselves." retired "Priyanka. Doing the walks ourselves", which no entry names);
 * a verb whose particle follows the thing: "let Tomasz go", "shut the Discord server down";
 * a negated state typed without the apostrophe: "isnt a thing anymore";
 * a thing "finished for good" that is no club or deal;
@@ -48,8 +46,7 @@ def _after_retraction(said: str, retracted: str, author: str) -> str:
 
 
 CASES = [
-    # a verb or a state of ending the lexicon lacked, or a retirement verb's object that runs
-    # on into the next sentence
+    # a verb or a state of ending the lexicon lacked
     (
         "We hold a book swap in the library every Thursday.",
         "The book swap has been canned, too few people came.",

@@ -30,8 +30,7 @@ _NEGATED_STATE = lx.phrases(lx.NEGATED_STATES)
 # --- changes: switches and retirements --------------------------------------------------------
 
 _END_OF_THING = re.compile(
-    # (a sentence's end too: "We fired Steve Pike. Managing ourselves for now.")
-    r"\s*(?:[,;:(]|[.!?]\s|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
+    r"\s*(?:[,;:(]|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
     r"altogether|at all|anymore|any more|any longer|completely|last|this|over the|in favou?r|"
     r"it|which|though|yesterday|today|for the|for now|i'm afraid|i am afraid|sadly|"
     r"unfortunately)\b)",
@@ -313,7 +312,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         return None
     rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
     rest = re.sub(
-        r"^(?:[\s,;:]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
+        r"^(?:[\s,;:.!?]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
         r"completely)\b)+",
         "",
         rest,

@@ -634,7 +634,7 @@ RETIRE_VERBS = phrase_list(
     come off | came off | 've come off | have come off | withdrew from | withdraws from
     withdraw from | pulled out of | pull out of | pulls out of | shut | shuts
     pulled the plug on | pull the plug on | had to cancel | had to drop | had to stop
-    binned | folded | scrapped | axed | canned | terminated | fired | sacked | wound down
+    binned | folded | axed | canned | terminated | fired | sacked | wound down
     ended our contract with | ended the contract with | ended our deal with
     ended the deal with | ended our agreement with | ended the agreement with
     ended our partnership with | ended the partnership with | cut ties with
@@ -666,7 +666,7 @@ NEGATED_STATES = phrase_list(
 NEGATED_USE = phrase_list(
     """
     on | using | use | with | in | at | through | buying from | going to | taking | accepting
-    | selling | stocking | offering | doing | running | accept | take | do | offer | sell
+    | selling | stocking | offering | doing | running | accept | take | offer | sell
     | stock | run | have
     """
 )
