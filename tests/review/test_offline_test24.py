@@ -19,10 +19,7 @@ from tests.review.test_offline import (
     turns,
     user,
 )
-
-
-def entries(index: str) -> list[str]:
-    return [line for line in index.split("\n") if line.startswith("- ")]
+from tests.review.test_offline_reading import _entries as entries
 
 
 @pytest.mark.parametrize(
