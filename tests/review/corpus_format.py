@@ -185,12 +185,18 @@ committed with the figures of the reviewer as the twenty-sixth round and its aud
 (f3708c4). It was measured in aggregate only, held out, twice in the twenty-seventh round;
 from the twenty-eighth round on it is development data (:data:`TWENTY_FOURTH`).
 
-**The held-out set** ``test25`` (:data:`HELD_OUT`, ids ``t25-``) was written fresh at the start of
-the twenty-eighth round the same way (by two writers, ten settings each, who read only this
-format, the scoring and the checks, and were asked for more American English, terse and
-non-native writing than the sets before), and committed with the figures of the reviewer as the
-twenty-seventh round left it (f89db88). It is never tuned on: it is measured with
-``bench/review_corpus.py --half test25`` in aggregate only.
+``test25`` was written fresh at the start of the twenty-eighth round the same way (by two
+writers, ten settings each, who read only this format, the scoring and the checks, and were
+asked for more American English, terse and non-native writing than the sets before), and
+committed with the figures of the reviewer as the twenty-seventh round left it (f89db88). It
+was measured in aggregate only, held out, through the twenty-eighth round; from the
+twenty-ninth round on it is development data (:data:`TWENTY_FIFTH`).
+
+**The held-out set** ``test26`` (:data:`HELD_OUT`, ids ``t26-``) was written fresh at the start of
+the twenty-ninth round the same way (by two writers, ten settings each, who read only this
+format, the scoring and the checks), and committed before the reviewer as the twenty-eighth
+round left it (4acb986) was measured on it. It is never tuned on: it is measured with
+``bench/review_corpus.py --half test26`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -227,6 +233,7 @@ __all__ = [
     "THIRTEENTH",
     "TWELFTH",
     "TWENTIETH",
+    "TWENTY_FIFTH",
     "TWENTY_FIRST",
     "TWENTY_FOURTH",
     "TWENTY_SECOND",
@@ -298,14 +305,17 @@ TWENTY_THIRD = "test23"
 #: Written at the start of the twenty-seventh round; held out then, development data since the
 #: twenty-eighth.
 TWENTY_FOURTH = "test24"
+#: Written at the start of the twenty-eighth round; held out then, development data since the
+#: twenty-ninth.
+TWENTY_FIFTH = "test25"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
-    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, TWENTY_FOURTH,
+    TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, TWENTY_FOURTH, TWENTY_FIFTH,
 )  # fmt: skip
-#: Written at the start of the twenty-eighth round and never tuned on.
-HELD_OUT = "test25"
+#: Written at the start of the twenty-ninth round and never tuned on.
+HELD_OUT = "test26"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -361,8 +371,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test25`` when its id starts with
-    ``t2-`` to ``t25-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test26`` when its id starts with
+    ``t2-`` to ``t26-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -411,6 +421,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t24-"):
         return TWENTY_FOURTH
     if conversation_id.startswith("t25-"):
+        return TWENTY_FIFTH
+    if conversation_id.startswith("t26-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
