@@ -33,7 +33,9 @@ _END_OF_THING = re.compile(
     r"\s*(?:[,;:(]|\s[-–—]\s|\s(?:and|but|because|since|after|as of|so|for good|entirely|"
     r"altogether|at all|anymore|any more|any longer|completely|last|this|over the|in favou?r|"
     r"it|which|though|yesterday|today|for the|for now|i'm afraid|i am afraid|sadly|"
-    r"unfortunately)\b)",
+    r"unfortunately|as a|as an|from next|from now|from this)\b"
+    # a clause run on with no comma: "come off FishingBooker the commission was daylight robbery"
+    r"|\s(?=(?:the|my|our|their)\s+\w+\s+(?:was|were|is|are|has|had)\b))",
     re.I,
 )
 
@@ -132,10 +134,25 @@ _NEGATED = re.compile(
 _NO_MORE = re.compile(
     r"(?:^|,?\s+(?:so|and|but)\s+|[,;]\s+)no more\s+(?P<v>[^,;:.!?]+)"
     # "no grooming any more, sue's moved to cromer"
-    r"|^no\s+(?P<w>[^,;:.!?]+?)\s+any\s?more\b",
+    r"|^no\s+(?P<w>[^,;:.!?]+?)\s+any\s?more\b"
+    # "sadly no Christmas Day event this year or from now on"
+    r"|^(?:(?:sadly|so|and|also)\s+)?no\s+(?P<y>[^,;:.!?]+?)\s+(?:this year\s+or\s+)?"
+    r"from now on\b",
     re.I,
 )
 
+
+#: The thing first, then that it is no longer used: "And Connexxion we don't use anymore".
+_FRONTED_NEGATED = re.compile(
+    r"^(?:(?:and|also|oh and|oh|but)\s+)?(?:the\s+|our\s+)?(?P<v>[^,;:.!?]+?)\s+(?:we|i)\s+"
+    r"(?:don't|dont|do not|no longer)\s+(?:use|do|need|stock|sell|offer|run|have|order|book)"
+    r"\s*(?:any\s?more|any longer)(?=\s*(?:$|[,;.!]))",
+    re.I,
+)
+_NOT_DOING = re.compile(
+    r"^(?:i'm|i am|im|we're|we are|were)\s+not\s+(?P<v>[a-z]{4,}ing)\s+(?:any\s?more|any longer)\b",
+    re.I,
+)
 
 _JUST_A_SUBJECT = re.compile(
     r"\s*(?:(?:we|i|they|he|she|you)(?:'re|'m|'ve|'s)?(?:\s+(?:are|am|is|have|has|do|does))?)?\s*",
@@ -164,6 +181,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     build box is gone"). Then, for the speaker or their team, a verb that retires ("we dropped
     Vellum", "I've given up on Scrivener").
     """
+    if kind == "thing" and text.split(" ", 1)[0].lower() in lx.ENDING_GERUNDS:
+        kind = "implicit"  # "scrapping the Saturday line runs": the speaker does it
     m = _RIP.match(text)
     if m:
         return _thing(m["v"]), ""  # "RIP the Brinsea": it broke for good
@@ -172,9 +191,12 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         # "Jess moved physios", "I've switched visas": the one before is over, whoever
         # follows (said next, it is kept as it comes).
         return m["v"], ""
-    m = _NEGATED.search(text) or _NO_MORE.search(text)
+    m = _NEGATED.search(text) or _NO_MORE.search(text) or _FRONTED_NEGATED.match(text)
+    if m is None and kind in ("i", "we"):
+        # "I am not demonstrating anymore this year": what they did is over
+        m = _NOT_DOING.match(text)
     if m:
-        thing = _thing(m["v"] or m.groupdict().get("w") or "")
+        thing = _thing(m["v"] or m.groupdict().get("w") or m.groupdict().get("y") or "")
         if thing and thing.split(" ")[0].lower() not in lx.PRONOUN_SUBJECTS:
             before = text[: m.start()]
             if _JUST_A_SUBJECT.fullmatch(before):
@@ -221,22 +243,24 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             if thing and not _only_when(thing):
                 return thing, m["rest"].strip(" .,;")
     if kind not in ("i", "we", "implicit"):
-        m = re.match(
-            r"^(?:the |our |my )?(?P<w>[^,;:]+?)"  # one thing, not a clause before a comma
-            r"(?:(?: (?:is|are|was|were|has been|have been|got)|'s been|'ve been)(?: now)? (?:"
-            + _ENDED.pattern
-            # said short ("beer festival's off for good"), the state ends the clause:
-            # "Kyle's gone to uni", "diesel's gone through the roof" end nothing
-            + r")|(?:'s|'re| has| have)(?: now)? (?:"
-            + _ENDED.pattern
-            + r")(?=\s*(?:$|[.,;!]|for (?:us|good)\b|by the way\b|btw\b|i'm afraid\b))"
-            + ("|" + _OFF if kind == "thing" else "")
-            + ")",
-            text,
-            re.I,
-        ) or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
+        m = (
+            re.match(
+                r"^(?:the |our |my )?(?P<w>[^,;:]+?)"  # one thing, not a clause before a comma
+                r"(?:(?: (?:is|are|was|were|has been|have been|got)|'s been|'ve been)(?: now)? (?:"
+                + _ENDED.pattern
+                # said short ("beer festival's off for good"), the state ends the clause:
+                # "Kyle's gone to uni", "diesel's gone through the roof" end nothing
+                + r")|(?:'s|'re| has| have)(?: now)? (?:"
+                + _ENDED.pattern
+                + r")(?=\s*(?:$|[.,;!]|for (?:us|good)\b|by the way\b|btw\b|i'm afraid\b|too\b"
+                r"|as well\b))" + ("|" + _OFF if kind == "thing" else "") + ")",
+                text,
+                re.I,
+            )
+            or re.match(rf"^(?P<w>(?:{TITLE}\s+)?[A-Z][\w'-]+(?: [A-Z][\w'-]+)?) retired\b", text)
+        )
         m = m or _finished(text) or _NOT_RENEWED.match(text) or _ENDED_TERSE.match(text)
-        m = m or _THATS_ENDED.match(text)
+        m = m or _THATS_ENDED.match(text) or _DEAD_IDEA.match(text)
         if not m:
             # "Leadership cancelled the code freeze": whoever ends it, it ended.
             ended = _CALLED_OFF_BY.match(text)
@@ -252,6 +276,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         # "Helen Ward's gone, new facilities manager is Steve Kerr").
         tail = text[m.end() :]
         what = m.groupdict().get("w") or m.groupdict().get("v") or ""
+        if tail.startswith(",") and m[0].rstrip().endswith(" off") and len(what.split()) < 2:
+            return None  # "the heating is off, it's freezing": how a thing is now
         if tail.startswith(","):
             return _thing(what), tail.strip(" ,")
         after = re.match(r"^[^.;!?]*[.;!?]\s+(?P<rest>\S.*)$", tail)
@@ -280,6 +306,8 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         and verb[-1].lower() in _HABITUAL_ENDS
         and " ".join(verb[-3:-1]).lower() != "had to"
     )
+    if verb and verb[-1].lower() in ("drop", "drops", "dropping") and re.match(r"off\b", m[got]):
+        return None  # "we're dropping off the kids at nine": a delivery, not an end
     raw = re.sub(r"^(?:using|buying from|buying|with|on|off|from)\s+", "", m[got], flags=re.I)
     doing = re.match(r"^(?P<g>\w+ing)\s+(?=\S)", raw)
     if doing and doing["g"].lower() not in lx.NOT_GERUNDS:
@@ -313,7 +341,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     rest = raw[raw.find(thing) + len(thing) :] if thing in raw else ""
     rest = re.sub(
         r"^(?:[\s,;:.!?]|\b(?:and|so|anymore|any more|at all|entirely|for good|altogether|"
-        r"completely)\b)+",
+        r"completely|as an? (?:separate |standalone )?(?:thing|option|service|extra))\b)+",
         "",
         rest,
         flags=re.I,
@@ -397,7 +425,11 @@ _CLOSED_DOWN = re.compile(
 
 # "bottomless brunch is off.": off, and nothing after it; said of a thing only ("Dan's off."
 # is a day off).
-_OFF = r"(?: is| are|'s|'re)(?: now)? off(?: now)?(?=\s*(?:$|[.;!]))"
+_OFF = (
+    r"(?: is| are|'s|'re)(?: now)? off(?: now| this year| for now| this season| the timetable"
+    r"| the schedule| the rota| the menu| the list| our list| the cards)?(?: as well| too)?"
+    r"(?=\s*(?:$|[.;!,]))"
+)
 
 # Said tersely, without "is" or "has": "TC52s replaced.", "RingGo contract ended.", "cwm nant
 # closed for good". The clause ends there: "the boiler replaced the old one" says more.
@@ -427,6 +459,14 @@ _FINISHED = re.compile(
 )
 
 
+#: A plan given up: "the Friday DJ idea is dead too", "the loft conversion plan's dead".
+_DEAD_IDEA = re.compile(
+    r"^(?:the |our |my )?(?P<w>[^,;:]+?) (?:idea|plan)(?: is|'s) (?:dead|shelved|off)"
+    r"(?: too| as well| now)?(?=\s*(?:$|[.,;!]))",
+    re.I,
+)
+
+
 def _finished(text: str) -> re.Match[str] | None:
     """A thing said to be over, finished or done when it is something that recurs or an
     arrangement (a club, a deal, a named place), not a piece of work or today's meeting."""
@@ -440,7 +480,15 @@ def _finished(text: str) -> re.Match[str] | None:
         return None if words[-1].lower() in lx.OF_THE_DAY else m  # "the deal is over"
     # "Mepal is finished for us"; not "Monday is done"
     named = len(words) == 1 and words[0][0].isupper() and words[0] not in lx.NAME_STOP
-    return m if words[-1].lower() in lx.ENDS_WHEN_FINISHED or named else None
+    # "Pie day is finished": a day named for what happens on it, not "the day is done"
+    event = (
+        len(words) >= 2
+        and words[-1].lower() in ("day", "night", "morning", "evening")
+        and words[0].lower() not in lx.STOP_WORDS
+        and not CALENDAR.match(words[0])
+        and m["s"].lower() == "finished"
+    )
+    return m if words[-1].lower() in lx.ENDS_WHEN_FINISHED or named or event else None
 
 
 # "Jess moved physios", "we've switched banks", "I changed dentists": a plural after the verb

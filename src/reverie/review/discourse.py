@@ -494,14 +494,29 @@ _SELF_NAMING = re.compile(
 )
 
 
+_BRACKETED_NAME = re.compile(
+    r"^(?:(?:" + lx.phrases(lx.GREETINGS).pattern + r")\W+)?(?:i'm|i am|my name is|this is)\s+"
+    r"(?P<short>[^\W\d_][\w'-]*)\s*\((?P<full>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){1,2})\)\W*$",
+    re.I,
+)
+
+
 def full_name(clause: str, speaker: str) -> str | None:
     """The full name a clause gives its speaker when it says no more than that ("I'm Ines
     Duarte", said by Ines), written as a name ("ines duarte" -> "Ines Duarte"), or None. It
     starts with the speaker's first name and goes on with a surname, and is not a sentence
     ("Ines is here")."""
     first = speaker.split(" ")[0] if speaker else ""
+    if len(first) < 2 or first.lower() in ("user", "the"):
+        return None
+    bracketed = _BRACKETED_NAME.match(clause.strip())
+    if bracketed and bracketed["short"].casefold() == first.casefold():
+        # "I am Kris (Krzysztof Nowak)": the name they go by, then their full name
+        full = bracketed["full"].split()
+        if all(w[:1].isupper() for w in full) and not {w.lower() for w in full} & lx.STOP_WORDS:
+            return f"{bracketed['short']} ({bracketed['full']})"
     m = _SELF_NAMING.match(clause.strip())
-    if m is None or len(first) < 2 or first.lower() in ("user", "the"):
+    if m is None:
         return None
     words = m["name"].split()
     if words[0].casefold() != first.casefold():

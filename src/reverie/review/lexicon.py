@@ -222,7 +222,7 @@ WEATHER = phrase_list(
     degrees | drizzle | drizzly | fog | foggy | freezing | roasting | scorching | heatwave
     windy | cloudy | pouring | grey day | cold one | hot one | sun | lovely day | gorgeous day
     glorious | lashing it down | chucking it down | bucketing down | raining sideways | gale
-    frost | frosty | muggy | like spring | like summer | like winter
+    frost | frosty | muggy | like spring | like summer | like winter | the heat
     """
 )
 WEATHER_MOMENT = phrase_list(
@@ -230,6 +230,7 @@ WEATHER_MOMENT = phrase_list(
     today | tonight | this morning | this afternoon | this evening | this weekend | yesterday
     all week | all day | again | as always | like always | as usual | out there | so nice
     here | for once | nothing but | lately | in weeks | in ages | of the year | btw | by the way
+    finally out | unreal
     """
 )
 #: How a body is after work ("my feet are killing me", "my fingers are numb"): small talk.
@@ -241,7 +242,8 @@ TIRED = words("knackered shattered exhausted")
 ASIDES = phrase_list(
     """
     lost again | won again | just back from | just got back from | off to bed
-    been up since
+    been up since | would kill me | will kill me | gonna kill me | going to kill me
+    on hold with | on hold to | across the keyboard | first tooth | walked the dog
     """
 )
 #: An offer of help ("What can I help with?"): a reply to it says what the speaker wants
@@ -305,6 +307,7 @@ TRANSIENT = phrase_list(
 PROGRESS_THROUGH = phrase_list(
     """
     halfway through | half way through | halfway down | half way down | of the way through
+    halfway thru | half way thru | halfway with | half way with | halfway into
     most of the way | partway through
     part way through | nearly through | almost through | thirds through | third through
     quarters through | quarter through | percent through | per cent through
@@ -524,6 +527,13 @@ KIN_ROLES = ROLES + phrase_list(
     nanny | childminder | sponsor
     """
 )
+#: Jobs a roster line names beside :data:`KIN_ROLES` ("Cody Barnes - installer", "Omar: head
+#: joiner"): with a name before them, a line of who does what.
+JOB_WORDS = words(
+    "mgr tech techs installer fitter apprentice bartender barista sommelier engineer designer "
+    "developer admin clerk porter groundsman foreman joiner carpenter labourer plasterer roofer "
+    "welder carer cook"
+)
 #: What people share out between them: "kim and raj do the mass spec bookings".
 DUTY_VERBS = words(
     "do does run runs handle handles cover covers coach coaches share split take takes manage "
@@ -616,7 +626,7 @@ ENDS_WHEN_FINISHED = words(
     "club classes nights sessions evenings mornings weekends days leagues groups slots deal offer "
     "arrangement partnership contract permission lessons rota meetups residency subscription "
     "membership sponsorship workshop workshops tour tours tearoom festival fair league rotation "
-    "rota scheme"
+    "rota scheme stall"
 )
 #: Verbs by which something stops being used or true ("we no longer use X": X is retired).
 RETIRE_VERBS = phrase_list(
@@ -640,6 +650,8 @@ RETIRE_VERBS = phrase_list(
     ended our partnership with | ended the partnership with | cut ties with
     stepped back from | stepped away from | stepped down from | finished with | done with
     cancelling | canceling | not renewing
+    getting rid of | get rid of | gets rid of | dropping | scrapping | killing | stop with
+    stopping with | disbanded | binning | ditching | axing
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".
@@ -651,8 +663,13 @@ ENDED_STATES = phrase_list(
     isn't renewing | is not renewing | binned | folded | a thing of the past | off the menu
     off for good | out for us | closing down | shutting down | closed down
     axed | canned | wound down | terminated | no longer in use | out of use | the boot
-    the chop | the axe
+    the chop | the axe | disbanded
     """
+)
+#: Said first with no subject, these end something rather than tell what is being done now:
+#: "scrapping the Saturday line runs".
+ENDING_GERUNDS = words(
+    "scrapping dropping ditching cancelling canceling killing stopping axing binning retiring"
 )
 #: States whose negation says a thing has stopped: "homework club isn't happening this year".
 NEGATED_STATES = phrase_list(

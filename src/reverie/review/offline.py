@@ -97,6 +97,7 @@ from .statements import (
     pieces,
     read,
     secret_values,
+    withholds,
 )
 from .types import SOURCE_PATTERN, ReviewInput, ReviewOutput, Turn, format_source, parse_sources
 from .wording import render
@@ -455,7 +456,7 @@ class _Memory:
         if not same and any(says_no_more(text, e.text) for e in near_staying):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if not same:
-            linked = self._value_link(text, older)
+            linked = self._value_link(text, [e for e in older if not _adds_a_day(text, e.text)])
             if linked is not None and (
                 self._thin(text, linked[0])
                 or self._one_of_several(*linked[:2])
@@ -473,7 +474,7 @@ class _Memory:
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
         if not same and _cued(text, new):
-            close = self._closest(text, older)
+            close = self._closest(text, [e for e in older if not _adds_a_day(text, e.text)])
             same = [close] if close is not None else []
         if (
             same
@@ -602,12 +603,17 @@ class _Memory:
         ]
         if read_back:
             return read_back
+        # (or a range that ends with it: an entry this message changed, "Shop is open Tuesday,
+        # Thursday, Friday, 7.30 to 5" of "Only Tuesday, Thursday, Friday until 5" after "Shop
+        # is open Tuesday until Saturday, 7.30 to 5")
         made = [
             e
             for e in held
             if (cites := parse_sources(e.text))
-            and format_source(*cites[0]) == source
-            and all(within(c) for c in cites)
+            and cites[0][0] == sid
+            and cites[0][1] <= start
+            and cites[0][2] == end
+            and all(within(c) or c == cites[0] for c in cites)
         ]
         if mine.values:
             return [e for e in made if read_slot(e.text).values & mine.values]
@@ -1228,7 +1234,10 @@ class _Memory:
         """Whether the statement ``text`` (frame ``new``) makes entry ``e`` outdated: by
         :func:`.changes.supersedes`, or, when the message names ``e``'s value, by giving its
         slot another value (:attr:`context`). An entry this very message made names its
-        value because the message said it, not because it changed (an idle re-run)."""
+        value because the message said it, not because it changed (an idle re-run). A day
+        said to be added ("From May we open also Monday, 8 to 4") outdates no other day."""
+        if _adds_a_day(text, e.text):
+            return False
         if supersedes(new, entry_frame(e.text)):
             return True
         if self._from_this_message(e) or not names_what_it_replaced(text, e.text):
@@ -1409,6 +1418,15 @@ class _Memory:
             for other in named[1:]:
                 _supersede(other, named[0])
             return "updated"
+        others = self.live()
+        if (
+            st.new
+            and not any(mentions(e.text, st.old) for e in others)
+            and any(mentions(e.text, st.new) for e in others)
+        ):
+            # No entry names the old thing and one names the new: the switch is written
+            # already (read again, after a later message rewrote the entry it went into).
+            return "duplicate"
         return self.fact(text, st.section, source)
 
     def retire(self, st: Statement, source: str) -> str:
@@ -1421,6 +1439,7 @@ class _Memory:
         for e in self.older():
             if not mentions(e.text, st.old) or _cites(e.text, source):
                 continue  # an entry this very message made already says it (idle re-run)
+
             if speaker is not None:
                 owner = entry_frame(e.text)
                 if owner.owner and owner.owner != ("we",) and not speaker.same_owner(owner):
@@ -1506,13 +1525,35 @@ class _Memory:
                 )
                 # (one of a list: "Marta and Lee run the night builds", the others stay)
                 listed = {w.lower() for w in _listed(strip_source(e.text))}
-                if (others or (thing.lower() in listed and len(listed) > 1)) and not more:
+                # (a name for a name: not "the AGM" written over "dinner")
+                named_thing = thing[:1].isupper() or thing.lower() in listed
+                if (
+                    (others or (thing.lower() in listed and len(listed) > 1))
+                    and not more
+                    and named_thing
+                ):
                     # the whole name the entry gives: "Jimmy" is "Jimmy Robson" there
                     whole = rf"\b{re.escape(thing)}\b(?:\s+(?-i:[A-Z][\w'-]*))*"
                     named_in = re.sub(whole, name, strip_source(e.text), flags=re.I)
                     changed = named_in != strip_source(e.text)
                     body = named_in if changed and self._says(named_in, source) else text
-                e.text = f"{body} {source}"
+                said = [t for _, _, t in sentences(_body(e.text))]
+                naming = [t for t in said if mentions(t, thing)]
+                cited = None
+                if body == text and len(said) > 1 and len(naming) == 1:
+                    # "catering | Smaakmakers, €65 p.p. transport | Connexxion. furniture |
+                    # Furnify." of "New standard caterer is Gastrobar Noord": the one sentence
+                    # naming the retired thing is replaced, the others stay
+                    parts = [text if t is naming[0] else t for t in said]
+                    alone = all(
+                        (WORD.findall(t) or [""])[0].lower() not in lx.STOP_WORDS
+                        for t in said
+                        if t is not naming[0]
+                    )
+                    body = " ".join(_closed(t.strip()) for t in parts)
+                    cited = self._citation(body, e, source) if alone else None
+                    body = body if cited is not None else text
+                e.text = f"{body} {cited or source}"
                 self.retiring.remove((e, thing))
                 return True
         return False
@@ -2043,7 +2084,7 @@ def _names_any(text: str, names: frozenset[str]) -> bool:
         if re.search(rf"\b{re.escape(name)}\b", low):
             return True
         lead = parts[0]
-        firm = len(parts) > 1 and len(lead) > 3 and lead not in lx.STOP_WORDS
+        firm = len(parts) > 1 and len(lead) > 2 and lead not in lx.STOP_WORDS
         if firm and re.search(rf"\b{re.escape(lead)}\b", low):
             return True
     return False
@@ -2479,6 +2520,8 @@ def _parts(sentence: str) -> list[tuple[str, str]]:
         for m in measures(sentence)
         if (at := sentence.find(m.said)) >= 0 and "," in m.said
     ]
+    # (nor what brackets hold: "Danny Diamond (singer, the owners love him) on Saturdays")
+    inside += [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", sentence)]
     cuts = [
         m for m in _PART_BREAK.finditer(sentence) if not any(a <= m.start() < b for a, b in inside)
     ]
@@ -2700,12 +2743,58 @@ _LEANS = re.compile(
 _PRONOUN_VALUE = re.compile(r"\b(?:it|that)(?:'s|\s+is|\s+was)\s+(?:now\s+)?[$£€\d]", re.I)
 
 
+#: "we open also Monday", "Kwame does Sundays too": said inside a clause, not opening it as a
+#: turn of the talk ("Also, ...").
+#: ("Danny's also switched to Thursdays": a change, told beside another; "closed also on
+#: Tuesday, only Wednesday to Sunday": a day taken away)
+_MOVED = re.compile(
+    r"\b(?:switch|switched|switching|moved|moving|move|changed|changing|swapped|instead|close|"
+    r"closed|closing|shut|only|off|no longer|not)\b",
+    re.I,
+)
+_ALSO_ON = re.compile(r"(?<=\w)\W+(?:also\b|as well\b|too(?=\s*(?:$|[,.;!)]|now\b|from\b)))", re.I)
+
+
+def _adds_a_day(text: str, entry: str) -> bool:
+    """Whether ``text`` says a day is added with its own hours, not moved ("From May we open
+    also Monday, 8 to 4", "Kwame does Sunday lunches too, 12 till 3"), to what ``entry`` says
+    of other days: it does not outdate it. (An entry that names that day, "fridays she's home
+    with the twins", is outdated by "I'm doing fridays too now, 9 till 1".)"""
+    body = strip_source(text)
+    days = {_day(m[0]) for m in _WEEKDAY.finditer(body)}
+    if days & {_day(m[0]) for m in _WEEKDAY.finditer(strip_source(entry))}:
+        return False
+    # (with its own hours: "we open Tuesdays as well" alone widens the days an entry gives)
+    hours = re.search(r"\d", CALENDAR.sub(" ", body))
+    return bool(
+        _ALSO_ON.search(body) and _WEEKDAY.search(body) and hours and not _MOVED.search(body)
+    )
+
+
+def _day(word: str) -> str:
+    return word.lower()[:3]
+
+
+_WEEKDAY = re.compile(
+    r"\b(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday)?s?\b", re.I
+)
+
+
 def _gives_up(st: Statement) -> bool:
     """Whether a retirement says a named person gave something up ("Mila quit swimming"), as
     against a thing or person that ended ("Tobias retired", "Pipedrive is gone")."""
     owner = set(st.frame.owner)
-    if re.search(r"\b(?:cancel+ed|scrapped|closed|cut|shut|axed|discontinued)\b", st.text, re.I):
-        return False  # "Leadership cancelled the code freeze": ended for everyone
+    if re.search(
+        r"\b(?:cancel+(?:ed|ing)|scrapp(?:ed|ing)|closed|cut|shut|axed|discontinued|deleted"
+        r"|removed|killed|killing|disbanded|ditched|binned|got rid of|getting rid of)\b",
+        st.text,
+        re.I,
+    ):
+        # "Leadership cancelled the code freeze", "Hannah's deleted the Twitter account": ended
+        # for everyone
+        return False
+    if re.search(r"\b(?:we|i)\s+(?:don't|dont|do not|no longer)\b", st.text, re.I):
+        return False  # "Connexxion we don't use anymore": the speaker's, a name first
     return st.subject_kind == "name" and bool(owner) and not owner & set(st.old.lower().split())
 
 
@@ -2904,6 +2993,11 @@ def _other_sentences(entry: str, thing: str) -> str | None:
     return f"{lead}{text}"
 
 
+_LEANS_BACK = re.compile(r"(?:it|its|it's|they|they're|them|those)\b", re.I)
+_GOES_NOW = re.compile(r"\b(?:now|just|these days|from now on)\b", re.I)
+_COUNTS = lx.words("one two three four five six seven eight nine ten few several many")
+
+
 def _why_it_ended(rest: str) -> bool:
     """Whether what follows a retirement says why it ended, in the past and naming no one
     ("we've folded the sunday side, couldn't raise eleven most weeks", "we've binned the
@@ -2912,9 +3006,17 @@ def _why_it_ended(rest: str) -> bool:
     words = re.findall(r"[\w']+", rest.lower())
     if read_slot(rest).names or {"i", "my", "we", "our", "i've", "we've"} & set(words):
         return False  # "bought my own digger, kubota u17": what the speaker did instead
-    verb = next((w for w in words if is_verb(w)), None)
+    # (not a noun after a count: "two times late delivery this year")
+    counted = {b for a, b in zip(["", *words], words, strict=False) if a.isdigit() or a in _COUNTS}
+    verb = next((w for w in words if is_verb(w) and w not in counted), None)
     failed = {"couldn't", "wasn't", "weren't", "didn't", "wouldn't", "hadn't", "kept"}
-    return verb is not None and (past(verb) or verb in failed)
+    if {"now", "instead"} & set(words):
+        return False  # "its bundled free with any gutter clear now": how it goes now
+    if verb is None:
+        # "we stop working with Smaakmakers, two times late delivery this year": a reason with
+        # no verb; not what takes its place ("..., sandwiches only from now")
+        return bool(words) and not {"only", "from", "going", "forward"} & set(words)
+    return past(verb) or verb in failed
 
 
 def _content(text: str) -> list[str]:
@@ -3102,7 +3204,15 @@ class OfflineReviewer:
             referent = introduced.get(conv) if turn.role == "user" else None
             if turn.role == "user":
                 introduced[conv] = _introduced(text, speaker)
+            # "His NHS number is 485 777 3456. Actually don't save that.": the sentence a
+            # withdrawal follows is not kept either.
+            withdrawn = {
+                at - 1 for at, (_, _, t) in enumerate(said_units) if withholds(t, alone=True)
+            }
             for at_unit, (start, end, sentence) in enumerate(said_units):
+                if at_unit in withdrawn:
+                    skipped["secret"] += 1
+                    continue
                 held = [(a - start, b - start) for a, b in secret_spans if a < end and start < b]
                 # What a sentence that holds a secret says beside it ("the portal's Brixham
                 # Seafoods, login ... pw ..."), where the sentence is the message's own text
@@ -3202,7 +3312,10 @@ class OfflineReviewer:
                             and after
                             and not any(_names_any(e.text, after) for e in memory.live())
                         )
-                        if found.rest and (_gives_up(found) or unheld):
+                        # ("Pete is scrapping the 1 hour minimum for pensioners, they just pay
+                        # for the time": how it goes now, leaning on the thing, in its words)
+                        leans = _LEANS_BACK.match(found.rest) and _GOES_NOW.search(found.rest)
+                        if found.rest and (_gives_up(found) or unheld or leans):
                             # "Mila quit swimming. She does climbing now": what a person took
                             # up leans on the name; the whole is kept as said.
                             entry = render(found, listener=listener, when=block[last].time)
@@ -3212,6 +3325,13 @@ class OfflineReviewer:
                             # each sentence of it but the first when that says why it ended
                             # ("the kettle kept tripping the power. sandwiches only from now")
                             parts = [t for _, _, t in sentences(found.rest)]
+                            so = re.match(
+                                r"^(?P<why>.+?),?\s+so\s+(?P<now>\S.*)$", parts[0] if parts else ""
+                            )
+                            if so and _why_it_ended(so["why"]):
+                                # "... the commission was daylight robbery so it's our own
+                                # website and phone only now": why, then how it goes now
+                                parts[0:1] = [so["why"], so["now"]]
                             pending[0:0] = parts[1:] if parts and _why_it_ended(parts[0]) else parts
                         continue
                     entry = render(found, listener=listener, when=block[last].time)

@@ -65,7 +65,7 @@ _OUTPUT_WIDTH = 240
 _OUTPUT_TAIL = re.compile(r"^(?=.*\d)(?:\S+\s+){0,4}\S+$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9a-z])")
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|Dr|Mr|Mrs|Ms|St|No|Inc|Ltd|Jr|Sr|Prof)\.|(?<!°)\b[A-Z]\.)$"
+    r"(?:\b(?:e\.g|i\.e|p\.p|etc|vs|approx|cf|incl|Dr|Mr|Mrs|Ms|St|No|Inc|Ltd|Jr|Sr|Prof)\.|(?<!°)\b[A-Z]\.)$"
 )  # (an initial, "J. Smith"; but "14°C." ends a sentence)
 
 
@@ -280,6 +280,26 @@ def _labels_a_name(rest: str) -> bool:
     return bool(_NAME_FIRST.match(rest.strip()))
 
 
+_ROLE_FIRST = re.compile(
+    r"^(?:head\s+\w+|(?:(?:senior|junior|lead|assistant|deputy|part-time|full-time|site)\s+)?(?:"
+    + "|".join(sorted(map(re.escape, {*lx.KIN_ROLES, *lx.JOB_WORDS}), key=len, reverse=True))
+    + r"))\b",
+    re.I,
+)
+
+
+def _names_a_role(header: str, rest: str) -> bool:
+    """Whether the heading is a person's name and what follows the role they have ("Tomasz:
+    head bartender, Wed to Sat"): a line of a roster, whose name stays."""
+    name = header.rstrip(": ").split()
+    return (
+        0 < len(name) <= 2
+        and all(w[:1].isupper() for w in name)
+        and name[0] not in lx.NAME_STOP
+        and bool(_ROLE_FIRST.match(rest.strip()))
+    )
+
+
 def _labels_a_list(rest: str) -> bool:
     """Whether what follows a heading is a list of three or more short items (or two rows of a
     table) without a verb of their own ("Kit list for new dancers: white shirt, green baldrick,
@@ -425,6 +445,7 @@ def clean(text: str, *, heading: bool = False) -> str:
             and not _WE_DO.search(header.group(0))  # "what we accept: ...", "events we run:"
             and not _OLD_VALUE.match(header.group(0))  # "scratch the bullet points: ..."
             and not _labels_a_name(text[header.end() :])
+            and not _names_a_role(header.group(0), text[header.end() :])
         ):
             text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
         text = _VOCATIVE.sub("", text).strip()

@@ -51,6 +51,7 @@ __all__ = [
     "read",
     "secret_values",
     "skip_reason",
+    "withholds",
 ]
 
 PEOPLE = "People & preferences"
@@ -209,10 +210,32 @@ def _chat(text: str) -> bool:
         starting = re.search(r"\b(?:from|since|as of|starting)\s+today\b", text, re.I)
         if not conditional and not starting:
             return True
-    if _WORN.search(text) or _ASIDE.search(text) or _LIKENED.search(text):
+    worn = _WORN.search(text)
+    body = worn is not None and worn[0].split()[0].lower() in lx.BODY_PARTS  # "my back is ..."
+    if worn and not body and _stands_before(text[: worn.start()]):
+        # "we've decided to stop doing the panto, too many of us are knackered by December":
+        # how they feel, as the reason for what the clause says first
+        worn = None
+    if worn or _ASIDE.search(text) or _LIKENED.search(text):
         return True
     off = _OFF_TO.match(text)
     return off is not None and off[1].lower() in lx.VERBS
+
+
+#: Praise of the user's: "Your English is great", "your plan sounds really good".
+_PRAISE = re.compile(
+    r"^your\s+(?:[\w'-]+\s+){1,3}(?:is|are|looks?|sounds?)\s+(?:really\s+|very\s+|so\s+)?"
+    r"(?:great|lovely|good|fine|excellent|perfect|amazing|brilliant|impressive|fantastic)\b",
+    re.I,
+)
+
+
+def _stands_before(before: str) -> bool:
+    """Whether ``before``, what a clause says before a comma and what follows it, says
+    something of its own: four words or more ("we've decided to stop doing the panto, ..."),
+    not an opener ("Honestly, I'm exhausted")."""
+    head, comma, _ = before.rpartition(",")
+    return bool(comma) and len(WORD.findall(head)) >= 4
 
 
 def _access_code(text: str) -> bool:
@@ -341,8 +364,48 @@ def secret_values(message: str) -> list[tuple[int, int]]:
 _LOGIN_PAIR = re.compile(rf"(?<!\S)[\w.@-]{{3,}}\s*/\s*{_SECRET_VALUE}")
 
 
+#: The speaker takes back what they just said, so that it is not kept: "his Medicare number is
+#: ..., wait, actually don't save that", "don't write that down", "forget I said that".
+_WITHHELD = re.compile(
+    r"\b(?:(?:don'?t|dont|do not|please don'?t|pls don'?t)\s+(?:save|store|keep|write|note"
+    r"|record|remember|log)\s+(?:that|this|it|them|those)(?:\s+(?:down|anywhere|one))?"
+    r"(?:\s+(?:in|to)\s+(?:memory|your\s+notes|the\s+notes|your\s+memory))?\s*(?:[.!,;)]|$)"
+    r"|forget\s+(?:i\s+said\s+that|what\s+i\s+(?:just\s+)?said|that\s+last\s+bit)"
+    r"|(?:that'?s|it'?s)\s+not\s+for\s+(?:memory|your\s+notes|the\s+notes))",
+    re.I,
+)
+#: A person's identity number, told with its value: "his Medicare number is 1EG4-TE5-MK73", "NI
+#: number QQ 12 34 56 C", "passport no. 533412876". Not an account or a member number, which
+#: the people who tell them mean to be kept.
+_IDENTITY_NUMBER = re.compile(
+    r"\b(?:(?:medicare|medicaid|nhs|social\s+security|national\s+insurance|ni|passport"
+    r"|driving\s+licen[cs]e|driver'?s\s+licen[cs]e|tax\s+id|health\s+card)"
+    r"\s+(?:number|no\.?|#)|ssn)\s*(?:is|was|:|=)?\s*"
+    r"(?=[A-Z0-9][A-Z0-9 -]{5,16}\b)(?=(?:[A-Z -]*\d){3})",
+    re.I,
+)
+
+
+def withholds(text: str, alone: bool = False) -> bool:
+    """Whether ``text`` asks that what was just said not be kept ("wait, actually don't save
+    that", "don't write that down"): the clause it is in is not kept, nor, when it says
+    nothing else (``alone``: "Actually don't write that down."), the sentence before it."""
+    m = _WITHHELD.search(text)
+    if m is None or not alone:
+        return m is not None
+    rest = re.sub(
+        r"\b(?:oh|ah|wait|actually|sorry|no|please|pls|and|but)\b",
+        " ",
+        text[: m.start()],
+        flags=re.I,
+    )
+    return not WORD.findall(rest + " " + text[m.end() :])
+
+
 def _secret_talk(text: str) -> bool:
     if _access_code(text) or _LOGIN_PAIR.search(text) or _NETWORK_CODE.search(text):
+        return True
+    if withholds(text) or _IDENTITY_NUMBER.search(text):
         return True
     for m in _NAMED_VALUE.finditer(text):
         if not _SECRET_REFERENCE.search(m[0]):
@@ -411,6 +474,27 @@ def _profile(text: str) -> bool:
     words = [w.lower() for w in WORD.findall(re.sub(r"\([^)]*\)", " ", text))]
     clause = AUX | lx.PRONOUN_SUBJECTS | {"i", "i'm", "im", "we're", "he's", "she's", "they're"}
     return len(words) >= 4 and not clause & set(words)
+
+
+#: A line of a roster: a name, a dash, a colon or a bracket, then what they do ("Brenda
+#: Kowalski - office mgr, does dispatch + billing", "Cody Barnes: installer").
+_ROSTER = re.compile(
+    r"^(?P<n>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2})\s*(?:[-\u2013\u2014:]\s+|\(\s*)"
+    r"(?P<r>[^()]+?)\)?\s*$"
+)
+_ROSTER_ROLE = re.compile(
+    r"\b(?:"
+    + "|".join(sorted(map(re.escape, {*lx.KIN_ROLES, *lx.JOB_WORDS}), key=len, reverse=True))
+    + r"|head\s+\w+)\b",
+    re.I,
+)
+
+
+def _roster_line(text: str) -> bool:
+    """Whether ``text`` is a line of a roster: a name, then after a dash, a colon or in
+    brackets, the role they have ("Brenda Kowalski - office mgr, does dispatch + billing")."""
+    m = _ROSTER.match(text)
+    return bool(m and m["n"].split(" ", 1)[0] not in lx.NAME_STOP and _ROSTER_ROLE.search(m["r"]))
 
 
 def _told_to(low: str) -> bool:
@@ -531,6 +615,10 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         return "small talk"
     if _secret_talk(text):
         return "secret"
+    if text.rstrip().endswith(":") and len(WORD.findall(text)) <= 4:
+        return "no durable fact"  # "my guys:": what a list that follows is, not a fact
+    if role != "user" and _PRAISE.match(text):
+        return "reaction"  # the assistant's "Your English is great, Kris"
     lesson = _lesson(text)
     if not lesson and _chat(text):
         return "small talk"
@@ -575,6 +663,7 @@ def skip_reason(text: str, role: str, said: str = "") -> str | None:
         numbered = numbered if numbered and numbered["noun"] not in rough else None
         doing = doing or (gerund and numbered is not None and numbered["next"] not in AUX)
         doing = doing and not _SWITCHING.match(low)  # "going over to wylex boards now": a change
+        doing = doing and first not in lx.ENDING_GERUNDS  # "scrapping the Saturday line runs"
         doing = doing and not _IN_A_MONTH.search(text)  # "doing my raising test in October"
         if doing and (_NOW.search(text) or len(WORD.findall(text)) <= 6):
             return "transient"
@@ -647,7 +736,13 @@ _TASK = re.compile(
     re.I,
 )
 #: How many of something a task has got through: "30 boards into checking the records".
-_SO_FAR_INTO = re.compile(r"\b\d+\s+[a-z]+\s+into\s+[a-z]+ing\b", re.I)
+_SO_FAR_INTO = re.compile(
+    r"\b\d+\s+[a-z]+\s+into\s+[a-z]+ing\b"
+    # "we are now at 212 of 420", "Giulia is at fraction 12 of 40": how far, of a whole
+    r"|\b(?:is|are|am|'m|'re|'s)\s+(?:now\s+|only\s+|already\s+)?(?:at|on|up\s+to)\s+"
+    r"(?:[a-z]+\s+)?\d+\s+(?:of|out\s+of)\s+\d+\b",
+    re.I,
+)
 #: When something starts or ends from now on: "we're starting at 10 from now on", not "I'm
 #: starting the backup" or "we're finishing at 5 tomorrow".
 _SCHEDULE = re.compile(
@@ -1066,7 +1161,7 @@ _CALLED_OFF = re.compile(
     r"^(?:(?:ok|okay|so|and|actually)[\s,]+)?(?:forget|scrap|scratch|ditch|bin|drop)\s+"
     r"(?:what\s+i\s+said\s+)?(?:about\s+)?(?:the\s+|our\s+|my\s+)?"
     r"(?P<v>(?!it\b|that\b|this\b|about\b)"
-    r"[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,3}?)\s*(?=[,;:.!]|$)",
+    r"[\w][\w+.'-]*(?:\s+[\w][\w+.'-]*){0,3}?)\s*(?=[,;:.!]|$|\s+(?:tho|though)\b)",
     re.I,
 )
 
@@ -1119,6 +1214,10 @@ def read(
     text = clean(clause)
     if not text:
         return "small talk"
+    first = speaker.split()[0] if role == "user" and speaker.split() else ""
+    if len(first) > 1:
+        # "this is darnell hughes, i own Peach State Turf": who is speaking, then what
+        text = re.sub(rf"^(?:this is|it's|it is)\s+(?={re.escape(first)}\b)", "", text, flags=re.I)
     if _secret_talk(text) or _asked_for_secret(question, text):
         # before any other reading: "bin combo is 38-14-22, don't write that down" is a
         # secret, whatever else the clause looks like
@@ -1208,7 +1307,10 @@ def read(
         # A lesson told over sentences says what ended as its outcome ("... and the crash is
         # gone"): it is kept whole, not read as a retirement.
         story = lesson and len(re.findall(r"[.!?;:]\s+\S", text)) >= 2
-        retired = None if story else _retire(text, kind)
+        # ("we're scrapping the 2k and doing a 5k test instead": what replaces it, in one
+        # clause, is kept whole, as a switch it names in other words)
+        instead = re.search(r"\band\b[^,;.]*\binstead\b", text, re.I)
+        retired = None if story or instead else _retire(text, kind)
         if retired:
             return Statement(
                 text, DECISIONS, f, "retire", retired[0], "", retired[1], lesson, kind, speaker
@@ -1239,7 +1341,11 @@ def read(
             kind, _ = subject_kind(noted, role)
             section = _section(noted, kind, False, f.values, f.kinds)
             return Statement(noted, section, f, subject_kind=kind, speaker=speaker, role=role)
-        if role == "user" and _profile(text) and skip_reason(text, role) is None:
+        if (
+            role == "user"
+            and (_profile(text) or _roster_line(text))
+            and not skip_reason(text, role)
+        ):
             # "Albert Fenn, 88, dementia, 4 calls a day": a person's name, then what they are,
             # listed: a note about them
             f = frame(text, speaker, role)
