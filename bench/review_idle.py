@@ -11,7 +11,7 @@ The held-out test26 is not a choice here.
 
 Run::
 
-    PYTHONPATH=src python bench/review_idle.py [--half dev|test|...|test24|all] [--details]
+    PYTHONPATH=src python bench/review_idle.py [--half dev|test|...|test25|all] [--details]
 """
 
 from __future__ import annotations

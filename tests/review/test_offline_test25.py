@@ -402,3 +402,63 @@ def test_progress_said_with_how_the_body_feels_is_not_kept() -> None:
         )
         == "small talk"
     )
+
+
+def test_what_replaces_an_ending_is_kept_and_the_session_read_again_changes_nothing() -> None:
+    """ "we stop with the printed A2 boards, the seating plan is only in the event app now":
+    where a thing is now, said with "only", is kept (it was not); and that session given
+    again alone removes nothing (the ending, finding no entry that names the boards any
+    more, removed the closest one, "on-site printing only for late changes")."""
+    first = turns(
+        "c1",
+        user(
+            "We pre-print all badges the day before, the printers on site are only for late "
+            "changes."
+        ),
+        bot("Noted: on-site printing only for late changes."),
+        user("the seating plan we print on A2 boards at the entrance"),
+    )
+    index = index_after(review(first))
+    second = days_later(
+        30,
+        turns(
+            "c2",
+            user(
+                "we stop with the printed A2 boards, the seating plan is only in the event app "
+                "now, guests find their table there"
+            ),
+        ),
+    )
+    later = index_after(review(second, index=index), index)
+    assert any("event app" in e for e in entries(later)), later
+    assert not any("A2 boards at the entrance" in e for e in entries(later)), later
+    assert_changes_nothing(second, later)
+
+
+def test_an_ending_after_an_update_in_the_same_message_still_finds_its_entry() -> None:
+    """An entry this message updated does not make the message look read before: "we're
+    dropping the Teams option" still removes the entry about joining on Teams (a guard against
+    idle re-runs, first written too wide, kept it)."""
+    first = turns(
+        "c1",
+        user(
+            "Committee meetings are the first Tuesday of the month, 7pm in the church hall. "
+            "People can join on Teams too, we pay £10 a month for it"
+        ),
+        bot("First Tuesday, 7pm, church hall."),
+    )
+    index = index_after(review(first))
+    assert any("Teams" in e for e in entries(index)), index
+    second = days_later(
+        30,
+        turns(
+            "c2",
+            user(
+                "meetings are moving to Wednesdays, Tom's got football on Tuesdays now. And we're "
+                "dropping the Teams option, literally nobody used it."
+            ),
+        ),
+    )
+    later = index_after(review(second, index=index), index)
+    assert not any("Teams" in e for e in entries(later)), later
+    assert_changes_nothing(second, later)

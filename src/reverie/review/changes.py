@@ -201,7 +201,7 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
             before = text[: m.start()]
             if _JUST_A_SUBJECT.fullmatch(before):
                 before = ""  # "we're not taking X any more, ...": "we're" says nothing alone
-            said = (before + " " + text[m.end() :]).strip(" ,;")
+            said = (before + " " + text[m.end() :].lstrip(" ,;")).strip(" ,;")
             return thing, said if len(said.split()) >= 2 else ""
     m = re.match(
         rf"^(?:the |our |my )?(?P<w>[^,;:]+?)"

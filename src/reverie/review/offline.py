@@ -1471,10 +1471,19 @@ class _Memory:
             else:
                 e.removed = True
             gone += 1
+        # (when memory holds an entry this message made, it was read before and what it ended
+        # went then: only an entry this batch wrote again may be it, not one that stayed)
+        read_before = any(e.text == e.original and _cites(e.text, source) for e in self.live())
         if not gone:
             # Named in other words ("we stopped doing deliveries" after "we deliver through
             # Deliveroo"): the entry closest in meaning, if close enough, goes.
-            live = [e for e in self.older() if not _cites(e.text, source) and id(e) not in theirs]
+            live = [
+                e
+                for e in self.older()
+                if not _cites(e.text, source)
+                and id(e) not in theirs
+                and not (read_before and e.original is not None)
+            ]
             said = f"{st.speaker}: {st.text}" if st.subject_kind == "i" else st.text
             close = self._closest(said, live, st.old)
             named = sorted(read_slot(st.text).names & read_slot(close.text).names) if close else []
@@ -2743,8 +2752,6 @@ _LEANS = re.compile(
 _PRONOUN_VALUE = re.compile(r"\b(?:it|that)(?:'s|\s+is|\s+was)\s+(?:now\s+)?[$£€\d]", re.I)
 
 
-#: "we open also Monday", "Kwame does Sundays too": said inside a clause, not opening it as a
-#: turn of the talk ("Also, ...").
 #: ("Danny's also switched to Thursdays": a change, told beside another; "closed also on
 #: Tuesday, only Wednesday to Sunday": a day taken away)
 _MOVED = re.compile(
@@ -2752,6 +2759,8 @@ _MOVED = re.compile(
     r"closed|closing|shut|only|off|no longer|not)\b",
     re.I,
 )
+#: "we open also Monday", "Kwame does Sundays too": said inside a clause, not opening it as a
+#: turn of the talk ("Also, ...").
 _ALSO_ON = re.compile(r"(?<=\w)\W+(?:also\b|as well\b|too(?=\s*(?:$|[,.;!)]|now\b|from\b)))", re.I)
 
 
@@ -2775,9 +2784,7 @@ def _day(word: str) -> str:
     return word.lower()[:3]
 
 
-_WEEKDAY = re.compile(
-    r"\b(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday)?s?\b", re.I
-)
+_WEEKDAY = lx.phrases([*lx.WEEKDAYS, *lx.WEEKDAYS_SHORT])
 
 
 def _gives_up(st: Statement) -> bool:
@@ -3325,13 +3332,13 @@ class OfflineReviewer:
                             # each sentence of it but the first when that says why it ended
                             # ("the kettle kept tripping the power. sandwiches only from now")
                             parts = [t for _, _, t in sentences(found.rest)]
-                            so = re.match(
+                            why_now = re.match(
                                 r"^(?P<why>.+?),?\s+so\s+(?P<now>\S.*)$", parts[0] if parts else ""
                             )
-                            if so and _why_it_ended(so["why"]):
+                            if why_now and _why_it_ended(why_now["why"]):
                                 # "... the commission was daylight robbery so it's our own
                                 # website and phone only now": why, then how it goes now
-                                parts[0:1] = [so["why"], so["now"]]
+                                parts[0:1] = [why_now["why"], why_now["now"]]
                             pending[0:0] = parts[1:] if parts and _why_it_ended(parts[0]) else parts
                         continue
                     entry = render(found, listener=listener, when=block[last].time)

@@ -1542,7 +1542,8 @@ _NOUN_IS = re.compile(
 )
 _PLACED = re.compile(
     r"^(?:the|our|my)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives|live|sits|sit|stays|stay|hangs|"
-    r"hang|is kept|are kept)\s+(?:in|at|on|under|behind|inside|above|below|next to|beside)\s",
+    r"hang|is kept|are kept)\s+(?:(?:only|now|still|always|just)\s+)?"
+    r"(?:in|at|on|under|behind|inside|above|below|next to|beside)\s",
     re.I,
 )
 _OPENING = re.compile(
