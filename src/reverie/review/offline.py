@@ -456,7 +456,8 @@ class _Memory:
         if not same and any(says_no_more(text, e.text) for e in near_staying):
             return "duplicate"  # "weekday opening is still 7:30" after "we open at 7:30 ..."
         if not same:
-            linked = self._value_link(text, [e for e in older if not _adds_a_day(text, e.text)])
+            days_added = _added_days(text)
+            linked = self._value_link(text, [e for e in older if not _adds_to(days_added, e.text)])
             if linked is not None and (
                 self._thin(text, linked[0])
                 or self._one_of_several(*linked[:2])
@@ -474,7 +475,8 @@ class _Memory:
             if linked is not None:
                 self.updated.append((linked[0], frozenset({linked[1].said.lower()})))
         if not same and _cued(text, new):
-            close = self._closest(text, [e for e in older if not _adds_a_day(text, e.text)])
+            days_added = _added_days(text)
+            close = self._closest(text, [e for e in older if not _adds_to(days_added, e.text)])
             same = [close] if close is not None else []
         if (
             same
@@ -1236,7 +1238,7 @@ class _Memory:
         slot another value (:attr:`context`). An entry this very message made names its
         value because the message said it, not because it changed (an idle re-run). A day
         said to be added ("From May we open also Monday, 8 to 4") outdates no other day."""
-        if _adds_a_day(text, e.text):
+        if _adds_to(_added_days(text), e.text):
             return False
         if supersedes(new, entry_frame(e.text)):
             return True
@@ -2764,20 +2766,24 @@ _MOVED = re.compile(
 _ALSO_ON = re.compile(r"(?<=\w)\W+(?:also\b|as well\b|too(?=\s*(?:$|[,.;!)]|now\b|from\b)))", re.I)
 
 
-def _adds_a_day(text: str, entry: str) -> bool:
-    """Whether ``text`` says a day is added with its own hours, not moved ("From May we open
-    also Monday, 8 to 4", "Kwame does Sunday lunches too, 12 till 3"), to what ``entry`` says
-    of other days: it does not outdate it. (An entry that names that day, "fridays she's home
-    with the twins", is outdated by "I'm doing fridays too now, 9 till 1".)"""
+def _added_days(text: str) -> frozenset[str]:
+    """The days ``text`` says are added, each with its own hours, not moved ("From May we
+    open also Monday, 8 to 4", "Kwame does Sunday lunches too, 12 till 3"): such a statement
+    outdates no entry that names other days only (:func:`_adds_to`). Empty for any other."""
     body = strip_source(text)
-    days = {_day(m[0]) for m in _WEEKDAY.finditer(body)}
-    if days & {_day(m[0]) for m in _WEEKDAY.finditer(strip_source(entry))}:
-        return False
     # (with its own hours: "we open Tuesdays as well" alone widens the days an entry gives)
-    hours = re.search(r"\d", CALENDAR.sub(" ", body))
-    return bool(
-        _ALSO_ON.search(body) and _WEEKDAY.search(body) and hours and not _MOVED.search(body)
-    )
+    if not _ALSO_ON.search(body) or _MOVED.search(body):
+        return frozenset()
+    if not re.search(r"\d", CALENDAR.sub(" ", body)):
+        return frozenset()
+    return frozenset(_day(m[0]) for m in _WEEKDAY.finditer(body))
+
+
+def _adds_to(days: frozenset[str], entry: str) -> bool:
+    """Whether a statement adding ``days`` (:func:`_added_days`) leaves ``entry`` as it is:
+    the entry names none of them ("fridays she's home with the twins" is outdated by "I'm
+    doing fridays too now, 9 till 1")."""
+    return bool(days) and not days & {_day(m[0]) for m in _WEEKDAY.finditer(strip_source(entry))}
 
 
 def _day(word: str) -> str:
