@@ -150,6 +150,8 @@ def _says_it_ended(entry: str) -> bool:
         "we're dropping off the kids at nine",
         "the battery is dead",
         "Honestly, I'm exhausted",
+        "Cancelling the Friday class costs us £50.",
+        "Killing the lights after 11 is the rule.",
     ],
 )
 def test_words_of_ending_that_end_nothing_are_not_retirements(text: str) -> None:

@@ -182,7 +182,12 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
     Vellum", "I've given up on Scrivener").
     """
     if kind == "thing" and text.split(" ", 1)[0].lower() in lx.ENDING_GERUNDS:
-        kind = "implicit"  # "scrapping the Saturday line runs": the speaker does it
+        # "scrapping the Saturday line runs": the speaker does it; but "Cancelling the Friday
+        # class costs us £50", "Killing the lights after 11 is the rule": the doing is the
+        # subject of what the clause says
+        if _GERUND_AS_SUBJECT.search(text.split(",", 1)[0]):
+            return None
+        kind = "implicit"
     m = _RIP.match(text)
     if m:
         return _thing(m["v"]), ""  # "RIP the Brinsea": it broke for good
@@ -458,6 +463,11 @@ _FINISHED = re.compile(
     re.I,
 )
 
+
+_GERUND_AS_SUBJECT = re.compile(
+    r"\b(?:is|are|was|were|costs?|needs?|takes?|means?|makes?|has|have|gets?|helps?|saves?)\b",
+    re.I,
+)
 
 #: A plan given up: "the Friday DJ idea is dead too", "the loft conversion plan's dead".
 _DEAD_IDEA = re.compile(
