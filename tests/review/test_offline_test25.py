@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from reverie.review.statements import Statement, read
+from reverie.review.types import Turn
 from tests.review.test_offline import (
     assert_changes_nothing,
     bot,
@@ -21,6 +22,11 @@ from tests.review.test_offline import (
     user,
 )
 from tests.review.test_offline_reading import _entries as entries
+
+
+def _then(index: str, batch: list[Turn]) -> str:
+    """``MEMORY.md`` once ``batch`` is reviewed against ``index``."""
+    return index_after(review(batch, index=index), index)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +138,7 @@ def test_a_thing_said_to_end_in_other_words_goes(
     index = index_after(review(first))
     assert any(gone.lower() in e.lower() for e in entries(index)), index
     second = days_later(7, turns("c2", user(after), bot("Okay.")))
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert not any(gone.lower() in e.lower() and not _says_it_ended(e) for e in entries(later)), (
         later
     )
@@ -174,7 +180,7 @@ def test_a_retirement_a_person_makes_for_everyone_removes_the_teams_entry() -> N
     second = days_later(
         7, turns("c2", user("Hannah's deleted the Mastodon account, nobody was on it"))
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert not any("Mastodon" in e for e in entries(later)), later
     assert any("Hannah posts on Mondays and Thursdays" in e for e in entries(later)), later
 
@@ -225,7 +231,7 @@ def test_a_day_said_to_be_added_outdates_no_other_day() -> None:
     second = days_later(
         9, turns("c2", user("From May we open also Monday, 10 to 4, because Jo is full time now."))
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert any("Tuesday, Thursday, Friday" in e for e in entries(later)), later
     assert any("Monday" in e for e in entries(later)), later
     assert_changes_nothing([*first, *second], later)
@@ -263,7 +269,7 @@ def test_a_person_gone_by_a_short_first_name_leaves_the_rest_of_the_entry() -> N
             bot("Sorry to lose Kim! Theo Brandt is coordinator now."),
         ),
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert any("WhatsApp group" in e and "Theo Brandt" in e for e in entries(later)), later
     assert not any("Kim Ito runs" in e for e in entries(later)), later
 
@@ -322,7 +328,7 @@ def test_a_thing_named_first_and_no_longer_used_goes() -> None:
         7,
         turns("c2", user("And Flixbus we don't use anymore, clients arrange their own buses now")),
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert not any("Flixbus charter" in e for e in entries(later)), later
 
 
@@ -335,7 +341,7 @@ def test_a_reason_with_no_verb_after_an_ending_is_not_kept() -> None:
         7,
         turns("c2", user("We stop working with Bellweather, three times late delivery this year.")),
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert not any("late delivery" in e for e in entries(later)), later
     assert not any("Bellweather Kitchen, £40" in e for e in entries(later)), later
 
@@ -365,7 +371,7 @@ def test_what_replaces_an_ending_in_the_same_message_is_kept(
     first = turns("c1", user(before), bot("Noted."))
     index = index_after(review(first))
     second = days_later(7, turns("c2", user(after)))
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert any(kept in e for e in entries(later)), later
 
 
@@ -388,7 +394,7 @@ def test_an_ending_replaced_by_a_plain_noun_is_not_written_into_the_old_entry() 
             ),
         ),
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert not any("AGM's at the Grand Hotel" in e for e in entries(later)), later
     assert any("prizes at the AGM" in e for e in entries(later)), later
 
@@ -431,7 +437,7 @@ def test_what_replaces_an_ending_is_kept_and_the_session_read_again_changes_noth
             ),
         ),
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert any("event app" in e for e in entries(later)), later
     assert not any("A2 boards at the entrance" in e for e in entries(later)), later
     assert_changes_nothing(second, later)
@@ -461,6 +467,6 @@ def test_an_ending_after_an_update_in_the_same_message_still_finds_its_entry() -
             ),
         ),
     )
-    later = index_after(review(second, index=index), index)
+    later = _then(index, second)
     assert not any("Teams" in e for e in entries(later)), later
     assert_changes_nothing(second, later)

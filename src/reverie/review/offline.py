@@ -40,6 +40,7 @@ Deterministic: the same input gives the same operations and message. Never write
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -2766,6 +2767,7 @@ _MOVED = re.compile(
 _ALSO_ON = re.compile(r"(?<=\w)\W+(?:also\b|as well\b|too(?=\s*(?:$|[,.;!)]|now\b|from\b)))", re.I)
 
 
+@functools.lru_cache(maxsize=1024)
 def _added_days(text: str) -> frozenset[str]:
     """The days ``text`` says are added, each with its own hours, not moved ("From May we
     open also Monday, 8 to 4", "Kwame does Sunday lunches too, 12 till 3"): such a statement

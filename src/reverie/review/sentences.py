@@ -21,6 +21,7 @@ from .types import SOURCE_PATTERN
 
 __all__ = [
     "ONE_EMOJI",
+    "ROLE",
     "TO_THE_LISTENER",
     "clauses",
     "clean",
@@ -280,8 +281,10 @@ def _labels_a_name(rest: str) -> bool:
     return bool(_NAME_FIRST.match(rest.strip()))
 
 
-_ROLE_FIRST = re.compile(
-    r"^(?:head\s+\w+|(?:(?:senior|junior|lead|assistant|deputy|part-time|full-time|site)\s+)?(?:"
+#: A role or job someone holds ("head bartender", "office mgr", "site foreman"): said after a
+#: name, a line of a roster (here, and :func:`.statements._roster_line`).
+ROLE = re.compile(
+    r"\b(?:head\s+\w+|(?:(?:senior|junior|lead|assistant|deputy|part-time|full-time|site)\s+)?(?:"
     + "|".join(sorted(map(re.escape, {*lx.KIN_ROLES, *lx.JOB_WORDS}), key=len, reverse=True))
     + r"))\b",
     re.I,
@@ -296,7 +299,7 @@ def _names_a_role(header: str, rest: str) -> bool:
         0 < len(name) <= 2
         and all(w[:1].isupper() for w in name)
         and name[0] not in lx.NAME_STOP
-        and bool(_ROLE_FIRST.match(rest.strip()))
+        and bool(ROLE.match(rest.strip()))
     )
 
 

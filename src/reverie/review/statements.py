@@ -34,7 +34,7 @@ from .frames import (
     strip_source,
     subject_kind,
 )
-from .sentences import TO_THE_LISTENER, clauses, clean, listed_note, other_subjects, sentences
+from .sentences import ROLE, TO_THE_LISTENER, clauses, clean, listed_note, other_subjects, sentences
 from .slots import measures
 
 __all__ = [
@@ -482,19 +482,13 @@ _ROSTER = re.compile(
     r"^(?P<n>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2})\s*(?:[-\u2013\u2014:]\s+|\(\s*)"
     r"(?P<r>[^()]+?)\)?\s*$"
 )
-_ROSTER_ROLE = re.compile(
-    r"\b(?:"
-    + "|".join(sorted(map(re.escape, {*lx.KIN_ROLES, *lx.JOB_WORDS}), key=len, reverse=True))
-    + r"|head\s+\w+)\b",
-    re.I,
-)
 
 
 def _roster_line(text: str) -> bool:
     """Whether ``text`` is a line of a roster: a name, then after a dash, a colon or in
     brackets, the role they have ("Brenda Kowalski - office mgr, does dispatch + billing")."""
     m = _ROSTER.match(text)
-    return bool(m and m["n"].split(" ", 1)[0] not in lx.NAME_STOP and _ROSTER_ROLE.search(m["r"]))
+    return bool(m and m["n"].split(" ", 1)[0] not in lx.NAME_STOP and ROLE.search(m["r"]))
 
 
 def _told_to(low: str) -> bool:
