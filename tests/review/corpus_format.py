@@ -192,11 +192,18 @@ committed with the figures of the reviewer as the twenty-seventh round left it (
 was measured in aggregate only, held out, through the twenty-eighth round; from the
 twenty-ninth round on it is development data (:data:`TWENTY_FIFTH`).
 
-**The held-out set** ``test26`` (:data:`HELD_OUT`, ids ``t26-``) was written fresh at the start of
-the twenty-ninth round the same way (by two writers, ten settings each, who read only this
-format, the scoring and the checks), and committed before the reviewer as the twenty-eighth
-round left it (4acb986) was measured on it. It is never tuned on: it is measured with
-``bench/review_corpus.py --half test26`` in aggregate only.
+``test26`` was written fresh at the start of the twenty-ninth round the same way (by two
+writers, ten settings each, who read only this format, the scoring and the checks), and
+committed before the reviewer as the twenty-eighth round left it (4acb986) was measured on it.
+It was measured in aggregate only, held out, through the twenty-ninth round; from the thirtieth
+round on it is development data (:data:`TWENTY_SIXTH`).
+
+**The held-out set** ``test27`` (:data:`HELD_OUT`, ids ``t27-``) was written fresh at the start of
+the thirtieth round the same way (by two writers, ten settings each, who read only this format,
+the scoring and the checks, and were asked for long rambling, dictated, terse and non-native
+writing, and for changes told in many ways), and committed before the reviewer as the
+twenty-ninth round left it (2d61df1) was measured on it. It is never tuned on: it is measured
+with ``bench/review_corpus.py --half test27`` in aggregate only.
 """
 
 from __future__ import annotations
@@ -237,6 +244,7 @@ __all__ = [
     "TWENTY_FIRST",
     "TWENTY_FOURTH",
     "TWENTY_SECOND",
+    "TWENTY_SIXTH",
     "TWENTY_THIRD",
     "Conversation",
     "Fact",
@@ -308,14 +316,18 @@ TWENTY_FOURTH = "test24"
 #: Written at the start of the twenty-eighth round; held out then, development data since the
 #: twenty-ninth.
 TWENTY_FIFTH = "test25"
+#: Written at the start of the twenty-ninth round; held out then, development data since the
+#: thirtieth.
+TWENTY_SIXTH = "test26"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
     TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, TWENTY_FOURTH, TWENTY_FIFTH,
+    TWENTY_SIXTH,
 )  # fmt: skip
-#: Written at the start of the twenty-ninth round and never tuned on.
-HELD_OUT = "test26"
+#: Written at the start of the thirtieth round and never tuned on.
+HELD_OUT = "test27"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -371,8 +383,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test26`` when its id starts with
-    ``t2-`` to ``t26-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test27`` when its id starts with
+    ``t2-`` to ``t27-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -423,6 +435,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t25-"):
         return TWENTY_FIFTH
     if conversation_id.startswith("t26-"):
+        return TWENTY_SIXTH
+    if conversation_id.startswith("t27-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 
