@@ -385,7 +385,8 @@ SECRET_NOUNS = phrase_list(
     password | passwords | passwd | passcode | passphrase | pin code | pin number | api key
     api keys | apikey | access key | secret key | secret | secrets | token | tokens
     credential | credentials | private key | ssh key | 2fa code | otp | recovery code
-    license key | login
+    license key | login | psk | pre-shared key | preshared key | shared key | shared secret
+    wifi key | wpa key | encryption key | master key | seed phrase | recovery phrase
     pasword | paswords | passwrod | passowrd | paswd | pword | passwort | passord
     """
 )

@@ -322,7 +322,8 @@ class _Memory:
             ]
             taken = {id(e) for e in (*near, *holders, *newer)}
             for e in outdated or self._named_elsewhere(text, live, taken):
-                _supersede(e, holders[0])
+                if not self._would_lose(e, text, switched=True):
+                    _supersede(e, holders[0])
             # (never an entry a later message made, near or not: a batch read again; nor one
             # of the message an assistant's "Noted: ..." reads back)
             back = self.replied_positions()
@@ -354,7 +355,7 @@ class _Memory:
                     and not _positions(e.text) & back
                 ]
                 close = self._closest(text, added)
-                if close is not None:
+                if close is not None and not self._would_lose(close, text, switched=True):
                     _supersede(close, holders[0])
             return "duplicate"
         if newer:
@@ -384,6 +385,11 @@ class _Memory:
             if latest is None:
                 # nor that a later swap between the speaker and someone it names outdates it
                 latest = next((e for e in newer if _traded(e.text, text)), None)
+            if latest is None:
+                # nor that a later update kept a part of it beside its own words ("Mateo moved
+                # the merch off Printful. We sell aprons with Nonna's face on" of "we sell
+                # aprons with Nonna's face on, through Printful, £28 each")
+                latest = next((e for e in newer if _took_part(text, e.text)), None)
             if latest is None:
                 # nor to see that a later entry switched away from the name it gives ("Bricks
                 # come from Ibstock" after "we're switching to Northcot for the bricks")
@@ -524,16 +530,37 @@ class _Memory:
                     return done
             lost = read_slot(same[0].text).names - read_slot(text).names
             body = self._keep_rest(same[0], new, text)
-            # (what it keeps of the entry was said where the entry was: cited too)
-            cited = self._citation(body, same[0], source) if body != text else None
-            same[0].text = f"{body} {cited or source}"
-            self.updated.append((same[0], lost))
-            for other in same[1:]:
-                _supersede(other, same[0])
-            fuller = self._read_back_fuller(text, [e for e in live if e is not same[0]])
-            if fuller is not None:  # "kit is now ordered from Owayo at £29" of "Owayo's £29"
-                _supersede(fuller, same[0])
-            return "updated"
+            # An update that does not put one thing in the place of another ("Megan's C permit
+            # came through" of "Megan Shaw (T permit), Ravi Mistry (T permit), ...") keeps what
+            # the entry says of others; where it would lose names or values it does not touch,
+            # it writes its one value in, or stands beside the entry.
+            message = self.message or text
+            # (not of an entry the message ends: "scrapped SUP yoga, only ever got 2 people")
+            ends = len(same) > 1 or self._ending(same[0])
+            unsaid = set() if ends else _unsaid(same[0].text, body, message)
+            if unsaid:
+                rest = _untouched_parts(same[0].text, new, text, message, unsaid)
+                if rest:
+                    body = f"{_closed(body)} {rest}"
+                    unsaid = _unsaid(same[0].text, body, message)
+            if len(unsaid) > 1:
+                link = self._value_link(text, same[:1]) or _one_for_one(text, same[0])
+                done = self._substitute(*link, source, text) if link else "nothing to change"
+                if done != "nothing to change":
+                    return done
+            if len(unsaid) < 2 or _PUT_IN_PLACE.search(message) or _switches(text, same[0].text):
+                # (a switch: what it replaces goes, what it leaves stays)
+                # (what it keeps of the entry was said where the entry was: cited too)
+                cited = self._citation(body, same[0], source) if body != text else None
+                same[0].text = f"{body} {cited or source}"
+                self.updated.append((same[0], lost))
+                for other in same[1:]:
+                    if not self._would_lose(other, body):
+                        _supersede(other, same[0])
+                fuller = self._read_back_fuller(text, [e for e in live if e is not same[0]])
+                if fuller is not None:  # "kit is now ordered from Owayo at £29" of "Owayo's £29"
+                    _supersede(fuller, same[0])
+                return "updated"
         entry = _Entry(
             path=INDEX, section=section, text=f"{text} {source}", order=len(self.entries)
         )
@@ -737,6 +764,20 @@ class _Memory:
         put = _in_place(named, outdated[:1], new, body, gone, self._ending(e))
         kept.insert(min(at, len(kept)), (put if len(outdated) == 1 else text).rstrip())
         return " ".join(k if k.endswith((".", "!", "?")) else f"{k}." for k in kept)
+
+    def _would_lose(self, e: _Entry, said: str, switched: bool = False) -> bool:
+        """Whether entry ``e``, outdated by a statement that says ``said``, would take with it
+        two or more names or values that neither ``said`` nor its message touch (:func:`_unsaid`:
+        "Sunday School is at 9:45, morning worship at 11" of "small groups in homes on Sunday
+        evenings instead"): it is about more than what changed, and stays. Not what a
+        retirement took, nor, with ``switched`` (a statement said again), what a switch the
+        message says replaces or what this batch wrote again: it outdates what it replaced whole
+        when first read."""
+        if any(x is e for x, _ in self.retiring):
+            return False
+        if switched and (e.original is None or _PUT_IN_PLACE.search(self.message or said)):
+            return False  # (an older statement this batch gave again went when first read)
+        return len(_unsaid(e.text, _body(said), self.message or said)) > 1
 
     def _ending(self, e: _Entry) -> bool:
         """Whether this message ended what entry ``e`` is about: a retirement took it ("quiz
@@ -1614,6 +1655,11 @@ class _Memory:
         """``e`` no longer holds ``thing``, which the message ``source`` cites ended: it keeps
         its other parts (:func:`_other_sentences`), citing that message, or goes."""
         rest = _other_sentences(e.text, thing)
+        if rest is None and _unsaid(e.text, thing, self.message or thing):
+            # one sentence of several parts, about more than what ended ("Wednesday is Skint
+            # club night, Tuesday is the pub quiz, quizmaster is Big Dave" of "Skint's been
+            # axed"): the parts that name it go, the others stay
+            rest = _other_parts(e.text, thing)
         cited = self._citation(rest, e, source) if rest else None
         leans = rest is not None and re.match(r"(?:[^:]{1,40}:\s)?(?:she|he|they|it)\b", rest, re.I)
         if rest is not None and cited is None and not leans and self._says(thing, source):
@@ -2427,6 +2473,154 @@ def _says_value(text: str, values: frozenset[str]) -> bool:
     return False
 
 
+#: A message that puts one thing in the place of another ("switched the bulbs to the Feit from
+#: Costco", "change of plan, Queen's instead"): the entry it updates is replaced whole.
+_PUT_IN_PLACE = re.compile(
+    r"\b(?:instead|switch(?:ed|ing)?|swapp?(?:ed|ing)?|replac(?:e|ed|ing)|change of plans?"
+    r"|(?:signed|went|gone|going)\s+with|now\s+(?:with|using|through)"
+    r"|(?:moved?|moving|went|gone|going|changed?|changing)\s+(?:\w+\s+){0,4}?(?:over\s+)?to)\b",
+    re.I,
+)
+
+
+def _one_for_one(text: str, e: _Entry) -> tuple[_Entry, Measure, Measure] | None:
+    """``(e, old, new)`` when a value ``text`` gives has one other value of its kind in entry
+    ``e`` ("got him down to £2,700" of "60 houses in Rothwell, he wants £3,000"; "now
+    Wednesday 7:30 to 9" of "every Wednesday 8 until 9:30", where the weekday is the same) and
+    none it gives has several, else None."""
+    held = measures(_body(e.text))
+    pairs = []
+    for m in measures(text):
+        olds = [o for o in held if o.kind == m.kind]
+        if len(olds) > 1:
+            return None
+        if olds and olds[0].value != m.value:
+            pairs.append((e, olds[0], m))
+    return pairs[0] if len(pairs) == 1 else None
+
+
+def _took_part(text: str, entry: str) -> bool:
+    """Whether ``entry`` holds, word for word, a part of ``text`` of four words or more that is
+    not all of it (what an update kept of an entry it rewrote, :func:`_untouched_parts`)."""
+    held = _body(entry).casefold()
+    whole = _body(text).strip(" .").casefold()
+    for _, _, sentence in sentences(_body(text)):
+        for part, _ in _parts(sentence):
+            said = part.strip(" .,;").casefold()
+            if said != whole and len(said.split()) >= 4 and said in held:
+                return True
+    return False
+
+
+def _switches(text: str, entry: str) -> bool:
+    """Whether statement ``text`` puts something in the place of what ``entry`` says: it says
+    so ("switched", "instead", "signed with", ...), or gives "now" a name the entry does not
+    ("Matteo buys the spruce now from Tonewood Kreuzer" of "spruce comes from the sawmill
+    Ciresa"; "Now I am in B2 class" of "level B1")."""
+    if _PUT_IN_PLACE.search(text):
+        return True
+    if not _NOW_SAID.search(text):
+        return False
+    held = _body(entry).lower()
+    return any(n not in held for n in read_slot(_body(text)).names if len(n) > 1)
+
+
+def _names_a_value(part: str, unsaid: set[str]) -> bool:
+    """Whether a name of ``unsaid`` comes after the first verb of ``part`` (what it is, gives
+    or comes from: "Our drugs come from Centaur"), not before it as what it is said of."""
+    low = part.lower()
+    verb = next((m.start() for m in WORD.finditer(part) if is_verb(m.group(0))), -1)
+    return verb >= 0 and any(low.find(u) > verb for u in unsaid if u in low)
+
+
+def _touched(name: str, message: str) -> bool:
+    """Whether ``message`` names ``name`` by one of its words ("Marco's left" names "Marco",
+    "Faye stepped down" names "Sister Faye Hendrix", "no more DJ" names "DJ Mika")."""
+    low = message.lower()
+    return any(
+        re.search(rf"\b{re.escape(w)}\b", low)
+        for w in name.split()
+        if len(w) > 1 and w not in lx.STOP_WORDS
+    )
+
+
+def _given_kinds(text: str) -> set[str]:
+    """The kinds of value ``text`` gives (a weekday and days are one kind)."""
+    kinds = {m.kind.split(":")[0] for m in measures(text)}
+    return kinds | {"days", "weekday"} if kinds & {"days", "weekday"} else kinds
+
+
+def _unsaid(entry: str, body: str, message: str) -> set[str]:
+    """The names and values of ``entry`` that ``body`` (what an update leaves of it) no longer
+    says and that ``message`` (the update's) does not touch: a name it does not give, a value
+    of a kind it gives none of."""
+    low = body.casefold()
+    given = _given_kinds(message)
+    names = {
+        n
+        for n in read_slot(_body(entry)).names
+        if len(n) > 2 and n not in low and not _touched(n, message)
+    }
+    values = {
+        m.said.casefold()
+        for m in measures(_body(entry))
+        if m.said.casefold() not in low and m.kind.split(":")[0] not in given
+    }
+    return names | values
+
+
+def _untouched_parts(entry: str, new: Frame, text: str, message: str, unsaid: set[str]) -> str:
+    """The parts of ``entry`` (sentences, or parts a comma puts apart) that hold a name or
+    value in ``unsaid``, none of a kind ``message`` gives and no name it names, and that
+    ``text`` (frame ``new``) does not outdate: what an update of the entry leaves standing.
+    (Not a part without a verb after one that goes: "Italian, absolute legend" leans on "Head
+    rigger is Marco".)"""
+    given = _given_kinds(message)
+    kept = []
+    for _, _, sentence in sentences(_body(entry)):
+        before = True  # whether the part before it in the sentence stays (none: it stands)
+        for part, _ in _parts(sentence):
+            stays = _stands(part, entry, new, text, given, message, unsaid)
+            stays = stays and (before or has_verb(WORD.findall(part)))
+            if stays:
+                kept.append(part.strip(" .,;"))
+            before = stays
+    return " ".join(_closed(p[:1].upper() + p[1:]) for p in kept)
+
+
+def _stands(
+    part: str,
+    entry: str,
+    new: Frame,
+    text: str,
+    given: set[str],
+    message: str,
+    unsaid: set[str],
+) -> bool:
+    """Whether ``part`` of an entry stays beside the update ``text`` (see
+    :func:`_untouched_parts`)."""
+    low = part.casefold()
+    if not any(u in low for u in unsaid):
+        return False
+    names = read_slot(part).names
+    if any(_touched(n, message) for n in names):
+        return False
+    # (a value of a kind the message gives is outdated, but in a part about someone or
+    # something of its own: "Bright Smile dental (monthly, £40)" of "Co-op want it weekly now,
+    # £50 a go")
+    if not names and any(m.kind.split(":")[0] in given for m in measures(part)):
+        return False
+    # (of a switch, a part about what it switches, "Timber for the decking comes from Jewson"
+    # of "We're switching to Travis Perkins for the timber", or one giving a name as its value,
+    # "Our drugs come from Centaur" of "We've signed with Covetrus now")
+    if _switches(text, entry) and (
+        (_stems(part) & _stems(text)) - _STOP_STEMS - _LOOSE
+        or _names_a_value(part, set(names) & unsaid)
+    ):
+        return False
+    return not (supersedes(new, entry_frame(part)) or refills(text, part, told=True))
+
+
 def _in_place(
     prefix: str,
     said: list[str],
@@ -2975,6 +3169,38 @@ def _clause(part: str) -> bool:
 
 _SUBJECTS = lx.words("i we they he she it you does do did")
 _CONDITION = re.compile(r"\s(?:if|when|unless|as long as|provided)\s", re.I)
+
+
+def _other_parts(entry: str, thing: str) -> str | None:
+    """``entry`` without the parts of its sentences (:func:`_parts`) that name ``thing``, nor
+    those after one of them that lean on it (with no verb, "3:15 to 4:15", or pointing back,
+    "Bea does those"), with its speaker, without its sources; None when none names it or
+    none is left."""
+    body = strip_source(entry)
+    lead = _named_by(body)
+    words = _stems(thing) - _STOP_STEMS
+    kept, cut = [], False
+    for _, _, sentence in sentences(body[len(lead) :]):
+        gone = False  # whether the part before it in the sentence went
+        for part, _ in _parts(sentence):
+            named = mentions(part, thing) or bool(words and words <= _stems(part))
+            leans = gone and (
+                not has_verb(WORD.findall(part))
+                or bool(_POINTS_BACK.search(part))
+                or part.lstrip()[:1] in "£$€0123456789"  # "£9 a head": a value of it
+            )
+            if named or leans:
+                cut, gone = True, True
+            else:
+                kept.append(part.strip(" .,;"))
+                gone = False
+    if not cut or not kept or len(_content(" ".join(kept))) < 3:
+        return None
+    return lead + " ".join(_closed(p[:1].upper() + p[1:]) for p in kept)
+
+
+#: A word pointing back at what was said before it: "Bea does those".
+_POINTS_BACK = re.compile(r"\b(?:it|its|them|those|these|that|they|their)\b", re.I)
 
 
 def _other_sentences(entry: str, thing: str) -> str | None:
