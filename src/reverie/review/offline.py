@@ -2570,11 +2570,10 @@ def _unsaid(entry: str, body: str, message: str) -> set[str]:
 
 
 def _untouched_parts(entry: str, new: Frame, text: str, message: str, unsaid: set[str]) -> str:
-    """The parts of ``entry`` (sentences, or parts a comma puts apart) that hold a name or
-    value in ``unsaid``, none of a kind ``message`` gives and no name it names, and that
-    ``text`` (frame ``new``) does not outdate: what an update of the entry leaves standing.
-    (Not a part without a verb after one that goes: "Italian, absolute legend" leans on "Head
-    rigger is Marco".)"""
+    """The parts of ``entry`` (sentences, or parts a comma puts apart) that stay beside the
+    update ``text`` (frame ``new``) of ``message``, :func:`_stands`: what an update of the
+    entry leaves standing. (Not a part without a verb after one that goes: "Italian, absolute
+    legend" leans on "Head rigger is Marco".)"""
     given = _given_kinds(message)
     kept = []
     for _, _, sentence in sentences(_body(entry)):
@@ -2597,8 +2596,10 @@ def _stands(
     message: str,
     unsaid: set[str],
 ) -> bool:
-    """Whether ``part`` of an entry stays beside the update ``text`` (see
-    :func:`_untouched_parts`)."""
+    """Whether ``part`` of ``entry`` stays beside the update ``text``: it holds a name or value
+    in ``unsaid``, names no one ``message`` names, holds no value of a kind the message gives
+    unless it names someone or something of its own, is not about what a switch replaces, and
+    ``text`` does not outdate it."""
     low = part.casefold()
     if not any(u in low for u in unsaid):
         return False
