@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from reverie.review.types import Turn
 from tests.review.test_offline import (
     assert_changes_nothing,
     bot,
@@ -22,12 +21,7 @@ from tests.review.test_offline import (
 )
 from tests.review.test_offline import user as said
 from tests.review.test_offline_reading import _entries as entries
-
-
-def _then(index: str, batch: list[Turn]) -> str:
-    """``MEMORY.md`` once ``batch`` is reviewed against ``index``."""
-    out = review(batch, index=index)
-    return index_after(out, index) if out.operations else index
+from tests.review.test_offline_test25 import _then
 
 
 @pytest.mark.parametrize(
@@ -60,8 +54,9 @@ def test_an_update_keeps_what_the_entry_says_of_others(
     before: str, after: str, stays: list[str], new: str
 ) -> None:
     """An update of one person or thing of an entry that names others ("Megan's C permit came
-    through" of a list of three trainees) leaves what it says of the others: the entry was
-    rewritten whole and they were lost. Read again, nothing changes."""
+    through" of a list of three trainees) leaves what it says of the others (the trainees'
+    list was rewritten whole and two of them lost; the other two cases guard the same against
+    other phrasings). Read again, nothing changes."""
     first = turns("c1", said(before), bot("Noted."))
     index = index_after(review(first))
     second = days_later(9, turns("c2", said(after)))
