@@ -106,3 +106,35 @@ def test_15_importing_reverie_loads_no_command_nor_store() -> None:
         env={**os.environ, "PYTHONPATH": SRC},
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_15_an_interrupt_a_callback_swallows_while_the_commands_load_still_ends_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """15: a SIGINT that lands in a callback while the commands load (importlib's module lock
+    has one) is swallowed there, and Python prints "Exception ignored in ..." with a traceback
+    and goes on loading: the command then ran as if not interrupted. It ends the loading as an
+    interrupt anywhere else does, and nothing is printed."""
+    import weakref
+
+    import reverie.cli as cli
+
+    class Held:
+        pass
+
+    def loading() -> str:
+        held = Held()
+
+        def callback(_: object) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)  # the handler runs here, inside the callback
+
+        ref = weakref.ref(held, callback)
+        del held
+        assert ref() is None
+        return "loaded"
+
+    monkeypatch.setattr(cli, "_commands", loading)
+    with pytest.raises(KeyboardInterrupt):
+        cli._load()
+    assert "Exception ignored" not in capsys.readouterr().err

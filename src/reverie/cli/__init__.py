@@ -41,28 +41,40 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _load() -> ModuleType:
     """:func:`_commands`; an interrupt while they load raises ``KeyboardInterrupt`` even where
     the library then loading turned it into an error of its own (pydantic's compiled core
-    answers it with a ``SchemaError``): whatever ends the loading after a SIGINT is one."""
+    answers it with a ``SchemaError``), or where a callback swallowed it (importlib's module
+    lock, whose callback's exception Python prints as "Exception ignored in ..." and goes on):
+    whatever ends the loading after a SIGINT is one."""
     import signal
 
     seen: list[int] = []
+    printing = sys.unraisablehook
 
     def on_interrupt(signum: int, frame: object) -> None:
         seen.append(signum)
         raise KeyboardInterrupt
 
+    def on_unraisable(unraisable: Any) -> None:
+        if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+            printing(unraisable)
+
     try:
         previous = signal.signal(signal.SIGINT, on_interrupt)
     except ValueError:  # not the main thread: Python's handler stays, and so do its answers
         return _commands()
+    sys.unraisablehook = on_unraisable
     try:
-        return _commands()
+        commands = _commands()
     except BaseException:
         if seen:
             raise KeyboardInterrupt from None
         raise
     finally:
+        sys.unraisablehook = printing
         if previous is not None:  # None: a handler not set from Python, left as it was
             signal.signal(signal.SIGINT, previous)
+    if seen:  # swallowed on the way, the interrupt still ends the command before it began
+        raise KeyboardInterrupt
+    return commands
 
 
 def _commands() -> ModuleType:
