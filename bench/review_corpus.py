@@ -1,4 +1,4 @@
-"""Review quality on the issue-11 corpus: the development sets and the held-out test27 side by side.
+"""Review quality on the issue-11 corpus: the development sets and the held-out test28 side by side.
 
 The corpus (``tests/review/corpus/``, format and split rule in ``tests/review/corpus_format.py``)
 holds 175 conversations written for the first round, split by a hash of their id into a ``dev``
@@ -30,8 +30,10 @@ twenty-third); ``test23``: written fresh at the start of the twenty-third round 
 data since the twenty-seventh); ``test24``: written fresh at the start of the
 twenty-seventh round (development data since the twenty-eighth); ``test25``: written fresh at
 the start of the twenty-eighth round (development data since the twenty-ninth); ``test26``:
-written fresh at the start of the twenty-ninth round (development data since the thirtieth); and
-``test27``: written fresh at the start of the thirtieth round and held out. Each
+written fresh at the start of the twenty-ninth round (development data since the thirtieth);
+``test27``: written fresh at the start of the thirtieth round (development data since the
+thirty-first); and ``test28``: written fresh at the start of the thirty-first round and held
+out. Each
 conversation is imported into its own Reverie home and reviewed session by session through
 the runner (``tests/review/corpus_eval.py``),
 then scored: durable facts kept exactly once, superseded values removed with the new value
@@ -41,12 +43,12 @@ through ``context_read``, an idle re-run that changes nothing, and precision.
 
 Run::
 
-    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test27|both|all|every]
+    PYTHONPATH=src python bench/review_corpus.py [--half dev|test|test2|...|test28|both|all|every]
         [--details] [--reviewer offline|model] [--embeddings off|on] [--json]
 
-``both`` is dev and test, ``all`` adds test2 to test26 (the default: every development set),
-``every`` adds the held-out test27. ``--details`` lists what went wrong per conversation, for
-the development sets only: test27 is reported in aggregate, so that nobody tunes on it by
+``both`` is dev and test, ``all`` adds test2 to test27 (the default: every development set),
+``every`` adds the held-out test28. ``--details`` lists what went wrong per conversation, for
+the development sets only: test28 is reported in aggregate, so that nobody tunes on it by
 accident.
 ``--reviewer model`` runs the
 model reviewer with a scripted provider (``tests/review/corpus_model.py``) instead.

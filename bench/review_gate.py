@@ -4,7 +4,7 @@ Of the user clauses the offline reviewer reads and turns down as ``no durable fa
 a whole fact the corpus's authors expected memory to keep. This bench asks whether a classifier
 trained on the development sets tells those apart from the rest well enough to keep them:
 
-1. every development set (never the held-out test27) is reviewed as ``review_corpus.py`` does,
+1. every development set (never the held-out test28) is reviewed as ``review_corpus.py`` does,
    with the reviewer's reading of each clause logged (``offline.read`` wrapped, nothing else
    changed); a user clause it turned down as ``no durable fact`` is a positive when it holds a
    ``keep`` fact or the new value of a ``was`` whole and no ``never`` phrase;

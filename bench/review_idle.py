@@ -7,7 +7,7 @@ one re-runs it after EACH session's review, in two shapes, and counts what would
 * every turn so far given again, against the memory review made of them;
 * only the session just reviewed given again.
 
-The held-out test27 is not a choice here.
+The held-out test28 is not a choice here.
 
 Run::
 

@@ -198,12 +198,20 @@ committed before the reviewer as the twenty-eighth round left it (4acb986) was m
 It was measured in aggregate only, held out, through the twenty-ninth round; from the thirtieth
 round on it is development data (:data:`TWENTY_SIXTH`).
 
-**The held-out set** ``test27`` (:data:`HELD_OUT`, ids ``t27-``) was written fresh at the start of
-the thirtieth round the same way (by two writers, ten settings each, who read only this format,
-the scoring and the checks, and were asked for long rambling, dictated, terse and non-native
-writing, and for changes told in many ways), and committed before the reviewer as the
-twenty-ninth round left it (2d61df1) was measured on it. It is never tuned on: it is measured
-with ``bench/review_corpus.py --half test27`` in aggregate only.
+``test27`` was written fresh at the start of the thirtieth round the same way (by two writers,
+ten settings each, who read only this format, the scoring and the checks, and were asked for
+long rambling, dictated, terse and non-native writing, and for changes told in many ways), and
+committed before the reviewer as the twenty-ninth round left it (2d61df1) was measured on it.
+It was measured in aggregate only, held out, through the thirtieth round; from the thirty-first
+round on it is development data (:data:`TWENTY_SEVENTH`).
+
+**The held-out set** ``test28`` (:data:`HELD_OUT`, ids ``t28-``) was written fresh at the start
+of the thirty-first round the same way (by two writers, ten settings each, who read only this
+format, the scoring and the checks, and were asked for changes of one part of a sentence that
+says several things, changes told by someone else or with the new value first, and secrets in
+varied shapes), and committed with the figures of the reviewer as the thirtieth round left it
+(8fd3515). It is never tuned on: it is measured with ``bench/review_corpus.py --half test28``
+in aggregate only.
 """
 
 from __future__ import annotations
@@ -244,6 +252,7 @@ __all__ = [
     "TWENTY_FIRST",
     "TWENTY_FOURTH",
     "TWENTY_SECOND",
+    "TWENTY_SEVENTH",
     "TWENTY_SIXTH",
     "TWENTY_THIRD",
     "Conversation",
@@ -319,15 +328,18 @@ TWENTY_FIFTH = "test25"
 #: Written at the start of the twenty-ninth round; held out then, development data since the
 #: thirtieth.
 TWENTY_SIXTH = "test26"
+#: Written at the start of the thirtieth round; held out then, development data since the
+#: thirty-first.
+TWENTY_SEVENTH = "test27"
 #: Everything the reviewer may be tuned on.
 DEVELOPMENT = (
     *HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH,
     TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH, NINETEENTH,
     TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, TWENTY_FOURTH, TWENTY_FIFTH,
-    TWENTY_SIXTH,
+    TWENTY_SIXTH, TWENTY_SEVENTH,
 )  # fmt: skip
-#: Written at the start of the thirtieth round and never tuned on.
-HELD_OUT = "test27"
+#: Written at the start of the thirty-first round and never tuned on.
+HELD_OUT = "test28"
 SECTIONS = {
     "People": "People & preferences",
     "Decisions": "Decisions",
@@ -383,8 +395,8 @@ ENDED = (
 
 
 def half(conversation_id: str) -> str:
-    """The set a conversation belongs to: ``test2`` to ``test27`` when its id starts with
-    ``t2-`` to ``t27-``; else ``test`` when the first byte of the SHA-256 of its id
+    """The set a conversation belongs to: ``test2`` to ``test28`` when its id starts with
+    ``t2-`` to ``t28-``; else ``test`` when the first byte of the SHA-256 of its id
     is even, and ``dev`` when odd. Fixed before any tuning; never change it."""
     if conversation_id.startswith("t2-"):
         return SECOND
@@ -437,6 +449,8 @@ def half(conversation_id: str) -> str:
     if conversation_id.startswith("t26-"):
         return TWENTY_SIXTH
     if conversation_id.startswith("t27-"):
+        return TWENTY_SEVENTH
+    if conversation_id.startswith("t28-"):
         return HELD_OUT
     return "test" if hashlib.sha256(conversation_id.encode()).digest()[0] % 2 == 0 else "dev"
 

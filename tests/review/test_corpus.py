@@ -32,6 +32,7 @@ from tests.review.corpus_format import (
     TWENTY_FIRST,
     TWENTY_FOURTH,
     TWENTY_SECOND,
+    TWENTY_SEVENTH,
     TWENTY_SIXTH,
     TWENTY_THIRD,
     fact,
@@ -71,7 +72,8 @@ def test_split_rule_is_the_first_byte_of_sha256() -> None:
     assert half("t24-any-intro") == TWENTY_FOURTH == "test24"
     assert half("t25-any-intro") == TWENTY_FIFTH == "test25"
     assert half("t26-any-intro") == TWENTY_SIXTH == "test26"
-    assert half("t27-any-intro") == HELD_OUT == "test27"
+    assert half("t27-any-intro") == TWENTY_SEVENTH == "test27"
+    assert half("t28-any-intro") == HELD_OUT == "test28"
     assert HELD_OUT not in DEVELOPMENT
 
 
@@ -114,7 +116,7 @@ def test_the_corpus_is_large_and_varied() -> None:
         *(SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, ELEVENTH),
         *(TWELFTH, THIRTEENTH, FOURTEENTH, FIFTEENTH, SIXTEENTH, SEVENTEENTH, EIGHTEENTH),
         *(NINETEENTH, TWENTIETH, TWENTY_FIRST, TWENTY_SECOND, TWENTY_THIRD, TWENTY_FOURTH),
-        *(TWENTY_FIFTH, TWENTY_SIXTH, HELD_OUT),
+        *(TWENTY_FIFTH, TWENTY_SIXTH, TWENTY_SEVENTH, HELD_OUT),
     ],
 )
 def test_the_fresh_sets_are_large_and_varied(which: str) -> None:

@@ -14,8 +14,8 @@ The rates of
 the acceptance (durable facts kept exactly once, superseded values removed) are asserted on the
 half the offline reviewer was tuned on, and what the second round reached on the test half
 (development data since); ``bench/review_corpus.py`` prints them for both halves, for ``test2``
-to ``test26`` (development data since the third to thirtieth rounds) and, in aggregate,
-for the held-out ``test27``, which the suite does not review.
+to ``test27`` (development data since the third to thirty-first rounds) and, in aggregate,
+for the held-out ``test28``, which the suite does not review.
 """
 
 from __future__ import annotations
