@@ -409,7 +409,8 @@ def _words(text: str) -> set[str]:
 
 #: A lesson's label said as a sentence of its own: "Lesson from today.", "lesson learned!".
 _LABEL_ONLY = re.compile(
-    r"^\W*(?:a\s+|another\s+)?lessons?\s+(?:learn(?:ed|t)|from\s+(?:today|this\s+week|"
+    r"^\W*(?:a\s+|another\s+|hard\s+)?lessons?\s+(?:learn(?:ed|t)(?:\s+the\s+hard\s+way"
+    r"|\s+(?:today|yesterday|this\s+week))?|from\s+(?:today|this\s+week|"
     r"yesterday|last\s+\w+))?\s*[.!:]*$",
     re.I,
 )

@@ -397,7 +397,7 @@ ACCESS_NOUNS = phrase_list(
     code | codes | pin | pins | passcode | combination | combo | keypad | key pad | keysafe
     key safe | key box | keybox | lockbox | lock box | padlock | alarm | safe | gate | door
     entry code | door code | access code | unlock | unlock code | sort code | acc | account no
-    account number | card number | iban | cvv
+    account number | card number | iban | cvv | bsb | routing number
     """
 )
 #: Saying where a secret is kept, or how it is handled, is not the secret.
@@ -421,7 +421,8 @@ LESSON_CUES = phrase_list(
     means that | happens because | happened because
     problem was | issue was | lesson | lesson learned | lessons learned | takeaway
     til | note to self | prevents it | avoids | found why | found out why | figured out why
-    worked out why | sorted it | solved it | fixes it
+    worked out why | sorted it | solved it | fixes it | what worked | what fixed it
+    what solved it
     """
 )
 #: Words that make a sentence hold beyond the case at hand ("a checksum mismatch usually
@@ -944,6 +945,8 @@ NAME_STOP = words(
     "Starting Last Next Every Each Most Some Any All Both Not New Old Big Small Good Bad "
     "Yeah Yep Actually Honestly Seriously Reminder Update Heads Quick Note Known Close Nah "
     "As Only Annual Usually Always Never Often Sometimes Weekly Monthly Daily Yearly "
+    # A lesson's labels ("... two nights. Fix: ..."), never a name.
+    "Fix Fixes Cause Lesson Lessons Solution Workaround Problem Issue Reason Takeaway Outcome "
     # A preposition opens a phrase, never a name: "From Monday the kids meet ...".
     "From For In On At By With Until Till To Of Into Onto Via Per During Through Within "
     "Without Across Around Over Under Between Behind Beyond Towards Toward Against Despite"

@@ -528,6 +528,12 @@ class _Memory:
                 done = self._substitute(*one, source, text)
                 if done != "nothing to change":
                     return done
+            swapped = _swap_in(same[0].text, text) if len(same) == 1 else None
+            if swapped is not None:
+                cited = self._citation(swapped, same[0], source)
+                same[0].text = f"{swapped} {cited or source}"
+                self.updated.append((same[0], frozenset()))
+                return "updated"
             lost = read_slot(same[0].text).names - read_slot(text).names
             body = self._keep_rest(same[0], new, text)
             # An update that does not put one thing in the place of another ("Megan's C permit
@@ -1457,7 +1463,15 @@ class _Memory:
             named = [e for e in live if mentions(e.text, st.old)]
             named = named if len(named) == 1 and st.subject_kind in ("i", "we", "our") else []
         if named:
-            named[0].text = f"{text} {source}"
+            body = strip_source(named[0].text)
+            old = re.compile(rf"\b{re.escape(st.old)}\b", re.I)
+            if len(old.findall(body)) == 1 and self._would_lose(named[0], text):
+                # "stack: RMM Atera, PSA HaloPSA, backups Veeam to Wasabi" of "moved rmm from
+                # atera to ninjaone": the entry says more than what changed, and only the old
+                # thing in it changes.
+                named[0].text = f"{old.sub(lambda _: st.new, body)} {source}"
+            else:
+                named[0].text = f"{text} {source}"
             self.updated.append((named[0], frozenset({st.old.lower()})))
             for other in named[1:]:
                 _supersede(other, named[0])
@@ -1729,7 +1743,7 @@ class _Memory:
             broken = set(unreplaced(units, after))
             if not broken:
                 self.notes += notes
-                return ops
+                return _without_round_trips(ops, self.index)
             for e in self.entries:
                 if id(e) in broken:
                     self._restore(e)
@@ -2481,6 +2495,38 @@ _PUT_IN_PLACE = re.compile(
     r"|(?:moved?|moving|went|gone|going|changed?|changing)\s+(?:\w+\s+){0,4}?(?:over\s+)?to)\b",
     re.I,
 )
+
+
+#: One thing put in the place of another, both named: "switched Bill from warfarin to
+#: apixaban", "moved the books from Xero to QuickBooks".
+_FROM_TO = re.compile(
+    r"\b(?:switch(?:ed|ing)?|swapp?(?:ed|ing)?|mov(?:e|ed|ing)|chang(?:e|ed|ing))\b[^.;]{0,40}?"
+    r"\bfrom\s+(?P<old>[\w+.-]+)\s+(?:to|for)\s+(?P<new>[\w+.-]+(?:\s+(?-i:[A-Z0-9])[\w+.-]*)?)",
+    re.I,
+)
+
+
+def _swap_in(entry: str, text: str) -> str | None:
+    """``entry`` with the one thing ``text`` switches from written as what it switches to,
+    when the entry names it once and says more beside it (a part with a verb of its own that
+    does not name it): "Bill is on warfarin, wears flight socks on long flights" of "switched
+    Bill from warfarin to apixaban" keeps the socks. None otherwise."""
+    m = _FROM_TO.search(text)
+    if m is None:
+        return None
+    body = _body(entry)
+    old = re.compile(rf"(?<![\w-]){re.escape(m['old'])}(?![\w-])", re.I)
+    if len(old.findall(body)) != 1 or mentions(body, m["new"]):
+        return None
+    beside = [
+        part
+        for _, _, sentence in sentences(body)
+        for part, _ in _parts(sentence)
+        if not old.search(part) and has_verb(WORD.findall(part)[1:] or WORD.findall(part))
+    ]
+    if not beside:
+        return None
+    return old.sub(lambda _: m["new"], body)
 
 
 def _one_for_one(text: str, e: _Entry) -> tuple[_Entry, Measure, Measure] | None:
@@ -3295,6 +3341,29 @@ def _new_name(text: str, entry: str, thing: str) -> str | None:
         and r.split()[0] not in lx.NAME_STOP
     ]
     return names[0] if len(names) == 1 else None
+
+
+def _without_round_trips(ops: list[dict[str, Any]], index: str) -> list[dict[str, Any]]:
+    """``ops`` without an entry of ``MEMORY.md`` removed and added again as it was, under the
+    section that holds it: the two change nothing but where it stands in its section, and a
+    re-run that moved it would not be idle."""
+    section = ""
+    holds: dict[str, str] = {}
+    for line in index.splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif line.startswith("- "):
+            holds.setdefault(line[2:].strip(), section)
+    removed = {
+        o["old"]: i for i, o in enumerate(ops) if o["action"] == "remove" and "path" not in o
+    }
+    dropped: set[int] = set()
+    for i, o in enumerate(ops):
+        if o["action"] != "add" or "path" in o or o["text"] not in removed:
+            continue
+        if holds.get(o["text"]) == o.get("section") and removed[o["text"]] not in dropped:
+            dropped |= {i, removed[o["text"]]}
+    return [o for i, o in enumerate(ops) if i not in dropped]
 
 
 def _accepted(

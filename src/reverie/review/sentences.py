@@ -213,12 +213,23 @@ def other_subjects(clause: str) -> list[str]:
     return [c.strip() for c in out if c.strip()]
 
 
+#: "also" before a to-do of the speaker's, in a sentence that runs on with no stop.
+_ASIDE_TODO = re.compile(
+    rf"\s+(?:and\s+)?also\s+(?=(?:i|we)\s+(?:{lx.phrases(lx.TODO).pattern})\b)", re.I
+)
+
+
 def clauses(sentence: str) -> list[str]:
     """A sentence cut where a second statement starts ("I'm vegetarian, but Dev eats
     everything"), unless it states a lesson (a cause and its fix are one entry) or the next
     part cannot stand alone, or says what "we" is, or where, right after a name ("I own Brisk
     Kiteboarding, we're a little IKO school at Marazion")."""
     if _LESSON.search(sentence):
+        # (but a to-do said after it with "also", as dictation runs on with no stop: "... because
+        # after that everybody goes to the fields also I need to buy more batteries remind me")
+        aside = _ASIDE_TODO.search(sentence)
+        if aside and _LESSON.search(sentence[: aside.start()]):
+            return [sentence[: aside.start()].strip(), sentence[aside.end() :].strip()]
         return [sentence]
     out: list[str] = []
     pos = 0

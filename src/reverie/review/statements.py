@@ -74,6 +74,8 @@ _AUX_Q = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)"
 _ASKS = re.compile(
     rf"\b(?:know|tell (?:me|us)|check(?:ing)?|wonder(?:ing)?|curious|find out|idea|sure|confirm"
     rf"|ask(?:ing)?|asked(?:\s+(?:me|us))?,?)\s+(?:if|whether|when|where|who|what|which|how|why)\b"
+    # "I always forget if it's times 0.85": not knowing, said of oneself
+    rf"|\b(?:forget|forgot|remember|recall)\s+(?:if|whether)\b"
     rf"|^(?:what|which|how)\s+[a-z]+\s+{_AUX_Q}\s"
     rf"|^(?:when|where|who|why)\s+{_AUX_Q}\s"
     # "when's my licence due again", "what's the gate code": a question word and "is", then
@@ -386,6 +388,24 @@ _IDENTITY_NUMBER = re.compile(
 )
 
 
+#: A bank account's number told with its value ("my account is 40-12-76 / 88123390", "our
+#: savings account: 0412 5588 19"): six digits or more after the account's name.
+_BANK_ACCOUNT = re.compile(
+    r"\b(?:my|our|his|her|their|bank|savings|checking|chequing|current|business)\s+"
+    r"(?:bank\s+)?account\s*(?:is|was|:|=|no\.?|#)?\s*(?=(?:[\s/-]*\d){6})\d",
+    re.I,
+)
+#: A reference that opens a booking or a policy to whoever quotes it, told with its value:
+#: "booking ref X7QP2M", "policy SSR-7731902", "confirmation number 88412203". The value is
+#: written in capitals and digits, with a digit in it ("policy renews in May" is no reference).
+_REFERENCE = re.compile(
+    r"\b(?:(?:booking|confirmation|reservation)\s+(?:ref(?:erence)?|code|number|no\.?|#)"
+    r"|policy(?:\s+(?:number|no\.?|#))?|pnr)\s*(?:is|was|:|=)?\s*"
+    r"(?-i:(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{4,15})(?![\w-])",
+    re.I,
+)
+
+
 def withholds(text: str, alone: bool = False) -> bool:
     """Whether ``text`` asks that what was just said not be kept ("wait, actually don't save
     that", "don't write that down"): the clause it is in is not kept, nor, when it says
@@ -405,7 +425,9 @@ def withholds(text: str, alone: bool = False) -> bool:
 def _secret_talk(text: str) -> bool:
     if _access_code(text) or _LOGIN_PAIR.search(text) or _NETWORK_CODE.search(text):
         return True
-    if withholds(text) or _IDENTITY_NUMBER.search(text):
+    if withholds(text) or _IDENTITY_NUMBER.search(text) or _BANK_ACCOUNT.search(text):
+        return True
+    if _REFERENCE.search(text):
         return True
     for m in _NAMED_VALUE.finditer(text):
         if not _SECRET_REFERENCE.search(m[0]):
@@ -992,7 +1014,7 @@ _COMMON_WISDOM = re.compile(
 #: few words of subject and no verb of their own, not "X handles it now, same rota as before".
 _UNCHANGED = re.compile(
     r"^(?:[\w'-]+\s+){1,4}?(?:is\s+|are\s+|stays\s+|stay\s+|remains?\s+)?(?:unchanged|"
-    r"the same|as before)$"
+    r"(?:the\s+)?same|as before)$"
 )
 _LESSON_LABEL = re.compile(
     r"^(?:a\s+|another\s+|one\s+|the\s+)?lessons?\s+(?:learn(?:ed|t)(?:\s+the\s+hard\s+way)?|from\s+[^,;:]*"

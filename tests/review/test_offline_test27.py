@@ -1,0 +1,230 @@
+"""The offline reviewer (R6, R8, issue 11): faults found when test27 became development data
+(the thirty-first round), each phrased again in other settings: bank details, a policy number
+and a booking reference it kept, a question told as "I always forget if ...", a to-do dictated
+after a lesson, a lesson whose cause and fix were cut apart and then outdated by the next
+lesson, an entry moved within its section by an idle re-run, and a switch that rewrote a whole
+entry where one name in it changed.
+
+The helpers are those of :mod:`tests.review.test_offline`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.review.offline import _without_round_trips
+from reverie.review.statements import Statement, read
+from tests.review.test_offline import (
+    assert_changes_nothing,
+    bot,
+    days_later,
+    index_after,
+    review,
+    turns,
+)
+from tests.review.test_offline import user as said
+from tests.review.test_offline_reading import _entries as entries
+from tests.review.test_offline_test25 import _then
+
+
+@pytest.mark.parametrize(
+    ("message", "value", "kept"),
+    [
+        (
+            "we bank with Monzo for the business. my account is 04-00-04 / 3" + "1926819",
+            "31926819",
+            "Monzo",
+        ),
+        (
+            "club banks with Westpac Parramatta, BSB 032-" + "001 account 4471" + "82",
+            "447182",
+            "Westpac",
+        ),
+        (
+            "Home insurance is with Aviva, policy HX-5521" + "0987, renews in March.",
+            "HX-55210987",
+            "Aviva",
+        ),
+        (
+            "Flights are with Aer Lingus to Boston, booking ref 7KQ" + "2ZD.",
+            "7KQ2ZD",
+            "Aer Lingus",
+        ),
+    ],
+)
+def test_bank_details_policy_numbers_and_booking_references_are_not_kept(
+    message: str, value: str, kept: str
+) -> None:
+    """A bank account told with its number (after "my account is", or beside a BSB), an
+    insurance policy's number and a booking reference open money or a booking to whoever
+    quotes them: they never reach memory (R8), and what else the message says still does."""
+    index = index_after(review(turns("c1", said(message), bot("Noted."))))
+    assert value not in index.replace(" ", "").replace("-", "") and value not in index, index
+    assert any(kept in e for e in entries(index)), index
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "our insurer is Hiscox, policy covers the camera kit",
+        "Our account manager at Sysco is Dana Reyes.",
+        "the policy renews on 1 May",
+        "We account for about 40% of their orders.",
+    ],
+)
+def test_a_policy_or_an_account_named_without_its_number_is_a_fact(text: str) -> None:
+    assert isinstance(read(text, role="user", speaker="Sam"), Statement)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "i always forget if its times 0.85 for female",
+        "I can never remember whether the lease is 12 or 18 months",
+        "I forgot if the skip comes on Thursdays",
+    ],
+)
+def test_not_knowing_whether_is_a_question(message: str) -> None:
+    """ "I always forget if it's times 0.85" asks, as "I wonder whether" does: it is not kept."""
+    assert not isinstance(read(message, role="user", speaker="Sam"), Statement)
+
+
+def test_a_to_do_dictated_after_a_lesson_is_not_kept_with_it() -> None:
+    """Dictation runs on with no stop: a to-do said after a cause with "also" ("... because the
+    fields need them also I need to buy more batteries remind me") is not part of what is kept."""
+    message = (
+        "dictating on the bus sorry um the choir rehearses on Tuesdays at seven because the hall "
+        "is booked on Mondays also I need to buy more folders for the altos remind me"
+    )
+    index = index_after(review(turns("c1", said(message))))
+    assert any("Tuesdays" in e for e in entries(index)), index
+    assert "folders" not in index, index
+
+
+def test_a_lesson_keeps_its_cause_and_fix_and_the_next_lesson_does_not_outdate_it() -> None:
+    """ "Lesson learnt the hard way." then what happened, then "What worked in the end: ..." is
+    one lesson: the cause was cut from the fix. A second lesson a week later, with its own
+    "Fix:", outdated the first (both read "Fix" as a name)."""
+    first = turns(
+        "c1",
+        said(
+            "lesson learnt the hard way. Foxes dug up every single tulip bulb in the front beds "
+            "over two nights. What worked in the end: chicken wire, 25mm mesh, pegged flat over "
+            "every bulb bed. Fix is in the allotment handbook now"
+        ),
+        bot("Chicken wire on every bulb bed, noted."),
+    )
+    index = index_after(review(first))
+    lesson = [e for e in entries(index) if "Foxes" in e]
+    assert lesson and "chicken wire" in lesson[0], index
+    second = days_later(
+        7,
+        turns(
+            "c2",
+            said(
+                "second lesson: mice got into the seed store. Fix: Omar put every packet in "
+                "a steel tin with a lid."
+            ),
+        ),
+    )
+    later = _then(index, second)
+    assert any("Foxes" in e and "chicken wire" in e for e in entries(later)), later
+    assert any("steel tin" in e for e in entries(later)), later
+    assert_changes_nothing([*first, *second], later)
+
+
+def test_an_entry_removed_and_added_again_as_it_was_is_left_alone() -> None:
+    """An idle re-run that removed an entry and added it back, unchanged and under the same
+    section, moved it to the end of that section: memory changed though nothing was new."""
+    index = "# Memory\n\n## Decisions\n- We fly with KLM. (source: c1#0-1)\n- Budget is £2k.\n"
+    line = "We fly with KLM. (source: c1#0-1)"
+    round_trip = [
+        {"action": "remove", "old": line},
+        {"action": "add", "section": "Decisions", "text": line},
+    ]
+    assert _without_round_trips(round_trip, index) == []
+    moved = [
+        {"action": "remove", "old": line},
+        {"action": "add", "section": "Project state", "text": line},
+    ]
+    assert _without_round_trips(moved, index) == moved  # another section: a real change
+    edited = [
+        {"action": "remove", "old": line},
+        {"action": "add", "section": "Decisions", "text": "We fly with Aer Lingus."},
+    ]
+    assert _without_round_trips(edited, index) == edited
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "new", "stays", "old"),
+    [
+        (
+            "Gran takes warfarin, wears compression socks on the coach, and sees Dr Ng at "
+            "Elm Road surgery every month.",
+            "the GP has switched Gran from warfarin to apixaban.",
+            "apixaban",
+            ["compression socks", "Elm Road"],
+            "warfarin",
+        ),
+        (
+            "The accounts are kept in Xero, Priya does the payroll on the 25th, and the "
+            "bank feed comes from Starling.",
+            "we moved the books from Xero to QuickBooks last week",
+            "QuickBooks",
+            ["payroll", "Starling"],
+            "Xero",
+        ),
+    ],
+)
+def test_a_switch_of_one_thing_keeps_what_else_the_entry_says(
+    before: str, after: str, new: str, stays: list[str], old: str
+) -> None:
+    """ "Switched Gran from warfarin to apixaban" of an entry that also says where she sees her
+    doctor and what she wears on the coach writes the new name in: the whole entry was
+    replaced by the switch and the rest was lost."""
+    first = turns("c1", said(before), bot("Noted."))
+    index = index_after(review(first))
+    second = days_later(8, turns("c2", said(after)))
+    later = _then(index, second)
+    assert any(new in e for e in entries(later)), later
+    for value in stays:
+        assert any(value in e for e in entries(later)), later
+    assert not any(old in e and new not in e for e in entries(later)), later
+    assert_changes_nothing([*first, *second], later)
+
+
+@pytest.mark.parametrize("text", ["Budget remains same.", "Fees stay same."])
+def test_saying_that_something_stays_the_same_keeps_nothing(text: str) -> None:
+    assert read(text, role="user", speaker="Sam") == "no durable fact"
+
+
+def test_a_switch_of_one_tool_of_a_listed_stack_keeps_the_others() -> None:
+    """ "moved bookings from mindbody to momence" of an entry listing four tools writes the new
+    one in: the switch replaced the whole list with itself, and Mailchimp and Squarespace were
+    lost."""
+    first = turns(
+        "c1",
+        said(
+            "our kit: booking system Mindbody, payments through Stripe, newsletter on "
+            "Mailchimp, website on Squarespace"
+        ),
+        bot(
+            "Noted: Mindbody for bookings, Stripe for payments, Mailchimp for the newsletter, "
+            "Squarespace for the site."
+        ),
+    )
+    index = index_after(review(first))
+    second = days_later(
+        9,
+        turns(
+            "c2",
+            said("moved bookings from mindbody to momence, mindbody pricing went silly."),
+            bot("Momence for bookings now."),
+        ),
+    )
+    later = _then(index, second)
+    assert any("momence" in e.lower() for e in entries(later)), later
+    for tool in ("Stripe", "Mailchimp", "Squarespace"):
+        assert any(tool in e for e in entries(later)), later
+    assert not any("Mindbody" in e and "momence" not in e.lower() for e in entries(later)), later
+    assert_changes_nothing([*first, *second], later)
