@@ -48,7 +48,11 @@ def _thing(raw: str) -> str:
     purpose = re.search(r"\s+to\s+(?P<v>(?-i:[a-z]+))\b", value)
     if purpose and purpose["v"] not in lx.STOP_WORDS:
         value = value[: purpose.start()]  # "to save money": why, not what
-    return value.strip(" .,'\"")
+    # "the Children in Need bid", "the Netflix subscription": the named thing
+    named = re.match(
+        r"^(?P<v>.*(?-i:[A-Z]).*?)\s+(?:bid|application|subscription|account|contract)$", value
+    )
+    return (named["v"] if named else value).strip(" .,'\"")
 
 
 #: A clause whose subject is one of the two things it says replaced the other: "Calor's out,
@@ -386,6 +390,11 @@ _PERSON_LEAVES = (
     r"resigned\b|retired\b(?!\s+(?:as|from)\b)|hung up (?:his|her|their) boots\b"
     r"|(?:off|away) (?:to|at) (?:uni|university|college)\b|left us\b"
     r"|handed in (?:his|her|their) notice\b|handed (?:his|her|their) notice in\b"
+    # "Mathis pulled out", "Gurpreet has gone back to Punjab for good", "Pankaj finished with
+    # me last week", "Tasha's last day was Friday"
+    r"|pulled out\b(?!\s+of\b)|(?:gone|went|moved) back to (?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?"
+    r" for good\b|finished with (?:us|me)\b"
+    r"|last day (?:was|is)(?: (?:on )?(?:\w+day|yesterday|today))?\b"
 )
 
 _DEPARTED = re.compile(

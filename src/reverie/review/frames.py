@@ -70,7 +70,8 @@ _UPGRADED = re.compile(
     r"\b(?:upgraded|updated|bumped|moved|migrated)\s+([A-Z][\w.+#-]*)\s+to\s+v?(\d+(?:\.\d+)+)\b"
 )
 TITLE = r"(?:Dr\.?|Mr\.?|Mrs\.?|Ms\.?|Prof\.?|Professor|Inspector|Sergeant|Grandma|Grandpa)"
-_NAME_WORD = r"(?-i:[A-Z][A-Za-z-]*(?:'[A-Z][A-Za-z-]*)?)"  # "Ava", "O'Brien"; not "Ava's"
+# "Ava", "O'Brien", "Tomás", "Łukasz"; not "Ava's"
+_NAME_WORD = r"(?-i:[A-ZÀ-ÖØ-ÞĀ-Ž](?:[^\W\d_]|-)*(?:'[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|-)*)?)"
 _NAME = re.compile(rf"^(?P<n>(?:{TITLE}\s+)?{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})(?:'s)?\b")
 TIME_WORDS = lx.words(
     "today tonight tomorrow yesterday week weeks month months year years quarter weekend "

@@ -653,7 +653,9 @@ RETIRE_VERBS = phrase_list(
     stepped back from | stepped away from | stepped down from | finished with | done with
     cancelling | canceling | not renewing
     getting rid of | get rid of | gets rid of | dropping | scrapping | killing | stop with
-    stopping with | disbanded | binning | ditching | axing
+    stopping with | disbanded | binning | ditching | axing | withdrawing | withdrew | withdraw
+    pulled out | pull out | pulling out | took ourselves off | taken ourselves off
+    take ourselves off
     """
 )
 #: States by which a thing the clause is about has ended: "the old build box is gone".
@@ -665,7 +667,8 @@ ENDED_STATES = phrase_list(
     isn't renewing | is not renewing | binned | folded | a thing of the past | off the menu
     off for good | out for us | closing down | shutting down | closed down
     axed | canned | wound down | terminated | no longer in use | out of use | the boot
-    the chop | the axe | disbanded
+    the chop | the axe | disbanded | off the table | off the schedule | off the list
+    off the calendar | off the cards | done for the season | done for the year
     """
 )
 #: Said first with no subject, these end something rather than tell what is being done now:

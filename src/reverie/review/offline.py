@@ -415,7 +415,9 @@ class _Memory:
                     close = self._closest(text, before)
                     gone = [close] if close is not None else []
                 for e in gone:
-                    _supersede(e, latest)
+                    # (as when first read, not an entry about more than what changed)
+                    if not self._would_lose(e, text, switched=True):
+                        _supersede(e, latest)
                 self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
                 return "outdated"
         # What it may update: entries said before it. What it may repeat: any entry.
@@ -558,7 +560,7 @@ class _Memory:
                 # (a switch: what it replaces goes, what it leaves stays)
                 # (what it keeps of the entry was said where the entry was: cited too)
                 cited = self._citation(body, same[0], source) if body != text else None
-                same[0].text = f"{body} {cited or source}"
+                same[0].text = f"{_said_by(body, same[0].text)} {cited or source}"
                 self.updated.append((same[0], lost))
                 for other in same[1:]:
                     if not self._would_lose(other, body):
@@ -1156,10 +1158,27 @@ class _Memory:
     def value_fix(self, clause: str, source: str) -> str | None:
         """A clause not kept on its own ("sorry thats wrong, £58 was last year, its £64 now")
         that corrects one value of an entry: the entry now says the new value."""
+        if _SHARE_OF.search(clause):
+            return None  # "3 tabs done out of 11": how far a piece of work got, no value
         linked = self._value_link(clause, self.older())
         if linked is not None:
+            if self._fixed_already(clause, linked[0], linked[2]):
+                return "duplicate"
             return self._substitute(*linked, source, clause)
         return self._name_fix(clause, source) or self._own_name_fix(clause, source)
+
+    def _fixed_already(self, clause: str, e: _Entry, new: Measure) -> bool:
+        """Whether another entry than ``e`` gives value ``new`` of ``clause`` beside a word of
+        what the clause is about: the correction, read again, was written already ("the
+        diabetes recall to every 4 months" of "diabetes clients every 4 months", not of "SMS
+        from Cliniko 2 days before")."""
+        words = {w.lower() for w in _content(clause)} - {w.lower() for w in new.said.split()}
+        return any(
+            o is not e
+            and any(m.kind == new.kind and m.value == new.value for m in measures(o.text))
+            and words & {w.lower() for w in _content(_body(o.text))}
+            for o in self.live()
+        )
 
     def _name_fix(self, clause: str, source: str) -> str | None:
         """A correction of a name, in a clause not kept on its own ("sorry, my mistake, the
@@ -2495,6 +2514,23 @@ _PUT_IN_PLACE = re.compile(
     r"|(?:moved?|moving|went|gone|going|changed?|changing)\s+(?:\w+\s+){0,4}?(?:over\s+)?to)\b",
     re.I,
 )
+
+
+#: A part of a whole counted: "3 tabs done out of 11", "40 of 63 endpoints".
+_SHARE_OF = re.compile(r"\b\d+\s+(?:\w+\s+){0,2}(?:out\s+)?of\s+\d+\b", re.I)
+#: A first-person opening, which says nothing without who said it.
+_FIRST_PERSON = re.compile(r"^(?:I|I'm|I've|I'd|I'll|My|We|We're|We've|Our)\b")
+
+
+def _said_by(body: str, entry: str) -> str:
+    """``body``, an update written into ``entry``, with the name of who said ``entry`` before
+    it when it opens with their words in the first person ("I'm the (only) grant writer at
+    Riverbend ..." of "Renee: I'm the (only) grant writer ..."): cut from the entry's first
+    sentence, they said whose they were."""
+    who = _named_by(entry)
+    if not who or _named_by(body) or not _FIRST_PERSON.match(body):
+        return body
+    return f"{who}{body}" if " ".join(body.split()[:4]) in _body(entry) else body
 
 
 #: One thing put in the place of another, both named: "switched Bill from warfarin to

@@ -1213,6 +1213,16 @@ _TAKEN_OFF = re.compile(
 )
 
 
+#: Someone presented to the listener, then who they are: "Meet Raúl, our new development
+#: director", "say hi to Priya, my sister".
+_PRESENTED = re.compile(
+    r"^(?:meet|say (?:hi|hello) to|please welcome|introducing)\s+"
+    r"(?P<name>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*){0,2}),?\s+"
+    r"(?P<who>(?:our|my|the)\s+\S.*)$",
+    re.I,
+)
+
+
 def read(
     clause: str, *, role: str, speaker: str, question: str = "", told: frozenset[str] = frozenset()
 ) -> Statement | str:
@@ -1234,6 +1244,9 @@ def read(
     if len(first) > 1:
         # "this is darnell hughes, i own Peach State Turf": who is speaking, then what
         text = re.sub(rf"^(?:this is|it's|it is)\s+(?={re.escape(first)}\b)", "", text, flags=re.I)
+    if role == "user" and (shown := _PRESENTED.match(text)):
+        # "Meet Raúl, our new development director": who someone is, said to the listener
+        text = f"{shown['name']} is {shown['who']}"
     if _secret_talk(text) or _asked_for_secret(question, text):
         # before any other reading: "bin combo is 38-14-22, don't write that down" is a
         # secret, whatever else the clause looks like
