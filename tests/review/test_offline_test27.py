@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from reverie.review.offline import OfflineReviewer, _without_round_trips
+from reverie.review.sentences import clean, sentences
 from reverie.review.statements import Statement, read
 from tests.review.corpus_eval import review_conversation
 from tests.review.corpus_format import half, load
@@ -259,6 +260,7 @@ def test_someone_presented_to_the_listener_is_kept_with_who_they_are(text: str) 
         "t27-retired-travel-8",  # an older statement read again outdated a fuller entry
         "t26-dietitian-private-practice-13",  # a value fix read again went to another entry
         "t26-super-queens-10",  # the same, of "6 hours"
+        "t26-netball-league-organiser-5",  # "Noted: no-show fine ..." read as "show fine ..."
     ],
 )
 def test_an_idle_rerun_of_these_development_conversations_changes_nothing(
@@ -363,3 +365,17 @@ def test_a_count_of_work_done_and_an_unknown_withdrawal_leave_a_bid_alone() -> N
     assert any("Garfield Weston" in e and "£40k" in e for e in entries(later)), later
     assert "£9k" not in later, later
     assert_changes_nothing([*first, *second], later)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Noted: no-show fee is now £25.", "no-show fee"),
+        ("No-go zone for the kids is the car park.", "No-go zone"),
+        ("No - we use Slack now.", "we use Slack"),
+    ],
+)
+def test_a_word_that_opens_with_a_lead_keeps_it(text: str, kept: str) -> None:
+    """ "no-show" opens with "no", which a reply leads with ("No, we use Slack"): the lead was
+    cut at the hyphen and "show fee is now £25" kept."""
+    assert any(kept in clean(s) for _, _, s in sentences(text)), text

@@ -259,7 +259,9 @@ _LEAD = re.compile(
     r"^(?!no\s+[^,;:.!?]+?\s+(?:any\s?more|any longer)\b)(?:"
     + lx.phrases(lx.LEADS).pattern
     # (before a capital, a quote, or the speaker's own "we" or "my": "hi there we run a cafe")
-    + r")(?:\s*[,:;.!\-–—]+\s*|\s+(?=(?-i:[A-Z])|[\"']|(?:we|we're|my|our)\b)|\s*$)",
+    # (a dash parts the lead only with a space before it: "no-show fine" opens with no lead)
+    + r")(?:\s*[,:;.!]+\s*|\s+[-–—]+\s*|[–—]\s*"
+    + r"|\s+(?=(?-i:[A-Z])|[\"']|(?:we|we're|my|our)\b)|\s*$)",
     re.I,
 )
 # A lead of praise written as the first word of a name, with no stop after it ("Great Taste
