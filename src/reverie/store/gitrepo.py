@@ -683,6 +683,9 @@ class GitRepo:
     def remove_crash_leftovers(self) -> list[str]:
         """Delete the lock files and half-written temporary objects and packs a killed writer
         left in ``.git``. Call only under the memory lock: then no live writer owns them.
+
+        Raises:
+            StorageFault: a leftover could not be deleted (a read-only or failing disk).
         """
         removed = []
         gitdir = self.path / ".git"
@@ -711,9 +714,15 @@ class GitRepo:
             ),
         ]
         for lock in leftovers:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 lock.unlink()
-                removed.append(str(lock.relative_to(self.path)))
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                # a read-only or failing disk: a storage fault, which a reader meets by serving
+                # the last recorded revision, not a raw error
+                raise _fault("remove a killed writer's leftover", self.path, exc) from exc
+            removed.append(str(lock.relative_to(self.path)))
         return removed
 
 
