@@ -141,8 +141,8 @@ def test_a_lesson_keeps_its_cause_and_fix_and_the_next_lesson_does_not_outdate_i
 def test_an_entry_removed_and_added_again_as_it_was_is_left_alone() -> None:
     """An idle re-run that removed an entry and added it back, unchanged and under the same
     section, moved it to the end of that section: memory changed though nothing was new."""
-    index = "# Memory\n\n## Decisions\n- We fly with KLM. (source: c1#0-1)\n- Budget is £2k.\n"
     line = "We fly with KLM. (source: c1#0-1)"
+    index = {line: "Decisions", "Budget is £2k.": "Decisions"}  # each given entry's section
     round_trip = [
         {"action": "remove", "old": line},
         {"action": "add", "section": "Decisions", "text": line},

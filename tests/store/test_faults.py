@@ -418,7 +418,8 @@ def test_a_read_serves_the_last_revision_when_a_killed_writers_leftover_cannot_g
     """A writer stopped mid-write as the disk turned read-only leaves its marker and a
     half-written pack; the next read recovers, cannot delete the pack, and was refused (the
     short fault campaign's read-only reads: 295 of 297 served, once in a few runs). It serves
-    the last recorded revision, as a read does when recovery meets a full or read-only disk."""
+    the last recorded revision, as a read does when recovery meets a full or read-only disk
+    (W8)."""
     with Reverie(indexed) as rv:
         memory_id = rv.state.memory_of(rv.agent("ada").id)
         store = rv.memories

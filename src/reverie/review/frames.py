@@ -30,6 +30,7 @@ from .types import SOURCE_PATTERN
 
 __all__ = [
     "CALENDAR",
+    "NAME_WORD",
     "Frame",
     "entry_frame",
     "frame",
@@ -70,9 +71,10 @@ _UPGRADED = re.compile(
     r"\b(?:upgraded|updated|bumped|moved|migrated)\s+([A-Z][\w.+#-]*)\s+to\s+v?(\d+(?:\.\d+)+)\b"
 )
 TITLE = r"(?:Dr\.?|Mr\.?|Mrs\.?|Ms\.?|Prof\.?|Professor|Inspector|Sergeant|Grandma|Grandpa)"
-# "Ava", "O'Brien", "Tomás", "Łukasz"; not "Ava's"
-_NAME_WORD = r"(?-i:[A-ZÀ-ÖØ-ÞĀ-Ž](?:[^\W\d_]|-)*(?:'[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|-)*)?)"
-_NAME = re.compile(rf"^(?P<n>(?:{TITLE}\s+)?{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})(?:'s)?\b")
+#: One word of a name, a capital first, accented letters too: "Ava", "O'Brien", "Tomás",
+#: "Łukasz"; not "Ava's".
+NAME_WORD = r"(?-i:[A-ZÀ-ÖØ-ÞĀ-Ž](?:[^\W\d_]|-)*(?:'[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|-)*)?)"
+_NAME = re.compile(rf"^(?P<n>(?:{TITLE}\s+)?{NAME_WORD}(?:\s+{NAME_WORD}){{0,2}})(?:'s)?\b")
 TIME_WORDS = lx.words(
     "today tonight tomorrow yesterday week weeks month months year years quarter weekend "
     "morning afternoon evening night last next this ago recently lately soon later earlier "

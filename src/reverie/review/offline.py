@@ -1482,15 +1482,12 @@ class _Memory:
             named = [e for e in live if mentions(e.text, st.old)]
             named = named if len(named) == 1 and st.subject_kind in ("i", "we", "our") else []
         if named:
-            body = strip_source(named[0].text)
-            old = re.compile(rf"\b{re.escape(st.old)}\b", re.I)
-            if len(old.findall(body)) == 1 and self._would_lose(named[0], text):
-                # "stack: RMM Atera, PSA HaloPSA, backups Veeam to Wasabi" of "moved rmm from
-                # atera to ninjaone": the entry says more than what changed, and only the old
-                # thing in it changes.
-                named[0].text = f"{old.sub(lambda _: st.new, body)} {source}"
-            else:
-                named[0].text = f"{text} {source}"
+            # "stack: RMM Atera, PSA HaloPSA, backups Veeam to Wasabi" of "moved rmm from
+            # atera to ninjaone": the entry says more than what changed, and only the old
+            # thing in it changes.
+            swapped = _written_in(strip_source(named[0].text), st.old, st.new)
+            keep = swapped is not None and self._would_lose(named[0], text)
+            named[0].text = f"{swapped if keep else text} {source}"
             self.updated.append((named[0], frozenset({st.old.lower()})))
             for other in named[1:]:
                 _supersede(other, named[0])
@@ -1762,7 +1759,10 @@ class _Memory:
             broken = set(unreplaced(units, after))
             if not broken:
                 self.notes += notes
-                return _without_round_trips(ops, self.index)
+                given = {
+                    e.original: e.section for e in self.entries if e.path == INDEX and e.original
+                }
+                return _without_round_trips(ops, given)
             for e in self.entries:
                 if id(e) in broken:
                     self._restore(e)
@@ -2542,6 +2542,15 @@ _FROM_TO = re.compile(
 )
 
 
+def _written_in(body: str, old: str, new: str) -> str | None:
+    """``body`` with ``old``, which it names exactly once (as a word of its own), written as
+    ``new``; None when it names ``old`` never or more than once."""
+    named = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])", re.I)
+    if len(named.findall(body)) != 1:
+        return None
+    return named.sub(lambda _: new, body)
+
+
 def _swap_in(entry: str, text: str) -> str | None:
     """``entry`` with the one thing ``text`` switches from written as what it switches to,
     when the entry names it once and says more beside it (a part with a verb of its own that
@@ -2551,18 +2560,17 @@ def _swap_in(entry: str, text: str) -> str | None:
     if m is None:
         return None
     body = _body(entry)
-    old = re.compile(rf"(?<![\w-]){re.escape(m['old'])}(?![\w-])", re.I)
-    if len(old.findall(body)) != 1 or mentions(body, m["new"]):
+    swapped = _written_in(body, m["old"], m["new"])
+    if swapped is None or mentions(body, m["new"]):
         return None
     beside = [
         part
         for _, _, sentence in sentences(body)
         for part, _ in _parts(sentence)
-        if not old.search(part) and has_verb(WORD.findall(part)[1:] or WORD.findall(part))
+        if _written_in(part, m["old"], "") is None
+        and has_verb(WORD.findall(part)[1:] or WORD.findall(part))
     ]
-    if not beside:
-        return None
-    return old.sub(lambda _: m["new"], body)
+    return swapped if beside else None
 
 
 def _one_for_one(text: str, e: _Entry) -> tuple[_Entry, Measure, Measure] | None:
@@ -3379,17 +3387,13 @@ def _new_name(text: str, entry: str, thing: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def _without_round_trips(ops: list[dict[str, Any]], index: str) -> list[dict[str, Any]]:
+def _without_round_trips(
+    ops: list[dict[str, Any]], holds: dict[str, str | None]
+) -> list[dict[str, Any]]:
     """``ops`` without an entry of ``MEMORY.md`` removed and added again as it was, under the
-    section that holds it: the two change nothing but where it stands in its section, and a
-    re-run that moved it would not be idle."""
-    section = ""
-    holds: dict[str, str] = {}
-    for line in index.splitlines():
-        if line.startswith("## "):
-            section = line[3:].strip()
-        elif line.startswith("- "):
-            holds.setdefault(line[2:].strip(), section)
+    section that holds it (``holds``: each given entry's text, its section): the two change
+    nothing but where it stands in its section, and a re-run that moved it would not be
+    idle."""
     removed = {
         o["old"]: i for i, o in enumerate(ops) if o["action"] == "remove" and "path" not in o
     }

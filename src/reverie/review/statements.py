@@ -24,6 +24,7 @@ from .frames import (
     AUX,
     CALENDAR,
     MONTH,
+    NAME_WORD,
     TIME_WORDS,
     WORD,
     Frame,
@@ -425,9 +426,9 @@ def withholds(text: str, alone: bool = False) -> bool:
 def _secret_talk(text: str) -> bool:
     if _access_code(text) or _LOGIN_PAIR.search(text) or _NETWORK_CODE.search(text):
         return True
-    if withholds(text) or _IDENTITY_NUMBER.search(text) or _BANK_ACCOUNT.search(text):
+    if withholds(text) or _IDENTITY_NUMBER.search(text):
         return True
-    if _REFERENCE.search(text):
+    if _BANK_ACCOUNT.search(text) or _REFERENCE.search(text):
         return True
     for m in _NAMED_VALUE.finditer(text):
         if not _SECRET_REFERENCE.search(m[0]):
@@ -1217,7 +1218,7 @@ _TAKEN_OFF = re.compile(
 #: director", "say hi to Priya, my sister".
 _PRESENTED = re.compile(
     r"^(?:meet|say (?:hi|hello) to|please welcome|introducing)\s+"
-    r"(?P<name>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*){0,2}),?\s+"
+    rf"(?P<name>{NAME_WORD}(?:\s+{NAME_WORD}){{0,2}}),?\s+"
     r"(?P<who>(?:our|my|the)\s+\S.*)$",
     re.I,
 )
