@@ -135,6 +135,38 @@ def test_15_an_interrupt_a_callback_swallows_while_the_commands_load_still_ends_
         return "loaded"
 
     monkeypatch.setattr(cli, "_commands", loading)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), cli.watching():  # as cli.main runs it
         cli._load()
     assert "Exception ignored" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("interrupt", [True, False])
+def test_15_an_interrupt_a_library_turns_into_its_own_error_ends_as_an_interrupt(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    interrupt: bool,
+) -> None:
+    """15: a SIGINT that lands while a library builds something (pydantic's compiled core,
+    while the MCP SDK's models load) comes back as that library's error ("SchemaError: ...
+    KeyboardInterrupt"); the command answered it as a bug (internal_error, exit 1). It ends as
+    interrupted, exit 130; the same error with no SIGINT is still a bug."""
+    import reverie.cli as cli
+    from reverie.cli import _contract
+
+    def building(*args: object, **kwargs: object) -> None:
+        try:
+            if interrupt:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.5)  # the handler runs here
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error building serializer: KeyboardInterrupt") from exc
+        raise RuntimeError("Error building serializer")
+
+    monkeypatch.setattr(_contract, "Reverie", building)
+    code = cli.main(["--home", str(tmp_path), "agent", "create", "ada"])
+    err = capsys.readouterr().err
+    if interrupt:
+        assert code == 130 and "error (interrupted)" in err, err
+    else:
+        assert code == 1 and "error (internal_error)" in err, err

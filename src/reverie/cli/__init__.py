@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ._interrupt import KEPT, interrupted, wants_json
+from ._interrupt import KEPT, interrupted, signalled, wants_json, watching
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing`` (mypy reads any name so called):
 #: until the commands load, this package imports only what an answer to Ctrl-C needs.
@@ -32,47 +32,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     contract = None
     try:
-        contract = _load()
-        return int(contract.main(args))
+        with watching():
+            contract = _load()
+            return int(contract.main(args))
     except KeyboardInterrupt:  # while the commands load, or past the contract's own answer
         return interrupted(wants_json(args), None if contract is None else KEPT)
 
 
 def _load() -> ModuleType:
     """:func:`_commands`; an interrupt while they load raises ``KeyboardInterrupt`` even where
-    the library then loading turned it into an error of its own (pydantic's compiled core
-    answers it with a ``SchemaError``), or where a callback swallowed it (importlib's module
-    lock, whose callback's exception Python prints as "Exception ignored in ..." and goes on):
-    whatever ends the loading after a SIGINT is one."""
-    import signal
-
-    seen: list[int] = []
+    the library then loading turned it into an error of its own (:func:`._interrupt.watching`),
+    or where a callback swallowed it (importlib's module lock, whose callback's exception
+    Python prints as "Exception ignored in ..." and goes on): whatever ends the loading after
+    a SIGINT is one."""
     printing = sys.unraisablehook
-
-    def on_interrupt(signum: int, frame: object) -> None:
-        seen.append(signum)
-        raise KeyboardInterrupt
 
     def on_unraisable(unraisable: Any) -> None:
         if not issubclass(unraisable.exc_type, KeyboardInterrupt):
             printing(unraisable)
 
-    try:
-        previous = signal.signal(signal.SIGINT, on_interrupt)
-    except ValueError:  # not the main thread: Python's handler stays, and so do its answers
-        return _commands()
     sys.unraisablehook = on_unraisable
     try:
         commands = _commands()
     except BaseException:
-        if seen:
+        if signalled():
             raise KeyboardInterrupt from None
         raise
     finally:
         sys.unraisablehook = printing
-        if previous is not None:  # None: a handler not set from Python, left as it was
-            signal.signal(signal.SIGINT, previous)
-    if seen:  # swallowed on the way, the interrupt still ends the command before it began
+    if signalled():  # swallowed on the way, the interrupt still ends the command before it began
         raise KeyboardInterrupt
     return commands
 

@@ -26,7 +26,7 @@ from reverie.doctor import memory_repositories
 from reverie.errors import NotFound, RefusedInput, ReverieError, StorageFault
 from reverie.store.state import DB_NAME
 
-from ._interrupt import KEPT, interrupted, wants_json
+from ._interrupt import KEPT, interrupted, signalled, wants_json
 
 __all__ = [
     "FilePath",
@@ -393,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             3,
         )
     except Exception as exc:  # the last resort: a bug still answers in the contract's shape
+        if signalled():  # a library made Ctrl-C an error of its own ("SchemaError: ...")
+            return interrupted(as_json, KEPT)
         return _fail(
             as_json,
             "internal_error",

@@ -14,7 +14,15 @@ TYPE_CHECKING = False  # ``typing``'s, without importing it: see ``reverie/cli/_
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["INTERRUPTED", "INTERRUPTED_EXIT", "KEPT", "interrupted", "wants_json"]
+__all__ = [
+    "INTERRUPTED",
+    "INTERRUPTED_EXIT",
+    "KEPT",
+    "interrupted",
+    "signalled",
+    "wants_json",
+    "watching",
+]
 
 #: The error code of an interrupted command.
 INTERRUPTED = "interrupted"
@@ -25,6 +33,48 @@ BEFORE = "Interrupted before the command began; nothing was done."
 #: What an interruption keeps, when the command does not say more (each write commits whole
 #: or not at all: a database transaction, a memory revision).
 KEPT = "what had been written stays, and a write under way was not made."
+
+
+#: The SIGINTs this run received while :func:`watching` (a list, so that the handler needs no
+#: ``global``).
+_SEEN: list[int] = []
+
+
+def _on_interrupt(signum: int, frame: object) -> None:
+    """Python's own answer to SIGINT (raise ``KeyboardInterrupt``), noted first."""
+    _SEEN.append(signum)
+    raise KeyboardInterrupt
+
+
+class watching:  # used as ``with watching():``, like a function
+    """While it lasts (in the main thread), a SIGINT is noted as well as raised: a library that
+    turns the ``KeyboardInterrupt`` into an error of its own (pydantic's compiled core answers
+    it with a ``SchemaError`` while it builds a model) or a callback that swallows it still
+    leaves :func:`signalled` true, so the command ends as interrupted, not as a bug."""
+
+    def __enter__(self) -> None:
+        import signal
+
+        self._previous: object = None
+        self._set = False
+        try:
+            self._previous = signal.signal(signal.SIGINT, _on_interrupt)
+            self._set = True
+        except ValueError:  # not the main thread: Python's handler stays, and its answers
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        # (None: a handler not set from Python, left as it was)
+        if self._set and self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+        _SEEN.clear()
+
+
+def signalled() -> bool:
+    """Whether a SIGINT came while :func:`watching`."""
+    return bool(_SEEN)
 
 
 def wants_json(args: Sequence[str]) -> bool:
