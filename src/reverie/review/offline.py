@@ -89,6 +89,7 @@ from .sources import BatchSources, beyond_output, is_link_line, said_words
 from .spelling import recase, spellings
 from .statements import (
     ASKS_VALUE,
+    CORRECTING,
     DECISIONS,
     PEOPLE,
     Statement,
@@ -97,6 +98,7 @@ from .statements import (
     beside_secret,
     pieces,
     read,
+    second_reading,
     secret_values,
     withholds,
 )
@@ -3475,6 +3477,7 @@ class OfflineReviewer:
         memory.sources = BatchSources(batch.turns)
         memory.said_at = {(t.conversation_id, t.position): t.time for t in batch.turns}
         memory.read_back_in = _read_backs(batch.turns)
+        said_text = {(t.conversation_id, t.position): t.text for t in batch.turns}
         # of each such reply, the words (lower case) of the users' messages it reads back
         told_to: dict[tuple[str, int], set[str]] = {}
         for t in batch.turns:
@@ -3560,6 +3563,19 @@ class OfflineReviewer:
             withdrawn = {
                 at - 1 for at, (_, _, t) in enumerate(said_units) if withholds(t, alone=True)
             }
+            # The learned second reading (statements.second_reading) is left out of a message
+            # the assistant reads back in words of its own ("Noted: prints over 4 hours must
+            # be booked", not a bare "Noted."): the rules keep the read-back; out of one that
+            # opens by correcting what was said before ("no. 40 hogsheads. end of April"); and,
+            # once the message ended something, out of what follows (why it ended, what
+            # replaces it).
+            second_read = turn.role == "user" and not CORRECTING.match(raw)
+            second_read = second_read and not any(
+                _reads_back_words(
+                    said_text.get(memory.read_back_in.get((conv, t.position), ("", -1)))
+                )
+                for t in block
+            )
             for at_unit, (start, end, sentence) in enumerate(said_units):
                 if at_unit in withdrawn:
                     skipped["secret"] += 1
@@ -3642,14 +3658,22 @@ class OfflineReviewer:
                         valued = found == "small talk" and _VALUE.search(clause)
                         if turn.role == "user" and (found in _CORRECTABLE or valued):
                             fixed = memory.value_fix(clause, source)
-                        if fixed is None and turn.role == "user" and found == "no durable fact":
+                        refused = turn.role == "user" and found == "no durable fact"
+                        if fixed is None and refused:
                             fixed = memory.retired_replaced_by(sentence, speaker, source)
                         if fixed is not None:
                             outcomes[fixed] += 1
-                        else:
+                            continue
+                        # what the rules found nothing in, read by the learned model
+                        second = (
+                            second_reading(clause, speaker) if refused and second_read else None
+                        )
+                        if second is None:
                             skipped[found] += 1
-                        continue
+                            continue
+                        found = second
                     if found.kind == "retire":
+                        second_read = False
                         retired = memory.retire(found, source)
                         outcomes[retired] += 1
                         # An end memory did not hold, with a name after it that no entry
@@ -3723,6 +3747,19 @@ class OfflineReviewer:
             notes=notes,
             replaced_by=memory.replaced_by(ops),
         )
+
+
+def _reads_back_words(reply: str | None) -> bool:
+    """Whether a reply that says it took note (:data:`_CONFIRMS`) says what it noted, in two
+    words or more of its own: "Noted: Ruth is chair", not "Noted." or "Will do, thanks"."""
+    if not reply:
+        return False
+    rest = _CONFIRMS.sub(" ", reply, count=1)
+    said = [w for w in WORD.findall(rest) if w.lower() not in lx.STOP_WORDS | _THANKS]
+    return len(said) >= 2
+
+
+_THANKS = frozenset({"thanks", "thank", "cheers", "ok", "okay", "great", "sure", "lovely"})
 
 
 def _right_before(turn: Turn, before: list[Turn]) -> Turn | None:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from . import learned
 from . import lexicon as lx
 from .changes import _retire, _switch, names_both
 from .frames import (
@@ -40,6 +41,7 @@ from .slots import measures
 
 __all__ = [
     "ASKS_VALUE",
+    "CORRECTING",
     "DECISIONS",
     "ENVIRONMENT",
     "PEOPLE",
@@ -50,6 +52,7 @@ __all__ = [
     "entry_problem",
     "priced",
     "read",
+    "second_reading",
     "secret_values",
     "skip_reason",
     "withholds",
@@ -1454,6 +1457,50 @@ _CODE_BOX = re.compile(r"\b(?:lock\s?box|key\s?safe|key\s?box|padlock)(?:es|s)?\
 _LOGIN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:acc|user\s?id)\b", re.I)
 #: A part that ends where a value would follow it: "the code is", "pw for the portal:".
 _GIVES_NEXT = re.compile(r"(?:\b(?:is|was|are|were)|'s|[:=])\W*$", re.I)
+
+
+#: A message or clause that opens by correcting what was said before it ("no. 40 hogsheads",
+#: "Ah no, ...", "Correction: ..."): what it says leans on what it corrects.
+CORRECTING = re.compile(
+    r"^\W*(?:(?:ah|oh|oops|sorry|wait)[,\s]+)?(?:no+|nope|correction|sorry|actually|wait)\b", re.I
+)
+
+#: What the learned reading leaves to the rules, whatever it scores: an order with no one to
+#: do it but the listener ("Bev says always use metric with us"), a correction that leans on
+#: what it corrects ("Ah no, Saturday is until 4, not 5"), a question without its mark, a laugh
+#: ("... lol"), a clause that ends leaning on another.
+_LEFT_TO_RULES = re.compile(
+    r"(?:^|\b(?:says?|said|wants?|asks?)\s+|[,:;]\s*)(?:always|never|don't|do not|dont)\s+[a-z]"
+    rf"|{CORRECTING.pattern}"
+    # a clause that opens as a question does ("can HoneyBook send automatic reminders")
+    r"|^(?:can|could|would|will|should|shall|may|might|do|does|did|is|are|was|were|what|when"
+    r"|where|who|which|why|how)\b"
+    r"|\b(?:lol|lmao|omg|haha\w*)\b"
+    # a clause that ends on a word leaning on another ("need the certs uploaded before then")
+    r"|\b(?:it|them|then|that|this|these|those|there)\W*$",
+    re.I,
+)
+
+
+def second_reading(clause: str, speaker: str) -> Statement | None:
+    """A user's clause the rules found no durable fact in, as a fact when the learned model
+    (:mod:`.learned`) reads one in it ("wms is snapfulfil", "first aiders beata + sunny");
+    else None. Asked only after :func:`read` said "no durable fact": what the rules refuse
+    for a reason of their own is never read again."""
+    text = clean(clause)
+    if not text or TO_THE_LISTENER.search(clause) or _LEFT_TO_RULES.search(clause):
+        return None
+    if _LEFT_TO_RULES.search(text):  # (as cleaned: "FYI: no, ..." opens with the "no")
+        return None
+    if learned.chance(clause) < learned.THRESHOLD:
+        return None
+    after = text.rsplit(":", 1)[-1].strip()
+    if after != text and read(after, role="user", speaker=speaker) == "introduction":
+        return None  # "Quick intro before we start: I'm Priya", said by Priya: no one new
+    kind, _ = subject_kind(text, "user")
+    f = frame(text, speaker, "user")
+    section = _section(text, kind, False, f.values, f.kinds)
+    return Statement(text, section, f, subject_kind=kind, speaker=speaker, role="user")
 
 
 def beside_secret(sentence: str, spans: Iterable[tuple[int, int]] = ()) -> list[str]:
