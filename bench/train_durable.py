@@ -25,7 +25,6 @@ import argparse
 import json
 import math
 import random
-import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
@@ -36,10 +35,11 @@ from _common import progress
 if str(_common.ROOT) not in sys.path:  # the corpus is in tests/, importable from the root
     sys.path.insert(0, str(_common.ROOT))
 
-from reverie.review import learned
+from reverie.review import learned, offline
 from reverie.review.discourse import units
 from reverie.review.sentences import clauses
 from reverie.review.statements import pieces, read
+from reverie.review.types import Turn
 from tests.review.corpus_format import DEVELOPMENT, HELD_OUT, Conversation, load
 
 REFUSED = "no durable fact"
@@ -51,28 +51,18 @@ SMALLEST = 0.005
 FEWEST = 2
 
 
-def _speaker(author: str | None) -> str:
-    name = re.sub(r"[\x00-\x1f\x7f()\[\]#]", "", author or "").strip()
-    if not name:
-        return "User"
-    return name[0].upper() + name[1:] if name.isalpha() and name.islower() else name
-
-
 def _blocks(conv: Conversation) -> Iterable[tuple[str, str]]:
-    """Each run of one user's consecutive messages, as one text, with its speaker."""
-    for session in conv.sessions:
+    """Each run of one user's consecutive messages, as one text, with its speaker, run as the
+    reviewer runs them (group chats left out: memory-off, SPEC O1, review never reads them)."""
+    for n, session in enumerate(conv.sessions, start=1):
         if session.kind == "group":
-            continue  # memory-off (SPEC O1): review never reads it
-        run: list[str] = []
-        author: str | None = None
-        for m in [*session.messages, None]:
-            if m is not None and m.role == "user" and (not run or m.author == author):
-                run.append(m.text)
-                author = m.author
-                continue
-            if run:
-                yield "\n".join(run), _speaker(author)
-            run, author = ([m.text], m.author) if m is not None and m.role == "user" else ([], None)
+            continue
+        given = [
+            Turn(f"s{n}", i, m.role, m.author, m.text, 0.0) for i, m in enumerate(session.messages)
+        ]
+        for block, _ in offline._blocks(offline._turns(given)):
+            if block[-1].role == "user":
+                yield "\n".join(t.text for t in block), offline._display(block[-1].author)
 
 
 def examples(sets: Iterable[str]) -> list[tuple[str, int]]:

@@ -51,6 +51,7 @@ def test_r6_a_terse_fact_the_rules_find_nothing_in_is_kept(said: str) -> None:
     "said",
     [
         "no, Thursday 6pm, the hall",  # a correction: it leans on what it corrects
+        "Not Thursday, the hall is booked for bingo.",  # the same, said with "not"
         "bins out by 7am on tuesdays then",  # ends leaning on what was said before
         "parking for you behind the hall, bay 4",  # said to the listener
         "can Mailchimp send the receipts automatically",  # a question without its mark

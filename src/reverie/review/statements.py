@@ -1460,9 +1460,10 @@ _GIVES_NEXT = re.compile(r"(?:\b(?:is|was|are|were)|'s|[:=])\W*$", re.I)
 
 
 #: A message or clause that opens by correcting what was said before it ("no. 40 hogsheads",
-#: "Ah no, ...", "Correction: ..."): what it says leans on what it corrects.
+#: "Ah no, ...", "Correction: ...", "Not the 14th, ..."): what it says leans on what it corrects.
 CORRECTING = re.compile(
-    r"^\W*(?:(?:ah|oh|oops|sorry|wait)[,\s]+)?(?:no+|nope|correction|sorry|actually|wait)\b", re.I
+    r"^\W*(?:(?:ah|oh|oops|sorry|wait)[,\s]+)?(?:no+|nope|not|correction|sorry|actually|wait)\b",
+    re.I,
 )
 
 #: What the learned reading leaves to the rules, whatever it scores: an order with no one to
