@@ -7,7 +7,8 @@ and no list of shapes written from one set of conversations carried over to the 
 conversations written after the rules, about a third of the clauses they turned down held a
 fact that memory was expected to keep.
 
-This module scores such a clause: a logistic model over its words, the shape of its tokens
+This module scores such a clause (it learns shapes from examples, not every shape): a
+logistic model over its words, the shape of its tokens
 (a capitalised word, a number, a currency sign, in sequence) and its length, trained on the
 development sets of the review corpus (``bench/train_durable.py``, which writes the weights
 to ``durable.json`` beside this file; the held-out set is never read). The offline reviewer

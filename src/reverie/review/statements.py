@@ -1485,8 +1485,8 @@ _LEFT_TO_RULES = re.compile(
 
 def second_reading(clause: str, speaker: str) -> Statement | None:
     """A user's clause the rules found no durable fact in, as a fact when the learned model
-    (:mod:`.learned`) reads one in it ("wms is snapfulfil", "first aiders beata + sunny");
-    else None. Asked only after :func:`read` said "no durable fact": what the rules refuse
+    (:mod:`.learned`) reads one in it ("gym 6am mon wed fri", "Cabs from Meru for late
+    shift."); else None. Asked only after :func:`read` said "no durable fact": what the rules refuse
     for a reason of their own is never read again."""
     text = clean(clause)
     if not text or TO_THE_LISTENER.search(clause) or _LEFT_TO_RULES.search(clause):
