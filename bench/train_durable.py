@@ -98,8 +98,7 @@ def train(data: list[tuple[str, int]]) -> dict[str, float]:
     for _ in range(EPOCHS):
         order.shuffle(rows)
         for feats, label in rows:
-            z = sum(weights[f] for f in feats)
-            error = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))) - label
+            error = learned.logistic(sum(weights[f] for f in feats)) - label
             for f in feats:
                 grad = error + L2 * weights[f]
                 squares[f] += grad * grad

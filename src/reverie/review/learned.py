@@ -28,7 +28,7 @@ import math
 import re
 from pathlib import Path
 
-__all__ = ["THRESHOLD", "chance", "features"]
+__all__ = ["THRESHOLD", "chance", "features", "logistic"]
 
 #: Kept at this chance or above: chosen on development sets the weights were not trained on
 #: (docs/benchmarks.md, "Thirty-second round").
@@ -78,7 +78,7 @@ def _weights() -> dict[str, float]:
     try:
         loaded = json.loads(WEIGHTS.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return {}  # not trained: every clause scores the bias alone (0.5 with none)
+        return {}  # not trained: chance() is 0 for every clause, nothing is read again
     return {str(k): float(v) for k, v in loaded.items()}
 
 
@@ -87,5 +87,9 @@ def chance(clause: str, weights: dict[str, float] | None = None) -> float:
     w = _weights() if weights is None else weights
     if not w:
         return 0.0
-    z = sum(w.get(f, 0.0) for f in features(clause))
+    return logistic(sum(w.get(f, 0.0) for f in features(clause)))
+
+
+def logistic(z: float) -> float:
+    """The chance a summed weight ``z`` stands for (clamped, so no overflow)."""
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))

@@ -1489,9 +1489,12 @@ def second_reading(clause: str, speaker: str) -> Statement | None:
     shift."); else None. Asked only after :func:`read` said "no durable fact": what the rules refuse
     for a reason of their own is never read again."""
     text = clean(clause)
-    if not text or TO_THE_LISTENER.search(clause) or _LEFT_TO_RULES.search(clause):
-        return None
-    if _LEFT_TO_RULES.search(text):  # (as cleaned: "FYI: no, ..." opens with the "no")
+    # (as said, and as cleaned: "FYI: no, ..." opens with the "no")
+    if (
+        not text
+        or TO_THE_LISTENER.search(clause)
+        or any(map(_LEFT_TO_RULES.search, (clause, text)))
+    ):
         return None
     if learned.chance(clause) < learned.THRESHOLD:
         return None
