@@ -28,6 +28,7 @@ import random
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 
 import _common
 from _common import progress
@@ -84,10 +85,15 @@ def examples(sets: Iterable[str]) -> list[tuple[str, int]]:
 
 
 def train(data: list[tuple[str, int]]) -> dict[str, float]:
-    """Logistic regression by AdaGrad, in an order fixed by :data:`SEED`."""
+    """The second reading's weights for ``data`` (:func:`fit` on each clause's features)."""
+    return fit([(learned.features(text), label) for text, label in data])
+
+
+def fit(rows: list[tuple[list[str], int]]) -> dict[str, float]:
+    """Logistic regression by AdaGrad over ``rows`` (features, label), in an order fixed by
+    :data:`SEED`."""
     weights: dict[str, float] = defaultdict(float)
     squares: dict[str, float] = defaultdict(float)
-    rows = [(learned.features(text), label) for text, label in data]
     seen: dict[str, int] = defaultdict(int)
     for feats, _ in rows:
         for f in set(feats):
@@ -106,16 +112,33 @@ def train(data: list[tuple[str, int]]) -> dict[str, float]:
     return {f: round(w, 3) for f, w in sorted(weights.items()) if abs(w) >= SMALLEST}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def options(doc: str, target: Path) -> argparse.ArgumentParser:
+    """The options of a trainer whose docstring is ``doc`` and weights ``target``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--validate", default="", help="sets to leave out and score, by comma")
-    parser.add_argument("--write", action="store_true", help=f"write {learned.WEIGHTS.name}")
-    args = parser.parse_args(argv)
-    left_out = [s for s in args.validate.split(",") if s]
+    parser.add_argument("--write", action="store_true", help=f"write {target.name}")
+    return parser
+
+
+def chosen(parser: argparse.ArgumentParser, validate: str) -> tuple[list[str], list[str]]:
+    """(the development sets to train on, those ``validate`` leaves out to score)."""
+    left_out = [s for s in validate.split(",") if s]
     unknown = [s for s in left_out if s not in DEVELOPMENT]
     if unknown:
         parser.error(f"not a development set: {', '.join(unknown)}")
-    fitted = [s for s in DEVELOPMENT if s not in left_out]
+    return [s for s in DEVELOPMENT if s not in left_out], left_out
+
+
+def store(target: Path, weights: dict[str, float]) -> None:
+    """Write ``weights`` to ``target``, one feature a line, in order."""
+    target.write_text(json.dumps(weights, indent=0, sort_keys=True) + "\n")
+    print(f"wrote {target}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = options(__doc__, learned.WEIGHTS)
+    args = parser.parse_args(argv)
+    fitted, left_out = chosen(parser, args.validate)
     progress(f"reading {len(fitted)} development sets ...")
     data = examples(fitted)
     print(f"training: {len(data):,} clauses, {sum(y for _, y in data):,} holding a fact")
@@ -131,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             share = f"{100 * sum(kept) / len(kept):.0f}%" if kept else "-"
             print(f"  at {bar}: {len(kept):,} kept, {sum(kept):,} holding a fact ({share})")
     if args.write:
-        learned.WEIGHTS.write_text(json.dumps(weights, indent=0, sort_keys=True) + "\n")
-        print(f"wrote {learned.WEIGHTS}")
+        store(learned.WEIGHTS, weights)
     return 0
 
 

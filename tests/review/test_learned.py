@@ -1,6 +1,7 @@
-"""The offline reviewer's learned second reading (R6, issue 11): a clause the rules find no
-durable fact in is kept when the model trained on the development sets reads one in it, and
-never where the rules must have the last word.
+"""The offline reviewer's learned readings (R6, issue 11): a clause the rules find no durable
+fact in is kept when the model trained on the development sets reads one in it, and never where
+the rules must have the last word; a statement the rules would keep beside an entry it changes
+updates that entry when the second model reads it as an update.
 
 The phrasings here are written for this file, in settings of their own; none is a corpus line.
 The helpers are those of :mod:`tests.review.test_offline`.
@@ -9,13 +10,16 @@ The helpers are those of :mod:`tests.review.test_offline`.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from reverie.review import learned
 from reverie.review.statements import read, second_reading
+from reverie.review.types import Turn
 from tests.review.test_offline import (
     assert_changes_nothing,
     bot,
@@ -28,6 +32,7 @@ from tests.review.test_offline import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # not a package
 import train_durable
+import train_updates
 
 
 @pytest.mark.parametrize(
@@ -167,3 +172,88 @@ def test_the_weights_are_features_and_training_is_repeatable() -> None:
 def test_the_held_out_set_is_never_trained_on() -> None:
     with pytest.raises(SystemExit, match="held out"):
         train_durable.examples([train_durable.HELD_OUT])
+
+
+# The learned reading of updates (learned.update_chance): a statement the rules would keep
+# beside an entry it changes.
+
+_KIERAN = (
+    "We have a work-experience lad, Kieran, from Bishop's College, he's with us till 12 June. "
+    "His tutor is Mr Oduya."
+)
+
+
+def _entries(index: str) -> list[str]:
+    return [line for line in index.split("\n") if line.startswith("- ")]
+
+
+def _after(later: str) -> tuple[list[Turn], str]:
+    """The turns of a first conversation that introduces Kieran and a second, three days later,
+    that says ``later``; and memory after both."""
+    first = turns("c1", user(_KIERAN), bot("Okay."))
+    second = days_later(3, turns("c2", user(later), bot("Got it.")))
+    index = index_after(review(first))
+    return first + second, index_after(review(second, index=index), index)
+
+
+def test_r6_an_update_no_rule_connects_changes_the_entry_it_updates() -> None:
+    """ "Kieran's placement extended to 26 June" says no word the rules take for an update of
+    "he's with us till 12 June" in an entry about more: the rules keep it beside the entry, and
+    the old date stays. The learned reading takes it for an update of that entry: the old date
+    goes, what else the entry said stays, and the conversations read again change nothing."""
+    later = "Kieran's placement extended to 26 June, the college asked."
+    with mock.patch.object(learned, "update_chance", lambda *_: 0.0):
+        _, rules_only = _after(later)
+    assert "12 June" in rules_only and "26 June" in rules_only  # the rules alone: both
+    said, index = _after(later)
+    assert "12 June" not in index, index
+    assert "26 June" in index and "Mr Oduya" in index, index
+    assert len(_entries(index)) == 1, index
+    assert_changes_nothing(said, index)
+
+
+def test_r6_a_new_fact_about_the_same_person_is_kept_beside() -> None:
+    """What adds to an entry ("Kieran passed his forklift test") changes nothing it said."""
+    said, index = _after("Kieran passed his forklift test on Friday.")
+    assert "12 June" in index and "forklift" in index, index
+    assert len(_entries(index)) == 2, index
+    assert_changes_nothing(said, index)
+
+
+def test_update_features_say_what_a_pair_shares_and_how_it_differs() -> None:
+    feats = set(
+        learned.update_features(
+            "Kieran's placement extended to 26 June.",
+            f"Sam: {_KIERAN} (source: c1#0-1)",
+        )
+    )
+    # "Kieran's" is Kieran; the dates differ; "extended" is a word of change
+    assert {"sh=kieran", "capsh=1", "kd=date", "u=upd", "kd=date&upd&shn"} <= feats, feats
+    assert not any(f.startswith("sh=source") or f == "sh=sam" for f in feats)
+
+
+def test_r6_without_update_weights_the_rules_alone_decide() -> None:
+    assert learned.update_chance("Kieran's placement extended to 26 June.", _KIERAN, {}) == 0.0
+
+
+def test_the_update_weights_are_features_and_training_is_repeatable() -> None:
+    weights = json.loads(learned.UPDATE_WEIGHTS.read_text(encoding="utf-8"))
+    assert weights and all(isinstance(v, float) for v in weights.values())
+    heads = {re.split(r"[=&]", k)[0] for k in weights}
+    assert heads <= {
+        *("bias", "sh", "shared", "capsh", "capnew", "capold", "numnew", "numold", "numsh"),
+        *("elen", "slen", "konly", "kd", "kadd", "ksame", "u", "plain"),
+        *("capdiff", "numdiff", "nodiff"),
+    }, heads
+    data = [
+        ("Kieran's placement extended to 26 June.", _KIERAN, 1),
+        ("Kieran passed his forklift test on Friday.", _KIERAN, 0),
+        ("Tessa's leave runs to 9 May now.", "Tessa is on leave until 2 May.", 1),
+        ("Tessa likes the window desk.", "Tessa is on leave until 2 May.", 0),
+    ]
+    assert train_updates.train(data) == train_updates.train(data)
+
+
+def test_the_held_out_set_never_gives_update_pairs() -> None:
+    with pytest.raises(SystemExit, match="held out"):
+        train_updates.examples(["dev", train_updates.HELD_OUT])

@@ -54,6 +54,7 @@ from reverie.core.paths import INDEX, topic_path
 from reverie.core.secrets import find_credentials
 from reverie.errors import ReverieError
 
+from . import learned
 from . import lexicon as lx
 from .changes import keys, mentions, names_what_it_replaced, resets, restates, supersedes, uses
 from .discourse import about_speaker, full_name, units
@@ -397,34 +398,52 @@ class _Memory:
                 # come from Ibstock" after "we're switching to Northcot for the bricks")
                 probe = [_Entry(path=INDEX, section=section, text=f"{text} {source}")]
                 latest = next((e for e in newer if self._attribute_switch(e.text, probe)), None)
-            if latest is not None:
-                # (not what another clause of this very message said: said again, a message
-                # does not outdate itself; nor what the user's message an assistant's "Noted:
-                # ..." reads back said: "Mabel matched with Dennis Hale, visit 9 April" read
-                # again after the visit moved does not take Mabel's placement with it)
-                reads_back = self.replied_positions()
-                before = [
-                    e
-                    for e in live
-                    if e not in newer
-                    and not _cites(e.text, source)
-                    and not _positions(e.text) & reads_back
-                ]
-                gone = [e for e in near if e in before and self._outdates(new, text, e, source)]
-                if not gone and _cued(text, new):
-                    # as when it was first read, an update no rule connects goes to the
-                    # likeness ("alec dodds has sold up so we've gone with Jim Paterson")
-                    close = self._closest(text, before)
-                    gone = [close] if close is not None else []
-                for e in gone:
-                    # (as when first read, not an entry about more than what changed)
-                    if not self._would_lose(e, text, switched=True):
-                        _supersede(e, latest)
+            if latest is None:
+                # Not held, though an entry near it was said after it: what the first reading
+                # made of it was changed since in a way no rule above sees again (a learned
+                # update, or an update of an update); it is not written back.
                 self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
                 return "outdated"
-        # What it may update: entries said before it. What it may repeat: any entry.
-        older = [e for e in live if e not in newer]
-        same = [e for e in near if e not in newer and self._outdates(new, text, e, source)]
+            # (not what another clause of this very message said: said again, a message
+            # does not outdate itself; nor what the user's message an assistant's "Noted:
+            # ..." reads back said: "Mabel matched with Dennis Hale, visit 9 April" read
+            # again after the visit moved does not take Mabel's placement with it)
+            reads_back = self.replied_positions()
+            before = [
+                e
+                for e in live
+                if e not in newer
+                and not _cites(e.text, source)
+                and not _positions(e.text) & reads_back
+            ]
+            gone = [e for e in near if e in before and self._outdates(new, text, e, source)]
+            if not gone and _cued(text, new):
+                # as when it was first read, an update no rule connects goes to the
+                # likeness ("alec dodds has sold up so we've gone with Jim Paterson")
+                close = self._closest(text, before)
+                gone = [close] if close is not None else []
+            for e in gone:
+                # (as when first read, not an entry about more than what changed)
+                if not self._would_lose(e, text, switched=True):
+                    _supersede(e, latest)
+            self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
+            return "outdated"
+        if any(
+            learned.update_chance(strip_source(e.text), text) >= learned.OUTDATED_THRESHOLD
+            for e in live
+            if self._said_after(e)
+        ):
+            # A later message, read before in this batch (a batch read again), changed what
+            # this says by the learned reading, itself or through a later update of what it
+            # changed ("Mei's graduated early, so Daniel Osei is doing international students
+            # stuff", then "Daniel Osei is interim International Students' Officer"): what it
+            # replaced went when it was read.
+            self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
+            return "outdated"
+        # What it may update: entries said before it (none near it was said after it: those
+        # outdated it above). What it may repeat: any entry.
+        older = live
+        same = [e for e in near if self._outdates(new, text, e, source)]
         same = same or self._named_elsewhere(text, older, {id(e) for e in near})
         traded = [] if same else [e for e in older if _traded(text, e.text)]
         traded = [e for e in traded if not self._from_this_message(e)]
@@ -489,6 +508,10 @@ class _Memory:
             days_added = _added_days(text)
             close = self._closest(text, [e for e in older if not _adds_to(days_added, e.text)])
             same = [close] if close is not None else []
+        if not same:
+            # what no rule connected, read by the learned model: the entry it most likely
+            # changes, of those said before it that share a word with it
+            same = self._learned_update(text, near)
         if (
             same
             and self.heard
@@ -582,6 +605,25 @@ class _Memory:
             # "membership is $90 a year, visitors pay $5 a session": one fact, not two
             _supersede(fuller, entry)
         return "added"
+
+    def _learned_update(self, text: str, near: list[_Entry]) -> list[_Entry]:
+        """The one entry of ``near`` (not of this message) that ``text`` most likely changes,
+        by :func:`.learned.update_chance`, at :data:`.learned.UPDATE_THRESHOLD` or above
+        ("Chloe's placement extended to 29 May" of "... Chloe, 3rd year from UWE, with them
+        till 15 May"); else none, and none where the rules say otherwise."""
+        scored = [
+            (learned.update_chance(text, e.text), e) for e in near if not self._from_this_message(e)
+        ]
+        best = max(scored, key=lambda pair: pair[0], default=None)
+        if best is None or best[0] < learned.UPDATE_THRESHOLD:
+            return []
+        # The rules have the last word: what takes the place of something this message ended
+        # is theirs to place ("Ruth Obi's gone, the new estates manager is Tom Hale"), and an
+        # entry that never said what the statement says it replaced is not what it replaced
+        # ("Porto Tonic, with white port instead of gin" of "Ines makes the cocktails").
+        if self.retiring or not names_what_it_replaced(text, best[1].text):
+            return []
+        return [best[1]]
 
     def _read_back_fuller(self, text: str, live: list[_Entry]) -> _Entry | None:
         """The one entry of the users' messages that ``text``, of an assistant's reply that
