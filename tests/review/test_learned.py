@@ -251,7 +251,8 @@ def test_the_update_weights_are_features_and_training_is_repeatable() -> None:
         ("Tessa's leave runs to 9 May now.", "Tessa is on leave until 2 May.", 1),
         ("Tessa likes the window desk.", "Tessa is on leave until 2 May.", 0),
     ]
-    assert train_updates.train(data) == train_updates.train(data)
+    fitted = train_updates.train(data)
+    assert fitted and fitted == train_updates.train(data)  # weights, and the same ones twice
 
 
 def test_the_held_out_set_never_gives_update_pairs() -> None:
