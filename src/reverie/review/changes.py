@@ -13,7 +13,17 @@ import functools
 import re
 
 from . import lexicon as lx
-from .frames import CALENDAR, TITLE, WORD, Frame, entry_frame, past, stem, strip_source
+from .frames import (
+    CALENDAR,
+    SPEAKER_NAMED,
+    TITLE,
+    WORD,
+    Frame,
+    entry_frame,
+    past,
+    stem,
+    strip_source,
+)
 from .slots import dated_alike, measures, read_slot, refills, root, turns_around
 
 __all__ = ["keys", "mentions", "resets", "restates", "supersedes", "uses", "version_change"]
@@ -652,7 +662,7 @@ _HOLDS_ROLE = re.compile(
 @functools.lru_cache(maxsize=65536)
 def _first_clause(text: str) -> str:
     """An entry's first clause, without its source and the speaker's name before it."""
-    body = re.sub(r"^[^:]{1,40}:\s+", "", strip_source(text))
+    body = SPEAKER_NAMED.sub("", strip_source(text))
     return re.split(r"[.;,!?]", body, maxsplit=1)[0].strip()
 
 

@@ -83,6 +83,10 @@ TIME_WORDS = lx.words(
 AUX = lx.words("is are was were has have had will would can could should must may might 's")
 
 
+#: The speaker's name before a statement, as a conversation writes it ("Sam: ").
+SPEAKER_NAMED = re.compile(r"^[^:]{1,40}:\s")
+
+
 @functools.lru_cache(maxsize=65536)
 def strip_source(text: str) -> str:
     """An entry's text without its ``(source: ...)`` citations."""

@@ -41,11 +41,13 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from . import lexicon as lx
-from .frames import says_update, strip_source
+from .frames import SPEAKER_NAMED, says_update, strip_source
 from .slots import measures
 
 __all__ = [
@@ -120,7 +122,6 @@ _COMMON = lx.words(
     " than that the their them then there these they this those to very was we were what"
     " when where which who will with would you your"
 )
-_SPEAKER = re.compile(r"^[^:]{1,40}:\s")
 
 
 def _word(token: str) -> str:
@@ -135,7 +136,7 @@ class _Side:
     words: frozenset[str]
     names: frozenset[str]  # capitalised words but the first
     numbers: frozenset[str]
-    kinds: dict[str, frozenset[str]]  # values by kind (slots.measures)
+    kinds: Mapping[str, frozenset[str]]  # values by kind (slots.measures), read-only
     length: int  # tokens
     change: str  # "upd", "weak" or "none": how it says something changed
 
@@ -144,7 +145,7 @@ class _Side:
 def _side(text: str) -> _Side:
     """``text`` (without its source and speaker) as a side of a pair; cached, since one entry
     is compared with every statement after it."""
-    said = _SPEAKER.sub("", strip_source(text))
+    said = SPEAKER_NAMED.sub("", strip_source(text))
     tokens = _TOKEN.findall(said)
     kinds: dict[str, set[str]] = {}
     for m in measures(said):
@@ -154,7 +155,7 @@ def _side(text: str) -> _Side:
         words=frozenset(_word(t) for t in tokens if t[0].isalpha()),
         names=frozenset(_word(t) for i, t in enumerate(tokens) if i and t[0].isupper()),
         numbers=frozenset(t for t in tokens if t[0].isdigit()),
-        kinds={k: frozenset(v) for k, v in kinds.items()},
+        kinds=MappingProxyType({k: frozenset(v) for k, v in kinds.items()}),
         length=len(tokens),
         change=change,
     )

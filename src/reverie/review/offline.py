@@ -61,6 +61,7 @@ from .discourse import about_speaker, full_name, units
 from .frames import (
     AUX,
     CALENDAR,
+    SPEAKER_NAMED,
     WORD,
     Frame,
     entry_frame,
@@ -283,6 +284,16 @@ class _Memory:
             for p in range(a, b)
         )
 
+    def _later_in_message(self, e: _Entry, source: str) -> bool:
+        """Whether ``e`` was made from the messages being read (consecutive messages of one
+        author, read as one text) only, from those after ``source``: read again, a statement
+        held already does not outdate what followed it, as it could not when first read."""
+        conv, _, end = parse_sources(source)[0]
+        cited = parse_sources(e.text)
+        return bool(cited) and all(
+            c == conv and a >= end and (c, a) in self.reading for c, a, _ in cited
+        )
+
     def fact(self, text: str, section: str, source: str) -> str:
         """Keep ``text`` (an entry without its source): a duplicate changes nothing; a
         statement that updates entries replaces the first in place and removes the others;
@@ -314,13 +325,16 @@ class _Memory:
             # older value and then the newer one ends as the newer one alone). An entry that
             # says it among more (an update with its reason) holds it too.
             # (Not an entry the same message made: said again, a message does not outdate
-            # what another of its clauses said, "Owen does weekdays and I do weekends".)
+            # what another of its clauses said, "Owen does weekdays and I do weekends"; nor
+            # one a message read with it made after it, which it could not outdate when first
+            # read.)
             outdated = [
                 e
                 for e in near
                 if e not in holders
                 and e not in newer
                 and not _cites(e.text, source)
+                and not self._later_in_message(e, source)
                 and self._outdates(new, text, e, source)
             ]
             taken = {id(e) for e in (*near, *holders, *newer)}
@@ -429,7 +443,7 @@ class _Memory:
             self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
             return "outdated"
         if any(
-            learned.update_chance(strip_source(e.text), text) >= learned.OUTDATED_THRESHOLD
+            learned.update_chance(e.text, text) >= learned.OUTDATED_THRESHOLD
             for e in live
             if self._said_after(e)
         ):
@@ -801,6 +815,16 @@ class _Memory:
                 if any(m.kind in kinds and (m.kind, m.value) not in given for m in measures(s))
             ]
             outdated = valued if len(valued) == 1 else []
+        if not outdated:
+            # nor that: the sentences that share a word with the update, where others share
+            # none ("Target race is Tata Mumbai Marathon on 18th January. I run at 5:30 am at
+            # Marine Drive." of "I am running at Priyadarshini Park instead, Marine Drive is too
+            # crowded now" keeps the race); a speaker's name, which the entry's third person
+            # gives, is no such word ("Sam is entering onions. They water from the butt" of
+            # "Sam waters from the standpipe")
+            words = _stems(text) - _LOOSE - _STOP_STEMS - {root(p) for p in self.people}
+            sharing = [s for s in said if _stems(s) & words]
+            outdated = sharing if len(sharing) < len(said) else []
         if not outdated:
             # the whole entry is replaced, but for why its value changed ("Northern Sawmill put
             # their prices up 40%"): read again, that would stand alone
@@ -1475,7 +1499,7 @@ class _Memory:
                     cited = [format_source(*s) for s in parse_sources(e.text)]
                     own = [format_source(*s) for s in parse_sources(target.text)]
                     sources = " ".join(dict.fromkeys([*own, *cited]))
-                    body = re.sub(r"^[^:]{1,40}:\s", "", said)  # the speaker is named once
+                    body = SPEAKER_NAMED.sub("", said)  # the speaker is named once
                     target.text = f"{strip_source(target.text)} {body} {sources}"
                     _supersede(e, target)  # merged: what it said is in the target now
         for e in self.entries:
@@ -3052,16 +3076,13 @@ _STANDS_IN = re.compile(r"\b(?:covering|covers|doing\s+(?:her|his|their))\b", re
 
 def _body(text: str) -> str:
     """A statement without its source and the speaker's name before it."""
-    return _SPEAKER_NAMED.sub("", strip_source(text))
+    return SPEAKER_NAMED.sub("", strip_source(text))
 
 
 def _named_by(text: str) -> str:
     """The speaker's name before a statement, as written ("Sam: "), or ""."""
-    m = _SPEAKER_NAMED.match(strip_source(text))
+    m = SPEAKER_NAMED.match(strip_source(text))
     return m.group(0) if m else ""
-
-
-_SPEAKER_NAMED = re.compile(r"^[^:]{1,40}:\s")
 
 
 # What a value update may share with an entry without being about the same thing.
@@ -3222,7 +3243,7 @@ def _item_without(text: str, thing: str) -> str | None:
     join things, not clauses; the first item is taken out only where a heading ends before it
     ("Events we run: kitten yoga, quiz night, and brunch"), since nothing else says where it
     starts."""
-    who = re.match(r"^[^:]{1,40}:\s", text)
+    who = SPEAKER_NAMED.match(text)
     lead = who.group(0) if who else ""
     said = [s for _, _, s in sentences(text[len(lead) :])]
     for n, sentence in enumerate(said):
@@ -3345,7 +3366,7 @@ def _other_sentences(entry: str, thing: str) -> str | None:
     its speaker, without its sources; None when every part goes, none does, or what is left
     says too little or is a verbless sentence."""
     body = strip_source(entry)
-    who = re.match(r"^[^:]{1,40}:\s", body)
+    who = SPEAKER_NAMED.match(body)
     lead = who.group(0) if who else ""
     pieces: list[tuple[str, bool]] = []  # (part, whether it is a whole sentence)
     for _, _, sentence in sentences(body[len(lead) :]):
@@ -3400,14 +3421,14 @@ def _content(text: str) -> list[str]:
 
 
 def _drop(text: str, thing: str) -> str:
-    return re.sub(rf"\b{re.escape(thing)}\b", " ", re.sub(r"^[^:]{1,40}:\s", "", text), flags=re.I)
+    return re.sub(rf"\b{re.escape(thing)}\b", " ", SPEAKER_NAMED.sub("", text), flags=re.I)
 
 
 def _new_name(text: str, entry: str, thing: str) -> str | None:
     """The one name ``text`` gives that ``entry`` does not hold (a run of capitalised words
     after the first word: "Front", "Help Scout"), or None."""
     body = strip_source(text)
-    body = re.sub(r"^[^:]{1,40}:\s", "", body)  # "Lin: ..." names the speaker
+    body = SPEAKER_NAMED.sub("", body)  # "Lin: ..." names the speaker
     found = re.findall(r"(?:(?<=\s)|^)(?-i:[A-Z][\w+.-]*(?:\s+[A-Z][\w+.-]*)*)", body)
     # the first word may be a capital only because it opens the sentence; two or more are a
     # name ("Maureen Dodds is treasurer now")
@@ -3607,16 +3628,17 @@ class OfflineReviewer:
             }
             # The learned second reading (statements.second_reading) is left out of a message
             # the assistant reads back in words of its own ("Noted: prints over 4 hours must
-            # be booked", not a bare "Noted."): the rules keep the read-back; out of one that
+            # be booked", not a bare "Noted.") where the rules keep something of the read-back
+            # (not of "35p/mile from April", which they keep nothing of); out of one that
             # opens by correcting what was said before ("no. 40 hogsheads. end of April"); and,
             # once the message ended something, out of what follows (why it ended, what
             # replaces it).
             second_read = turn.role == "user" and not CORRECTING.match(raw)
+            replies = [r for t in block if (r := memory.read_back_in.get((conv, t.position)))]
             second_read = second_read and not any(
-                _reads_back_words(
-                    said_text.get(memory.read_back_in.get((conv, t.position), ("", -1)))
-                )
-                for t in block
+                _reads_back_words(said_text.get(r))
+                and _keeps_some(said_text.get(r), told_to.get(r))
+                for r in replies
             )
             for at_unit, (start, end, sentence) in enumerate(said_units):
                 if at_unit in withdrawn:
@@ -3789,6 +3811,24 @@ class OfflineReviewer:
             notes=notes,
             replaced_by=memory.replaced_by(ops),
         )
+
+
+def _keeps_some(reply: str | None, told: set[str] | None) -> bool:
+    """Whether the rules read a durable statement in an assistant's ``reply`` (``told``: the
+    words of the users' messages it reads back): where they read none ("35p/mile from April"),
+    the read-back keeps nothing of what the user said."""
+    if not reply:
+        return False
+    heard = frozenset(told or ())
+    return any(
+        not isinstance(read(p, role="assistant", speaker=_ASSISTANT, told=heard), str)
+        for _, _, sentence in units(reply, "assistant", _ASSISTANT)
+        for c in clauses(sentence)
+        for p in pieces(c, role="assistant", speaker=_ASSISTANT)
+    )
+
+
+_ASSISTANT = "The assistant"
 
 
 def _reads_back_words(reply: str | None) -> bool:
