@@ -648,7 +648,7 @@ class _Memory:
         mine = read_slot(text)
         if not back or not mine.names | mine.values:
             return None
-        words = _stems(text) - _LOOSE - _STOP_STEMS
+        words = _telling_stems(text)
         found = [
             e
             for e in live
@@ -822,7 +822,7 @@ class _Memory:
             # crowded now" keeps the race); a speaker's name, which the entry's third person
             # gives, is no such word ("Sam is entering onions. They water from the butt" of
             # "Sam waters from the standpipe")
-            words = _stems(text) - _LOOSE - _STOP_STEMS - {root(p) for p in self.people}
+            words = _telling_stems(text) - {root(p) for p in self.people}
             sharing = [s for s in said if _stems(s) & words]
             outdated = sharing if len(sharing) < len(said) else []
         if not outdated:
@@ -2487,6 +2487,12 @@ def _stems(text: str) -> set[str]:
     return {root(w.lower()) for w in re.findall(r"[\w-]+", strip_source(text))}
 
 
+def _telling_stems(text: str) -> set[str]:
+    """The stems of ``text`` that say what it is about: not stop words, generic words or words
+    of change (:data:`_LOOSE`)."""
+    return _stems(text) - _LOOSE - _STOP_STEMS
+
+
 def _capitals(text: str) -> set[str]:
     """The stems of the capitalised words of ``text`` that are not stop words, a sentence's
     first word included ("Richardson's and Leleiwi" -> {richardson, leleiwi})."""
@@ -2540,7 +2546,7 @@ def _given_back(
     if not names | mine.values:
         return []
     capitals = _capitals(text) - {root(p) for p in people}
-    words = _stems(text) - _LOOSE - _STOP_STEMS
+    words = _telling_stems(text)
     return [
         e
         for e in said
@@ -3610,7 +3616,7 @@ class OfflineReviewer:
             )
             if turn.role == "user":
                 heard.setdefault(conv, set()).update((conv, t.position) for t in block)
-            speaker = _display(turn.author) if turn.role == "user" else "The assistant"
+            speaker = _display(turn.author) if turn.role == "user" else _ASSISTANT
             said_units = units(text, turn.role, speaker)
             told = frozenset(told_to.get((conv, turn.position), ()))
             # The speaker's full name, said in a clause of its own ("My name is Ines Duarte
