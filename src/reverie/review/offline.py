@@ -338,8 +338,16 @@ class _Memory:
                 and self._outdates(new, text, e, source)
             ]
             taken = {id(e) for e in (*near, *holders, *newer)}
+            # (an assistant's read-back of the user's message just before takes no entry the
+            # first reading left standing for saying more than the update changes: "home small
+            # groups meet on the first and third Sunday evenings instead" of "Sunday School is
+            # at 9:45, morning worship at 11", which "small groups ... on Sunday evenings
+            # instead" left as it was)
+            echo = bool(self.replying_to) and all(
+                _positions(h.text) & self.replying_to for h in holders
+            )
             for e in outdated or self._named_elsewhere(text, live, taken):
-                if not self._would_lose(e, text, switched=True):
+                if not self._would_lose(e, text, switched=not echo):
                     _supersede(e, holders[0])
             # (never an entry a later message made, near or not: a batch read again; nor one
             # of the message an assistant's "Noted: ..." reads back)
@@ -354,7 +362,7 @@ class _Memory:
                     and not _positions(e.text) & back
                 ],
             )
-            if linked is not None:
+            if linked is not None and not (echo and self._would_lose(linked[0], text)):
                 # Said again: the older value it replaced goes too.
                 _supersede(linked[0], holders[0])
             if not outdated and linked is None and _cued(text, new):
@@ -793,6 +801,11 @@ class _Memory:
             if (supersedes(new, entry_frame(s)) or refills(text, s, told=True))
             and not (s is not said[0] and _why_then(s, text))
         ]
+        if len(outdated) == len(said):
+            # every sentence, but only some by what they are about: those ("Every Friday at 4pm
+            # we have the deploy review meeting ... Also prod deploys go through Argo CD" of "We
+            # scrapped the Friday deploy review" keeps Argo CD)
+            outdated = [s for s in said if supersedes(new, entry_frame(s))] or outdated
         if not outdated:
             # no rule says which: the sentences naming what the message named and the update
             # does not ("Metallum have gone into administration. We're buying from Brock Metal
@@ -823,8 +836,13 @@ class _Memory:
             # gives, is no such word ("Sam is entering onions. They water from the butt" of
             # "Sam waters from the standpipe")
             words = _telling_stems(text) - {root(p) for p in self.people}
-            sharing = [s for s in said if _stems(s) & words]
-            outdated = sharing if len(sharing) < len(said) else []
+            shared = [len(_stems(s) & words) for s in said]
+            outdated = [s for s, n in zip(said, shared, strict=True) if n]
+            if len(outdated) == len(said):
+                # all of them: the one sharing twice as many as any other, if one does
+                most = max(shared)
+                alone = most >= 2 and sorted(shared)[-2] * 2 <= most
+                outdated = [said[shared.index(most)]] if alone else []
         if not outdated:
             # the whole entry is replaced, but for why its value changed ("Northern Sawmill put
             # their prices up 40%"): read again, that would stand alone
@@ -2798,7 +2816,9 @@ def _in_place(
     it) says once ``text`` (frame ``new``) outdates it: only the parts of it the update outdates
     (:func:`_parts`: "Mia has a peanut allergy, rob does the school run on tuesdays" keeps the
     allergy) are replaced, each by :func:`_reworded`, and the parts that name someone the
-    message says went (``gone``) go; when no part alone is outdated, or one has no subject of
+    message says went (``gone``) go; where no rule says which, the parts sharing a word with the
+    update when every other part has a verb of its own; when no part alone is outdated, or one
+    has no subject of
     its own, or a part after it leans on it, or the message ends what the entry is about
     (``ending``), the sentence reworded, or ``text``."""
     if len(said) != 1:
@@ -2825,6 +2845,16 @@ def _in_place(
             )
         ]
         outdated = valued if len(valued) == 1 else []
+    if not outdated and len(parts) > 1:
+        # nor that: the parts sharing a word with the update, where every other part says
+        # something of its own, with a verb ("labels from Uline, 2x1 thermal" of "printer is a
+        # Zebra ZD421 in the back office, labels from Uline, 2x1 thermal", updated by "We get
+        # labels from Sticker Mule now, Uline's 2x1 was backordered")
+        words = _telling_stems(text)
+        sharing = [i for i, (part, _) in enumerate(parts) if _stems(part) & words]
+        others = [part for i, (part, _) in enumerate(parts) if i not in sharing]
+        if sharing and others and all(has_verb(WORD.findall(p)) for p in others):
+            outdated = sharing
     kinds = {m.kind for m in measures(text)}
 
     def leans(part: str) -> bool:
@@ -2870,12 +2900,17 @@ def _in_place(
     for i, (part, sep) in enumerate(parts):
         if i == outdated[0]:
             part = _reworded(part, text) or body
+            first = WORD.findall(part)[:1]
+            if out and first and first[0] in _OPENING_PRONOUNS:
+                part = part[:1].lower() + part[1:]  # "..., we get glazes from Mayco now"
         elif i in outdated:
             continue
         out += (sep if out else "") + part.rstrip(" .")
     return _closed(prefix + out)
 
 
+#: A pronoun opening a sentence, written in lower case when the sentence goes after a comma.
+_OPENING_PRONOUNS = frozenset({"We", "They", "He", "She", "It", "Our", "Their", "His", "Her"})
 #: A part of a sentence that leans on the one before it: "she does piano on thursdays".
 _LEANING_PART = re.compile(r"^(?:" + "|".join(sorted(lx.LEANING_OPENERS)) + r")\b", re.I)
 _PART_BREAK = re.compile(r"[,;]\s+")

@@ -53,7 +53,7 @@ _OUTPUT_LINE = re.compile(
     r"|^[\w.\[\]-]+=[^\s=]|(?<![\w.-])[\w.-]+=[^\s=]+\s+(?:\S+\s+)?[\w.-]+=[^\s=]"
     r"|^\s*\d{1,2}:\d{2}\s+(?-i:[A-Z]{2,})"
     # a code then a time, and no word in lower case: "HW 06:12 1.6m", "DEP 14:30 Gate 4"
-    r"|^(?!.*\b(?-i:[a-z]{3,})\b)\s*(?-i:[A-Z]{1,4})\s+\d{1,2}:\d{2}\b"
+    r"|^(?!.*\b(?-i:[a-z]{3,})\b)\s*(?-i:[A-Z]{1,4})\s+\d{1,2}:\d{2}\b(?!/)"
     r"|^[^\s,]+(?:,[^\s,]+){2,}$|^[^\s,]+,[^,]*\S,[\d.]+(?:,|$)"
     r"|\b0x[0-9a-f]+\b|^\s*[a-z]+_[a-z_]+\s*[:=]"
     r"|^(?!.*[,.!?]\s)(?-i:[^a-z]*[A-Z]{3,}[^a-z]*[A-Z]{3,}[^a-z]*)$",
@@ -287,6 +287,27 @@ _NAME_FIRST = re.compile(
 )
 
 
+def _labels_a_value(rest: str) -> bool:
+    """Whether what follows a heading is only a value: a few words, a digit among them, no
+    verb ("Knight full app: May 30", a line of a pasted list): the heading says what the value
+    is of, and stays. (Only the first sentence counts: lines of a list read as one go on.)"""
+    first = re.split(r"[.;]\s", rest, maxsplit=1)[0]
+    words = re.findall(r"[\w'/:.-]+", first)
+    return (
+        0 < len(words) <= 4
+        and any(c.isdigit() for c in first)
+        and not has_verb([w for w in words if w.lower() not in _MONTHS_LIKE_VERBS])
+        and not _CODE_LIKE.search(first)  # "members one: HiveMind$44" is no value to keep
+    )
+
+
+#: Months whose names are verbs too ("May 30" is a date).
+_MONTHS_LIKE_VERBS = frozenset({"may", "march"})
+#: A word a password or a code could be: letters run into digits ("HiveMind$44", "abc123";
+#: not a unit after a number, "4:58/km", "10pm"), or a symbol inside a word.
+_CODE_LIKE = re.compile(r"[A-Za-z]{3,}\S*\d|\d[^\s/]*[A-Za-z]{3,}|\w[$!#@%^&*]\w")
+
+
 def _labels_a_name(rest: str) -> bool:
     """Whether what follows a heading is only a name ("New parts supplier: Brandtmann Cycle
     Supply, ..."): then the heading is the slot the name fills, and stays ("X: Y" reads as
@@ -461,6 +482,7 @@ def clean(text: str, *, heading: bool = False) -> str:
             and not _WE_DO.search(header.group(0))  # "what we accept: ...", "events we run:"
             and not _OLD_VALUE.match(header.group(0))  # "scratch the bullet points: ..."
             and not _labels_a_name(text[header.end() :])
+            and not _labels_a_value(text[header.end() :])
             and not _names_a_role(header.group(0), text[header.end() :])
         ):
             text = text[header.end() :]  # "Reorg news: ...", "Small update on me: ..."
