@@ -11,6 +11,7 @@ The helpers are those of :mod:`tests.review.test_offline`.
 
 from __future__ import annotations
 
+from reverie.review.offline import _touched
 from reverie.review.sentences import clean, sentences
 from tests.review.test_offline import (
     assert_changes_nothing,
@@ -187,3 +188,39 @@ def test_a_heading_before_a_word_a_password_could_be_still_goes() -> None:
     )
     written = " ".join(str(op) for op in review(batch).operations)
     assert "Kestrel" not in written and "tern2026" not in written, written
+
+
+def test_a_later_word_of_another_name_does_not_touch_a_name() -> None:
+    """ "Hope Street" in the update does not name "Seel Street": the entry giving the opening
+    hour and the parking keeps two values the update does not touch, and stays beside it.
+    Before, "Street" counted as naming Seel Street, and the entry went with the old address."""
+    first = turns(
+        "c1",
+        said(
+            "The studio is on Bold Street above the bakery. It opens at 10 on weekdays, studio "
+            "parking is on Seel Street."
+        ),
+    )
+    index = index_after(review(first))
+    assert any("Seel Street" in e and "Bold Street" not in e for e in entries(index)), index
+    second = days_later(
+        9,
+        turns(
+            "c2",
+            said("The studio is above the florist on Hope Street now, the bakery got too noisy."),
+        ),
+    )
+    later = _then(index, second)
+    assert any("Seel Street" in e and "opens at 10" in e for e in entries(later)), later
+    assert any("Hope Street" in e for e in entries(later)), later
+    assert not any("Bold Street" in e for e in entries(later)), later
+    assert_changes_nothing([*first, *second], later)
+
+
+def test_which_words_of_a_message_touch_a_name() -> None:
+    """A name is touched by any of its words but a later one that ends another name there; a
+    capitalised word opening a sentence ("The library ...") is no other name."""
+    assert not _touched("seel street", "The studio is above the florist on Hope Street now")
+    assert _touched("seel street", "Seel Street is closed for roadworks")
+    assert _touched("central library", "The library had a water leak.")
+    assert _touched("sister faye hendrix", "Faye stepped down from bereavement")

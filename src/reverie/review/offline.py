@@ -2717,13 +2717,27 @@ def _names_a_value(part: str, unsaid: set[str]) -> bool:
 
 def _touched(name: str, message: str) -> bool:
     """Whether ``message`` names ``name`` by one of its words ("Marco's left" names "Marco",
-    "Faye stepped down" names "Sister Faye Hendrix", "no more DJ" names "DJ Mika")."""
-    low = message.lower()
-    return any(
-        re.search(rf"\b{re.escape(w)}\b", low)
-        for w in name.split()
-        if len(w) > 1 and w not in lx.STOP_WORDS
-    )
+    "Faye stepped down" names "Sister Faye Hendrix", "no more DJ" names "DJ Mika"), but for a
+    later word of it ending another name ("Hope Street" does not name "Seel Street")."""
+    words = name.split()
+    for i, w in enumerate(words):
+        if len(w) < 2 or w in lx.STOP_WORDS:
+            continue
+        for m in re.finditer(rf"\b{re.escape(w)}\b", message, re.I):
+            # (a later word of the name, ending another name the message gives, does not name
+            # it: "Hope Street" does not name "Seel Street")
+            # (nor is a capitalised word opening a sentence another name: "The library ...")
+            before = re.search(r"([\w'-]+)\s+$", message[: m.start()])
+            word = before.group(1) if before is not None else ""
+            other = (
+                i > 0
+                and word[:1].isupper()
+                and word.lower() != words[i - 1]
+                and word.lower() not in lx.STOP_WORDS
+            )
+            if not other:
+                return True
+    return False
 
 
 def _given_kinds(text: str) -> set[str]:
