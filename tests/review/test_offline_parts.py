@@ -224,3 +224,28 @@ def test_which_words_of_a_message_touch_a_name() -> None:
     assert _touched("seel street", "Seel Street is closed for roadworks")
     assert _touched("central library", "The library had a water leak.")
     assert _touched("sister faye hendrix", "Faye stepped down from bereavement")
+
+
+def test_the_speakers_name_before_an_update_shares_no_word_with_a_part() -> None:
+    """The update is written "Ines: ...", and "Ines stays in Chapel Allerton" shares only that
+    name with it: the part stays. Before (the first version of the part rule), the name counted
+    as a shared word and the part went with the lift."""
+    first = turns(
+        "c1",
+        said("I stay in Chapel Allerton, I don't have a car, Ravi picks me up."),
+        author="ines",
+    )
+    index = index_after(review(first))
+    assert any("Chapel Allerton" in e and "Ravi picks" in e for e in entries(index)), index
+    second = days_later(
+        9,
+        turns(
+            "c2",
+            said("Ravi doesn't drive now, his car broke, Sue picks me up now at 4:15."),
+            author="ines",
+        ),
+    )
+    later = _then(index, second)
+    assert any("Chapel Allerton" in e and "Sue picks" in e for e in entries(later)), later
+    assert not any("Ravi picks" in e for e in entries(later)), later
+    assert_changes_nothing([*first, *second], later)

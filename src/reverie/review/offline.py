@@ -2831,10 +2831,9 @@ def _in_place(
     (:func:`_parts`: "Mia has a peanut allergy, rob does the school run on tuesdays" keeps the
     allergy) are replaced, each by :func:`_reworded`, and the parts that name someone the
     message says went (``gone``) go; where no rule says which, the parts sharing a word with the
-    update when every other part has a verb of its own; when no part alone is outdated, or one
-    has no subject of
-    its own, or a part after it leans on it, or the message ends what the entry is about
-    (``ending``), the sentence reworded, or ``text``."""
+    update (not its speaker's name) when every other part has a verb of its own; when no part
+    alone is outdated, or one has no subject of its own, or a part after it leans on it, or the
+    message ends what the entry is about (``ending``), the sentence reworded, or ``text``."""
     if len(said) != 1:
         return text
     parts = _parts(said[0])
@@ -2864,7 +2863,7 @@ def _in_place(
         # something of its own, with a verb ("labels from Uline, 2x1 thermal" of "printer is a
         # Zebra ZD421 in the back office, labels from Uline, 2x1 thermal", updated by "We get
         # labels from Sticker Mule now, Uline's 2x1 was backordered")
-        words = _telling_stems(text)
+        words = _telling_stems(body)  # (not the speaker's name before the update)
         sharing = [i for i, (part, _) in enumerate(parts) if _stems(part) & words]
         others = [part for i, (part, _) in enumerate(parts) if i not in sharing]
         if sharing and others and all(has_verb(WORD.findall(p)) for p in others):
