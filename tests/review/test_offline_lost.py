@@ -2,19 +2,22 @@
 neither a user's message nor the assistant's read-back of it kept (the thirty-fourth round,
 studied on development data): an update that replaced a two-sentence entry whole where it spoke
 of one sentence; a user's clause the learned second reading was kept from because the
-assistant read it back, in words the rules keep nothing of; and an idle re-run in which a
-statement, read again, outdated what a later message read with it had said.
+assistant read it back, in words the rules keep nothing of; an idle re-run in which a
+statement, read again, outdated what a later message read with it had said; and two
+conversations held at the same time, where the earlier statement was read second and lost.
 
 The helpers are those of :mod:`tests.review.test_offline`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from reverie.review.offline import OfflineReviewer
+from reverie.review.types import Turn
 from tests.review.corpus_eval import review_conversation
 from tests.review.corpus_format import load
 from tests.review.test_offline import (
@@ -114,3 +117,60 @@ def test_a_statement_read_again_does_not_outdate_what_a_later_message_with_it_sa
     result = review_conversation(conv, tmp_path / "home", OfflineReviewer)
     assert any("demonstrat" in e.text and "18" in e.text for e in result.entries)
     assert result.idle_changes == []
+
+
+def _at(batch: list[Turn], *times: float) -> list[Turn]:
+    return [replace(t, time=when) for t, when in zip(batch, times, strict=True)]
+
+
+def test_two_conversations_held_at_once_each_keep_their_fact() -> None:
+    """Two Slack DM threads of one user, a moment apart: the runner reads the one whose last
+    message came first, so the later statement ("Postgres 16") is read before the earlier one
+    ("tea"). Before, the tea preference was dropped as outdated by an entry said after it that
+    shares nothing with it but its speaker (the CI run of stop 45 lost it)."""
+    tea = _at(
+        turns("d1", said("I prefer tea over coffee."), bot("Noted 0."), author="slack:U0SAM"),
+        100.0,
+        101.0,
+    )
+    pg = _at(
+        turns(
+            "d3",
+            said("We decided to use Postgres 16 for the billing service."),
+            bot("Noted 1."),
+            author="slack:U0SAM",
+        ),
+        100.1,
+        100.9,
+    )
+    batch = pg + tea
+    index = index_after(review(batch))
+    assert any("tea over coffee" in e for e in entries(index)), index
+    assert any("Postgres 16" in e for e in entries(index)), index
+    assert_changes_nothing(batch, index)
+
+
+def test_an_update_in_a_conversation_held_at_the_same_time_still_outdates() -> None:
+    """Read in the same order, a later statement that changes the earlier one still wins: the
+    weekday of the deploys moved, whichever conversation was read first."""
+    old = _at(
+        turns("d1", said("We deploy on Fridays."), bot("Noted."), author="slack:U0SAM"),
+        100.0,
+        101.0,
+    )
+    new = _at(
+        turns(
+            "d3",
+            said("We now deploy on Tuesdays instead of Fridays."),
+            bot("Noted."),
+            author="slack:U0SAM",
+        ),
+        100.1,
+        100.9,
+    )
+    batch = new + old
+    index = index_after(review(batch))
+    held = entries(index)
+    assert any("Tuesdays" in e for e in held), index
+    assert not any("Fridays" in e and "Tuesdays" not in e for e in held), index
+    assert_changes_nothing(batch, index)

@@ -284,6 +284,18 @@ class _Memory:
             for p in range(a, b)
         )
 
+    def _meanwhile(self, e: _Entry, source: str) -> bool:
+        """Whether what ``e`` cites of messages said after the one being read (``source``)
+        comes only from other conversations, and this batch read it: two conversations held
+        at the same time and read one after the other ("I prefer tea" in one DM thread, "we
+        decided on Postgres 16" a moment later in another, read first). That is no later
+        reading of the statement, as a batch read again is."""
+        conv = parse_sources(source)[0][0]
+        now = max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
+        given = _positions(e.original) if e.original is not None else set()
+        later = {m for m in _positions(e.text) if self.said_at.get(m, 0.0) > now}
+        return bool(later) and all(m[0] != conv and m not in given for m in later)
+
     def _later_in_message(self, e: _Entry, source: str) -> bool:
         """Whether ``e`` was made from the messages being read (consecutive messages of one
         author, read as one text) only, from those after ``source``: read again, a statement
@@ -383,6 +395,7 @@ class _Memory:
                 if close is not None and not self._would_lose(close, text, switched=True):
                     _supersede(close, holders[0])
             return "duplicate"
+        latest: _Entry | None = None
         if newer:
             # A later message, read before in this batch (a batch read again), changed what
             # this says: the entry it made outdates this statement, and what this statement
@@ -420,12 +433,13 @@ class _Memory:
                 # come from Ibstock" after "we're switching to Northcot for the bricks")
                 probe = [_Entry(path=INDEX, section=section, text=f"{text} {source}")]
                 latest = next((e for e in newer if self._attribute_switch(e.text, probe)), None)
-            if latest is None:
+            if latest is None and not all(self._meanwhile(e, source) for e in newer):
                 # Not held, though an entry near it was said after it: what the first reading
                 # made of it was changed since in a way no rule above sees again (a learned
                 # update, or an update of an update); it is not written back.
                 self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
                 return "outdated"
+        if latest is not None:
             # (not what another clause of this very message said: said again, a message
             # does not outdate itself; nor what the user's message an assistant's "Noted:
             # ..." reads back said: "Mabel matched with Dennis Hale, visit 9 April" read
@@ -450,10 +464,15 @@ class _Memory:
                     _supersede(e, latest)
             self.outdated.append(_Entry(path=INDEX, section=section, text=f"{text} {source}"))
             return "outdated"
+        if newer:
+            # Said after it only in another conversation held at the same time, and no rule
+            # links them: it stands beside them, and it updates none of them.
+            near = [e for e in near if e not in newer]
+            live = [e for e in live if e not in newer]
         if any(
             learned.update_chance(e.text, text) >= learned.OUTDATED_THRESHOLD
             for e in live
-            if self._said_after(e)
+            if self._said_after(e) and not self._meanwhile(e, source)
         ):
             # A later message, read before in this batch (a batch read again), changed what
             # this says by the learned reading, itself or through a later update of what it
