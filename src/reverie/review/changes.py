@@ -20,6 +20,7 @@ from .frames import (
     WORD,
     Frame,
     entry_frame,
+    has_verb,
     past,
     stem,
     strip_source,
@@ -365,7 +366,19 @@ def _retire(text: str, kind: str) -> tuple[str, str] | None:
         rest,
         flags=re.I,
     ).strip()
+    # A clause of its own before it is said too: "we switched to Comotomo bottles, sold the
+    # Dr Brown's", "we got a Tascam and sold the H5".
+    before = re.sub(r"(?:[\s,;]+|\s+and)\s*$", "", text[: m.start()], flags=re.I)
+    if before != text[: m.start()].rstrip() and _clause(before):
+        rest = f"{before}. {rest}" if rest else before
     return thing, rest
+
+
+def _clause(text: str) -> bool:
+    """Whether ``text`` says something of its own: three words or more, a verb among them
+    after a subject (not "we've" or "I finally" alone)."""
+    found = WORD.findall(text)
+    return len(found) >= 3 and has_verb(found[1:])
 
 
 #: What a verb of ending does to a value when a number follows "to" ("cut the fee to £30",

@@ -391,8 +391,11 @@ _PERSONAL = re.compile(
 )
 
 
-#: A word for what was said before: "it", "that", "this", "them", "there".
-_BACK = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|they|they're|them|there)\b", re.I)
+#: A word for what or whom was said before: "it", "that", "this", "them", "there", "she".
+_BACK = re.compile(
+    r"^(?:it|it's|its|that|that's|this|these|those|they|they're|them|there|he|he's|she|she's)\b",
+    re.I,
+)
 
 
 _CUE_WORDS = frozenset(w for cue in lx.LESSON_CUES for w in cue.split())

@@ -1412,6 +1412,16 @@ class _Memory:
         said to be added ("From May we open also Monday, 8 to 4") outdates no other day."""
         if _adds_to(_added_days(text), e.text):
             return False
+        if (
+            self._from_this_message(e)
+            and _values_held(text, e.text)
+            and not re.search(r"\binstead\b", text, re.I)
+        ):
+            # a clause after it that gives only values it holds, with more besides ("Harriers
+            # moved track to Thursday 7pm. So Thursday is my speed day now"): what follows
+            # from the change, not a change of it (but "..., so every other Friday off instead"
+            # puts its value in the place of one the message said first)
+            return False
         if supersedes(new, entry_frame(e.text)):
             return True
         if self._from_this_message(e) or not names_what_it_replaced(text, e.text):
@@ -2781,7 +2791,16 @@ def _unsaid(entry: str, body: str, message: str) -> set[str]:
         for m in measures(_body(entry))
         if m.said.casefold() not in low and m.kind.split(":")[0] not in given
     }
-    return names | values
+    addresses = {a.casefold() for a in _ADDRESS.findall(_body(entry))} - {
+        a.casefold() for a in _ADDRESS.findall(message)
+    }
+    return names | values | {a for a in addresses if a not in low}
+
+
+#: A web or mail address, or a domain: "luanaferreira.art", "bookings@hanbit.la".
+_ADDRESS = re.compile(
+    r"(?<![\w@.-])(?:[\w-]+\.)*[a-z][\w-]*(?:@[\w-]+(?:\.[\w-]+)+|\.[a-z]{2,6})\b(?!\.\w)", re.I
+)
 
 
 def _untouched_parts(entry: str, new: Frame, text: str, message: str, unsaid: set[str]) -> str:
@@ -2790,12 +2809,13 @@ def _untouched_parts(entry: str, new: Frame, text: str, message: str, unsaid: se
     entry leaves standing. (Not a part without a verb after one that goes: "Italian, absolute
     legend" leans on "Head rigger is Marco".)"""
     given = _given_kinds(message)
+    same = _kept_same(message)
     kept = []
     for _, _, sentence in sentences(_body(entry)):
         before = True  # whether the part before it in the sentence stays (none: it stands)
         for part, _ in _parts(sentence):
             stays = _stands(part, entry, new, text, given, message, unsaid)
-            stays = stays and (before or has_verb(WORD.findall(part)))
+            stays = stays and (before or has_verb(WORD.findall(part)) or bool(_stems(part) & same))
             if stays:
                 kept.append(part.strip(" .,;"))
             before = stays
@@ -2818,6 +2838,8 @@ def _stands(
     low = part.casefold()
     if not any(u in low for u in unsaid):
         return False
+    if _stems(part) & _kept_same(message):
+        return True  # "moved site to Squarespace. same domain" of "site on Cargo, domain ..."
     names = read_slot(part).names
     if any(_touched(n, message) for n in names):
         return False
@@ -2835,6 +2857,15 @@ def _stands(
     ):
         return False
     return not (supersedes(new, entry_frame(part)) or refills(text, part, told=True))
+
+
+#: What an update says it leaves as it was: "same domain", "same hours", "same room".
+_SAME = re.compile(r"\bsame ([a-z]{3,})\b", re.I)
+
+
+def _kept_same(message: str) -> set[str]:
+    """The stems of what ``message`` says stays as it was ("same domain": "domain")."""
+    return {root(m.lower()) for m in _SAME.findall(message)} - _LOOSE - _STOP_STEMS
 
 
 def _in_place(
@@ -3337,6 +3368,8 @@ def _item_without(text: str, thing: str) -> str | None:
             colon = head.rfind(": ")
             if colon < 0:
                 continue  # where the first thing starts is not known
+            if mentions(head[:colon], thing):
+                continue  # the heading names it: "Sunday roast cruise on Dabchick: two hours ..."
             head, rest = head[: colon + 2] + rest[0], rest[1:]
         kept = [head, *rest]
         # the last item keeps the "and" the list ended on

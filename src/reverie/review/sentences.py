@@ -271,9 +271,10 @@ _NAMED_BY_A_LEAD = re.compile(rf"^(?:{'|'.join(sorted(lx.PRAISE_LEADS))})\s+[A-Z
 _HEADER = re.compile(r"^(?:[A-Za-z'-]+ ){0,4}[A-Za-z'-]+:\s+(?=\S)")
 # A heading does not open like a clause ("I've renamed the detective:", "The technician
 # confirmed:"): no subject pronoun first, no verb second.
+# (nor a name and its verb: "Isle of Wight is booked:")
 _CLAUSE_WORDS = re.compile(
     r"^(?:i|i'm|i've|we|we're|we've|you|he|she|it|they)\b|^\S+\s+(?:is|are|was|were|has|"
-    r"have|had|\w+ed)\b",
+    r"have|had|\w+ed)\b|^\S+(?:\s+\S+){1,3}\s+(?:is|are|was|were|has|have|had)\s",
     re.I,
 )
 # ... nor does a heading that says what the speaker does with what follows: "what we accept:"
@@ -413,7 +414,12 @@ _KEEP_ASKED = re.compile(
     r"(?:\s+that\s+|(?:\s+[\w'-]+){0,4}\s*:\s+)(?=\S)",
     re.I,
 )
-_CUE = re.compile(r"^(?:" + lx.phrases(lx.CUES).pattern + r")[\s,:]+(?!to\b)", re.I)
+# (asked politely, maybe with "also": "kindly also note our trustee ...")
+_CUE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly)\s+(?:also\s+)?(?:note|remember|keep in mind|bear in mind)"
+    r"(?:\s+that)?|(?:" + lx.phrases(lx.CUES).pattern + r"))[\s,:]+(?!to\b)",
+    re.I,
+)
 # not "so far", "so much": the word is part of what follows
 _FILLER = re.compile(
     r"^(?:" + "|".join(sorted(lx.FILLERS)) + r")\b[\s,]+(?!far\b|much\b|many\b)", re.I

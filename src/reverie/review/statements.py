@@ -1218,11 +1218,11 @@ _TAKEN_OFF = re.compile(
 
 
 #: Someone presented to the listener, then who they are: "Meet Raúl, our new development
-#: director", "say hi to Priya, my sister".
+#: director", "say hi to Priya, my sister", "welcome to Priya Venkatesan, new associate".
 _PRESENTED = re.compile(
-    r"^(?:meet|say (?:hi|hello) to|please welcome|introducing)\s+"
-    rf"(?P<name>{NAME_WORD}(?:\s+{NAME_WORD}){{0,2}}),?\s+"
-    r"(?P<who>(?:our|my|the)\s+\S.*)$",
+    r"^(?:meet|say (?:hi|hello) to|please welcome|introducing|(?:a big )?welcome(?: to| aboard)?)"
+    rf"\s+(?P<name>{NAME_WORD}(?:\s+{NAME_WORD}){{0,2}}),?\s+"
+    r"(?P<who>(?:our|my|the)\s+\S.*|(?:a|an)\s+new\s+\S.*|new\s+\S.*)$",
     re.I,
 )
 
@@ -1250,7 +1250,9 @@ def read(
         text = re.sub(rf"^(?:this is|it's|it is)\s+(?={re.escape(first)}\b)", "", text, flags=re.I)
     if role == "user" and (shown := _PRESENTED.match(text)):
         # "Meet Raúl, our new development director": who someone is, said to the listener
-        text = f"{shown['name']} is {shown['who']}"
+        who = shown["who"]
+        who = who if re.match(r"(?:our|my|the|a|an)\s", who, re.I) else f"the {who}"
+        text = f"{shown['name']} is {who}"
     if _secret_talk(text) or _asked_for_secret(question, text):
         # before any other reading: "bin combo is 38-14-22, don't write that down" is a
         # secret, whatever else the clause looks like
