@@ -2,8 +2,10 @@
 (the thirty-sixth round, studied on development data): an update that says the rest stays
 ("moved site to Squarespace. same domain"); a clause before an ending ("we switched to Comotomo
 bottles, sold the Dr Brown's"); a polite cue to keep what follows ("kindly also note ..."); a
-heading that is a clause of its own ("Isle of Wight is booked: ..."); and a newcomer welcomed
-with who they are ("Welcome to Priya Venkatesan, new associate").
+heading that is a clause of its own ("Isle of Wight is booked: ..."); a newcomer welcomed
+with who they are ("Welcome to Priya Venkatesan, new associate"); a clause that says what
+follows from a change, not a change of it ("So Thursday is my speed day now"); "also she ..."
+after a sentence about her; and the end of what a list's heading names.
 
 The helpers are those of :mod:`tests.review.test_offline`.
 """
@@ -20,6 +22,11 @@ from tests.review.test_offline_test25 import _then
 
 def turns(conv: str, *messages: tuple[str, str]) -> list:
     return _turns(conv, *messages, author="luana")
+
+
+def kept_from(text: str, reply: str = "Noted.") -> list[str]:
+    """The entries one user message and the assistant's reply leave in a new memory."""
+    return entries(index_after(review(turns("c1", said(text), bot(reply)))))
 
 
 def test_an_update_that_says_the_rest_is_the_same_keeps_it() -> None:
@@ -85,62 +92,37 @@ def test_an_ending_said_alone_keeps_nothing_more() -> None:
 def test_a_polite_cue_to_keep_what_follows() -> None:
     """ "Kindly also note our trustee ...": what follows is kept. Before, "kindly" made the
     whole a request, and nothing was kept."""
-    index = index_after(
-        review(
-            turns(
-                "c1",
-                said(
-                    "Kindly also note our trustee Mr. Venkatesh is the one who meets the CSR heads."
-                ),
-                bot("Noted."),
-            )
-        )
+    held = kept_from(
+        "Kindly also note our trustee Mr. Venkatesh is the one who meets the CSR heads."
     )
-    assert any("Venkatesh" in e and "trustee" in e for e in entries(index)), index
+    assert any("Venkatesh" in e and "trustee" in e for e in held), held
 
 
 def test_a_heading_that_is_a_clause_stays() -> None:
     """ "Isle of Wight is booked: Red Funnel from Southampton, 14 April": the heading says
     what was booked. Before, it was cut as a heading, and the entry did not say where they
     were going."""
-    index = index_after(
-        review(
-            turns(
-                "c1",
-                said(
-                    "Isle of Wight is booked: Red Funnel from Southampton, 14 April, the car "
-                    "comes with us."
-                ),
-                bot("Lovely."),
-            )
-        )
+    held = kept_from(
+        "Isle of Wight is booked: Red Funnel from Southampton, 14 April, the car comes with us.",
+        "Lovely.",
     )
-    assert any("Isle of Wight" in e and "14 April" in e for e in entries(index)), index
+    assert any("Isle of Wight" in e and "14 April" in e for e in held), held
 
 
 def test_a_short_heading_still_goes() -> None:
-    index = index_after(review(turns("c1", said("Small update on me: I moved to Leeds."))))
-    held = entries(index)
-    assert any("Leeds" in e for e in held) and not any("update" in e for e in held), index
+    held = kept_from("Small update on me: I moved to Leeds.")
+    assert any("Leeds" in e for e in held) and not any("update" in e for e in held), held
 
 
 def test_a_newcomer_welcomed_with_who_they_are_is_kept() -> None:
     """ "Welcome to Priya Venkatesan, new associate, who starts June 2": who she is and when
     she starts. Before, the welcome made it a reaction, and only the sentence after it was
     kept."""
-    index = index_after(
-        review(
-            turns(
-                "c1",
-                said(
-                    "Welcome to Priya Venkatesan, new associate, who starts June 2. Priya is a "
-                    "Loyola Law grad and will work on the PI side with Derek."
-                ),
-                bot("Noted."),
-            )
-        )
+    held = kept_from(
+        "Welcome to Priya Venkatesan, new associate, who starts June 2. Priya is a Loyola Law "
+        "grad and will work on the PI side with Derek."
     )
-    assert any("Priya Venkatesan" in e and "associate" in e for e in entries(index)), index
+    assert any("Priya Venkatesan" in e and "associate" in e for e in held), held
 
 
 def test_a_welcome_alone_is_still_a_reaction() -> None:
@@ -168,36 +150,19 @@ def test_a_clause_that_follows_from_a_change_does_not_replace_it() -> None:
 
 
 def test_a_correction_inside_one_message_still_replaces() -> None:
-    index = index_after(
-        review(
-            turns(
-                "c1",
-                said("We open at 8 on Mondays. Sorry, we open at 9 on Mondays."),
-                bot("Noted."),
-            )
-        )
-    )
-    held = entries(index)
-    assert any("9" in e for e in held) and not any(" 8 " in e for e in held), index
+    held = kept_from("We open at 8 on Mondays. Sorry, we open at 9 on Mondays.")
+    assert any("9" in e for e in held) and not any(" 8 " in e for e in held), held
 
 
 def test_she_after_also_stays_with_whom_it_is_about() -> None:
     """ "Judge Patel's new standing order came out, ... Also she moved to courtroom 2208": one
     entry holds the judge and her courtroom. Before, "Also she moved to courtroom 2208" was kept
     apart, about no one."""
-    index = index_after(
-        review(
-            turns(
-                "c1",
-                said(
-                    "Judge Patel's new standing order came out, courtesy copies are gone, she "
-                    "only wants the e-filed version now. Also she moved to courtroom 2208"
-                ),
-                bot("Noted."),
-            )
-        )
+    held = kept_from(
+        "Judge Patel's new standing order came out, courtesy copies are gone, she only wants "
+        "the e-filed version now. Also she moved to courtroom 2208"
     )
-    assert any("Patel" in e and "2208" in e for e in entries(index)), index
+    assert any("Patel" in e and "2208" in e for e in held), held
 
 
 def test_a_clause_that_says_instead_still_replaces_what_its_message_said_first() -> None:
