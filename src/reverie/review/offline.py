@@ -273,11 +273,15 @@ class _Memory:
         said after it (:meth:`_said_after`)."""
         return [e for e in self.live() if not self._said_after(e)]
 
+    def _reading_time(self) -> float:
+        """When the message being read was said (its last part, for a run of messages)."""
+        return max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
+
     def _said_after(self, e: _Entry) -> bool:
         """Whether ``e`` cites a message said after the one being read. That happens only
         when a batch gives older messages again (an idle re-run, a range read twice): an
         older statement never outdates a newer entry; the newer entry outdates it."""
-        now = max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
+        now = self._reading_time()
         return any(
             self.said_at.get((conv, p), 0.0) > now
             for conv, a, b in parse_sources(e.text)
@@ -291,7 +295,7 @@ class _Memory:
         decided on Postgres 16" a moment later in another, read first). That is no later
         reading of the statement, as a batch read again is."""
         conv = parse_sources(source)[0][0]
-        now = max((self.said_at.get(m, 0.0) for m in self.reading), default=0.0)
+        now = self._reading_time()
         given = _positions(e.original) if e.original is not None else set()
         later = {m for m in _positions(e.text) if self.said_at.get(m, 0.0) > now}
         return bool(later) and all(m[0] != conv and m not in given for m in later)
@@ -2814,7 +2818,7 @@ def _untouched_parts(entry: str, new: Frame, text: str, message: str, unsaid: se
     for _, _, sentence in sentences(_body(entry)):
         before = True  # whether the part before it in the sentence stays (none: it stands)
         for part, _ in _parts(sentence):
-            stays = _stands(part, entry, new, text, given, message, unsaid)
+            stays = _stands(part, entry, new, text, given, message, unsaid, same)
             stays = stays and (before or has_verb(WORD.findall(part)) or bool(_stems(part) & same))
             if stays:
                 kept.append(part.strip(" .,;"))
@@ -2830,15 +2834,17 @@ def _stands(
     given: set[str],
     message: str,
     unsaid: set[str],
+    same: set[str],
 ) -> bool:
     """Whether ``part`` of ``entry`` stays beside the update ``text``: it holds a name or value
-    in ``unsaid``, names no one ``message`` names, holds no value of a kind the message gives
-    unless it names someone or something of its own, is not about what a switch replaces, and
-    ``text`` does not outdate it."""
+    in ``unsaid`` and shares a word with what ``message`` says stays the same (``same``,
+    :func:`_kept_same`), or it names no one ``message`` names, holds no value of a kind the
+    message gives unless it names someone or something of its own, is not about what a switch
+    replaces, and ``text`` does not outdate it."""
     low = part.casefold()
     if not any(u in low for u in unsaid):
         return False
-    if _stems(part) & _kept_same(message):
+    if _stems(part) & same:
         return True  # "moved site to Squarespace. same domain" of "site on Cargo, domain ..."
     names = read_slot(part).names
     if any(_touched(n, message) for n in names):
